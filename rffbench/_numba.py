@@ -1,0 +1,351 @@
+"""Every compiled loop of rffbench, and nothing else (no config, no I/O).
+
+Each public function here has a plain-numpy reference in the test-suite
+(``tests/test_numba.py``) that it is compared against.
+
+Why hand-written elementary functions
+-------------------------------------
+numba >= 0.62 ships without Intel SVML, so ``math.cos``/``math.exp`` inside a
+loop call scalar libm and the loop does not vectorise (measured ~14x slower
+than the code below on an AVX-512 machine).  The functions below use only
+multiply/add/floor/bit-casts, which LLVM vectorises.
+
+* cosine/sine: Cody-Waite reduction by pi in three parts (cephes constants),
+  ``x = k*pi + r`` with ``|r| <= pi/2``, then Taylor polynomials through
+  r**20 (cos) and r**21 (sin), whose truncation error at |r| = pi/2 is below
+  2e-17; ``cos(x) = (-1)**k cos(r)``.  The first part of pi has 24
+  significant bits, so ``k*PI_A`` is exact for |k| < 2**29; arguments up to
+  ``FAST_TRIG_MAX`` (1e8) keep the error at a few ulp of 1 (tested:
+  max abs error < 1e-15 for |x| <= 1e4).  Rows holding a larger argument fall
+  back to libm.
+* exponential (for arguments <= 0, all kernels need): reduction by ln 2,
+  Taylor polynomial of degree 13 on |r| <= ln2/2, scaling by 2**k through the
+  exponent bits.  Relative error ~2 ulp; exp(x) for x < -708 returns 0
+  (true value < 3e-308).
+
+float32 arrays are computed in float64 internally and rounded once on store.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba import prange
+from numba.extending import intrinsic
+
+# --------------------------------------------------------------------------
+# elementary functions
+# --------------------------------------------------------------------------
+INV_PI = 1.0 / math.pi
+PI_A = 3.14159250259399414062  # 24 significant bits: k*PI_A exact for |k| < 2**29
+PI_B = 1.509957883172319270672e-7
+PI_C = 1.07806057163162380858e-14
+FAST_TRIG_MAX = 1.0e8
+
+LN2_INV = 1.0 / math.log(2.0)
+LN2_HI = 6.93147180369123816490e-01  # cephes/fdlibm split of ln 2
+LN2_LO = 1.90821492927058770002e-10
+EXP_MIN_ARG = -708.0
+
+#: Only floating-point *contraction* (a*b + c -> fma) is allowed: it halves
+#: the cost of Horner steps and range reduction and is never less accurate.
+#: No reassociation, no NaN/inf assumptions.
+FMA = {"contract"}
+
+
+@intrinsic
+def _i64_as_f64(typingctx, x):
+    """Reinterpret the bits of an int64 as a float64 (vectorisable bit-cast)."""
+    sig = nb.types.float64(nb.types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return sig, codegen
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _reduce_pi(x):
+    """x = k*pi + r, |r| <= pi/2; returns (r, sign) with sign = (-1)**k."""
+    k = math.floor(x * INV_PI + 0.5)
+    r = ((x - k * PI_A) - k * PI_B) - k * PI_C
+    parity = k - 2.0 * math.floor(k * 0.5)
+    return r, 1.0 - 2.0 * parity
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _cos_poly(z):
+    # cos(r) = sum_n (-1)^n r^(2n)/(2n)!, z = r*r, through n = 10
+    p = 4.1103176233121648e-19
+    p = p * z - 1.5619206968586225e-16
+    p = p * z + 4.7794773323873853e-14
+    p = p * z - 1.1470745597729725e-11
+    p = p * z + 2.08767569878681e-09
+    p = p * z - 2.7557319223985888e-07
+    p = p * z + 2.4801587301587302e-05
+    p = p * z - 0.0013888888888888889
+    p = p * z + 0.041666666666666664
+    p = p * z - 0.5
+    return p * z + 1.0
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _sin_poly(r, z):
+    # sin(r) = sum_n (-1)^n r^(2n+1)/(2n+1)!, through n = 10
+    p = 1.9572941063391263e-20
+    p = p * z - 8.2206352466243295e-18
+    p = p * z + 2.8114572543455206e-15
+    p = p * z - 7.6471637318198164e-13
+    p = p * z + 1.6059043836821613e-10
+    p = p * z - 2.505210838544172e-08
+    p = p * z + 2.7557319223985893e-06
+    p = p * z - 0.00019841269841269841
+    p = p * z + 0.0083333333333333332
+    p = p * z - 0.16666666666666666
+    return r + r * (p * z)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def fast_cos_scalar(x):
+    r, sign = _reduce_pi(x)
+    return sign * _cos_poly(r * r)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def fast_sin_scalar(x):
+    r, sign = _reduce_pi(x)
+    return sign * _sin_poly(r, r * r)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def fast_exp_scalar(x):
+    """exp(x) for x <= 0 (for x > 0 it is accurate up to x = 709)."""
+    xc = max(x, EXP_MIN_ARG)
+    k = math.floor(xc * LN2_INV + 0.5)
+    r = (xc - k * LN2_HI) - k * LN2_LO
+    p = 1.6059043836821613e-10
+    p = p * r + 2.08767569878681e-09
+    p = p * r + 2.505210838544172e-08
+    p = p * r + 2.7557319223985888e-07
+    p = p * r + 2.7557319223985893e-06
+    p = p * r + 2.4801587301587302e-05
+    p = p * r + 0.00019841269841269841
+    p = p * r + 0.0013888888888888889
+    p = p * r + 0.0083333333333333332
+    p = p * r + 0.041666666666666664
+    p = p * r + 0.16666666666666666
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    scale = _i64_as_f64((np.int64(k) + 1023) << 52)
+    return p * scale if x >= EXP_MIN_ARG else 0.0
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def fast_cos(x, out):
+    """out[i] = cos(x[i]) for 1-d arrays (the accuracy-test entry point)."""
+    for i in prange(x.shape[0]):
+        out[i] = fast_cos_scalar(np.float64(x[i]))
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def fast_sin(x, out):
+    """out[i] = sin(x[i]) for 1-d arrays."""
+    for i in prange(x.shape[0]):
+        out[i] = fast_sin_scalar(np.float64(x[i]))
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def fast_exp(x, out):
+    """out[i] = exp(x[i]) for 1-d arrays with x <= 0."""
+    for i in prange(x.shape[0]):
+        out[i] = fast_exp_scalar(np.float64(x[i]))
+
+
+# --------------------------------------------------------------------------
+# feature-map passes (in place, after a BLAS GEMM has written X @ W)
+# --------------------------------------------------------------------------
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _cos_row(row, offset, scale, fast):
+    """row[j] <- scale * cos(row[j] + offset[j]); libm unless ``fast``."""
+    m = row.shape[0]
+    if fast:
+        for j in range(m):
+            row[j] = scale * fast_cos_scalar(np.float64(row[j]) + offset[j])
+    else:
+        for j in range(m):
+            row[j] = scale * math.cos(np.float64(row[j]) + offset[j])
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _sincos_row(row, m, scale, fast):
+    """row[:m] holds arguments a; row <- scale * [cos(a), sin(a)] (length 2m)."""
+    if fast:
+        for j in range(m):
+            r, sign = _reduce_pi(np.float64(row[j]))
+            z = r * r
+            s = scale * sign
+            row[m + j] = s * _sin_poly(r, z)
+            row[j] = s * _cos_poly(z)
+    else:
+        for j in range(m):
+            a = np.float64(row[j])
+            row[m + j] = scale * math.sin(a)
+            row[j] = scale * math.cos(a)
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def cos_offset_scale_inplace(Z, offset, scale, arg_bound):
+    """Z[i, j] <- scale * cos(Z[i, j] + offset[j]); Z (n, D) holds X @ W.
+
+    The ``rff`` map (Rahimi & Recht Algorithm 1): z(x) = sqrt(2/D) cos(W x + b).
+    ``arg_bound[i]`` bounds |argument| on row i (see ``trig_arg_bound``); rows
+    above ``FAST_TRIG_MAX`` use libm.
+    """
+    for i in prange(Z.shape[0]):
+        _cos_row(Z[i], offset, scale, arg_bound[i] <= FAST_TRIG_MAX)
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def sincos_pairs_inplace(Z, m, scale, arg_bound):
+    """Z[:, :m] holds X @ W; overwrite with scale*[cos(XW), sin(XW)] (D = 2m).
+
+    The ``rff_pairs`` map: z(x) = sqrt(2/D) [cos(W x), sin(W x)].
+    """
+    for i in prange(Z.shape[0]):
+        _sincos_row(Z[i], m, scale, arg_bound[i] <= FAST_TRIG_MAX)
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def scale_inplace(Z, scale):
+    """Z *= scale: one streaming pass, the reference cost of touching the output."""
+    n, m = Z.shape
+    for i in prange(n):
+        for j in range(m):
+            Z[i, j] = scale * Z[i, j]
+
+
+# --------------------------------------------------------------------------
+# exact Gram matrices
+# --------------------------------------------------------------------------
+# A Gram matrix is a distance-like quantity s(x, y) followed by a profile
+# f(s).  Distances: squared Euclidean (direct loop, or from a GEMM), L1, or
+# the Cauchy product (already the kernel value).  Profiles (integer codes,
+# branch taken once per row, outside the vectorised loop):
+PROFILE_NONE = 0  # k = s
+PROFILE_EXP = 1  # k = exp(-a s)                      gaussian (s=d^2), laplacian (s=L1)
+PROFILE_EXP_SQRT = 2  # k = exp(-a sqrt(s))          matern 0.5 (s = d^2, a = 1/l)
+PROFILE_MATERN15 = 3  # t = a sqrt(s): (1+t) exp(-t)           a = sqrt(3)/l
+PROFILE_MATERN25 = 4  # t = a sqrt(s): (1+t+t^2/3) exp(-t)     a = sqrt(5)/l
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _profile_row(row, profile, a):
+    m = row.shape[0]
+    if profile == PROFILE_EXP:
+        for j in range(m):
+            row[j] = fast_exp_scalar(-a * np.float64(row[j]))
+    elif profile == PROFILE_EXP_SQRT:
+        for j in range(m):
+            row[j] = fast_exp_scalar(-a * math.sqrt(np.float64(row[j])))
+    elif profile == PROFILE_MATERN15:
+        for j in range(m):
+            t = a * math.sqrt(np.float64(row[j]))
+            row[j] = (1.0 + t) * fast_exp_scalar(-t)
+    elif profile == PROFILE_MATERN25:
+        for j in range(m):
+            t = a * math.sqrt(np.float64(row[j]))
+            row[j] = (1.0 + t + t * t / 3.0) * fast_exp_scalar(-t)
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def sqdist_direct_profile(X, Yt, out, profile, a):
+    """out[i, j] = f(||X[i] - Y[j]||^2); Yt = Y.T (d, m) C-contiguous.
+
+    Accumulates over coordinates with the inner loop over j (vectorised),
+    one output row per parallel iteration: exact (no cancellation), best for
+    small d.
+    """
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j in range(m):
+            row[j] = 0.0
+        for k in range(d):
+            xk = X[i, k]
+            for j in range(m):
+                t = xk - Yt[k, j]
+                row[j] += t * t
+        _profile_row(row, profile, a)
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def sqdist_from_gemm_profile(G, xsq, ysq, profile, a):
+    """G holds X @ Y.T; overwrite with f(max(|x|^2 + |y|^2 - 2 x.y, 0))."""
+    n, m = G.shape
+    for i in prange(n):
+        row = G[i]
+        xi = xsq[i]
+        for j in range(m):
+            row[j] = max(xi + ysq[j] - 2.0 * row[j], 0.0)
+        _profile_row(row, profile, a)
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def l1dist_profile(X, Yt, out, profile, a):
+    """out[i, j] = f(||X[i] - Y[j]||_1); Yt = Y.T (d, m) C-contiguous."""
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j in range(m):
+            row[j] = 0.0
+        for k in range(d):
+            xk = X[i, k]
+            for j in range(m):
+                row[j] += abs(xk - Yt[k, j])
+        _profile_row(row, profile, a)
+
+
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def cauchy_product(X, Yt, out, inv_l2):
+    """out[i, j] = prod_k 1 / (1 + (X[i, k] - Y[j, k])^2 * inv_l2)."""
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j in range(m):
+            row[j] = 1.0
+        for k in range(d):
+            xk = X[i, k]
+            for j in range(m):
+                t = xk - Yt[k, j]
+                row[j] = row[j] / (1.0 + t * t * inv_l2)
+
+
+# --------------------------------------------------------------------------
+# reductions for the approximation measurement
+# --------------------------------------------------------------------------
+@nb.njit(parallel=True, cache=True, fastmath=FMA)
+def abs_max_sum_sq(E):
+    """(max |E|, sum |E|, sum E^2) of a 2-d float64 array, per-row partials."""
+    n, m = E.shape
+    mx = np.zeros(n)
+    sa = np.zeros(n)
+    s2 = np.zeros(n)
+    for i in prange(n):
+        a_max = 0.0
+        a_sum = 0.0
+        a_sq = 0.0
+        for j in range(m):
+            v = E[i, j]
+            a_max = max(a_max, abs(v))
+            a_sum += abs(v)
+            a_sq += v * v
+        mx[i] = a_max
+        sa[i] = a_sum
+        s2[i] = a_sq
+    return mx.max(), sa.sum(), s2.sum()

@@ -1,0 +1,231 @@
+"""Structured configs (Hydra ConfigStore) and their range checks.
+
+The dataclasses give Hydra the schema (unknown keys and wrong types are
+rejected while composing).  Range checks live in ``__post_init__`` and run
+when :func:`validate` turns the composed DictConfig into these objects
+(``OmegaConf.to_object``), i.e. before any work; each raises a one-line
+:class:`~rffbench.errors.ConfigError` naming the key, the bad value and what is
+allowed.
+
+Adding a measurement: add its ``<Name>Config`` dataclass (``enabled`` + knobs),
+a field on :class:`MeasureConfig`, and a function in ``rffbench.measure``.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+
+from .errors import ConfigError
+
+DTYPES = ("float64", "float32")
+TASKS = ("regression", "classification")
+FILE_FORMATS = ("svmlight", "csv", "npz")
+
+
+def _require(ok, key, value, allowed):
+    if not ok:
+        raise ConfigError(f"{key}={value!r} is not allowed: {allowed}")
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+@dataclass
+class KernelConfig:
+    """kernel/: which kernel and its parameters."""
+
+    name: str = "gaussian"
+    #: a number > 0, or "median" (median pairwise distance of training points)
+    lengthscale: Any = "median"
+    #: Matern smoothness, one of 0.5, 1.5, 2.5 (used by kernel=matern only)
+    nu: float = 1.5
+    #: training points used by the median heuristic (seeded subsample)
+    median_subsample: int = 1000
+
+    def __post_init__(self):
+        from .kernels import KERNELS
+
+        _require(self.name in KERNELS, "kernel.name", self.name, f"use one of {', '.join(KERNELS)}")
+        ls = self.lengthscale
+        if isinstance(ls, str):
+            try:
+                ls = float(ls)
+            except ValueError:
+                pass
+        ok = ls == "median" or (isinstance(ls, (int, float)) and not isinstance(ls, bool)
+                                and math.isfinite(ls) and ls > 0)
+        _require(ok, "kernel.lengthscale", self.lengthscale, "use a number > 0 or 'median'")
+        self.lengthscale = ls if ls == "median" else float(ls)
+        _require(self.nu in (0.5, 1.5, 2.5), "kernel.nu", self.nu, "use one of 0.5, 1.5, 2.5")
+        _require(_is_int(self.median_subsample) and self.median_subsample >= 2,
+                 "kernel.median_subsample", self.median_subsample, "use an integer >= 2")
+
+
+@dataclass
+class FeaturesConfig:
+    """features/: which feature map."""
+
+    name: str = "rff"
+    #: rows per GEMM + cosine pass in transform; null = about 4M output elements
+    chunk_rows: Optional[int] = None
+
+    def __post_init__(self):
+        from .features import FEATURE_MAPS
+
+        _require(self.name in FEATURE_MAPS, "features.name", self.name,
+                 f"use one of {', '.join(FEATURE_MAPS)}")
+        _require(self.chunk_rows is None or self.chunk_rows >= 1, "features.chunk_rows",
+                 self.chunk_rows, "use an integer >= 1 or null")
+
+
+@dataclass
+class DatasetConfig:
+    """dataset/: which data, how it is split and scaled."""
+
+    name: str = "digits"
+    #: synthetic: number of points, input dimension, ball radius, target noise sd
+    n: int = 2000
+    d: Optional[int] = None
+    radius: float = 1.0
+    noise: float = 0.1
+    #: synthetic: regression (smooth target) or classification (its sign)
+    task: str = "regression"
+    #: subsample the whole dataset to at most n_max rows (seeded); null = all
+    n_max: Optional[int] = None
+    test_size: float = 0.25
+    #: z-score features with training statistics
+    standardize: bool = True
+    #: file: path, format (svmlight | csv | npz; inferred from the extension
+    #: when null), target column (CSV: name or 0-based index; null = last)
+    path: Optional[str] = None
+    format: Optional[str] = None
+    target: Optional[str] = None
+    #: file: classification or regression; null = guess (integer targets with
+    #: few distinct values are classification)
+    file_task: Optional[str] = None
+
+    def __post_init__(self):
+        from .datasets import DATASETS
+
+        _require(self.name in DATASETS, "dataset.name", self.name,
+                 f"use one of {', '.join(DATASETS)}")
+        _require(_is_int(self.n) and self.n >= 2, "dataset.n", self.n, "use an integer >= 2")
+        _require(self.d is None or (_is_int(self.d) and self.d >= 1), "dataset.d", self.d,
+                 "use an integer >= 1")
+        _require(math.isfinite(self.radius) and self.radius > 0, "dataset.radius", self.radius,
+                 "use a number > 0")
+        _require(math.isfinite(self.noise) and self.noise >= 0, "dataset.noise", self.noise,
+                 "use a number >= 0")
+        _require(self.task in TASKS, "dataset.task", self.task, f"use one of {', '.join(TASKS)}")
+        _require(self.file_task is None or self.file_task in TASKS, "dataset.file_task",
+                 self.file_task, f"use one of {', '.join(TASKS)} or null")
+        _require(self.n_max is None or (_is_int(self.n_max) and self.n_max >= 4), "dataset.n_max",
+                 self.n_max, "use an integer >= 4 or null")
+        _require(0 < self.test_size < 1, "dataset.test_size", self.test_size,
+                 "use a number with 0 < test_size < 1")
+        _require(self.format is None or self.format in FILE_FORMATS, "dataset.format",
+                 self.format, f"use one of {', '.join(FILE_FORMATS)} or null (from the extension)")
+        if self.name == "file":
+            _require(bool(self.path), "dataset.path", self.path,
+                     "dataset=file needs dataset.path=<file> (.svm/.libsvm/.txt, .csv or .npz)")
+        elif self.name != "synthetic" and self.d is not None:
+            raise ConfigError(f"dataset.d={self.d!r} is not allowed for dataset={self.name}: "
+                              "d is fixed by the data (only dataset=synthetic takes d)")
+
+
+@dataclass
+class ApproximationConfig:
+    """measure.approximation: Gram-matrix error of the map against the exact kernel."""
+
+    enabled: bool = True
+    #: training points used; clipped (with a warning) to the training-set size
+    n_points: int = 1000
+
+    def __post_init__(self):
+        _require(_is_int(self.n_points) and self.n_points >= 2, "measure.approximation.n_points",
+                 self.n_points, "use an integer >= 2")
+
+
+@dataclass
+class TimingConfig:
+    """measure.timing: map fit and transform time on the training set."""
+
+    enabled: bool = True
+    #: warm repeats; the median and the spread (max - min) are recorded
+    repeats: int = 3
+
+    def __post_init__(self):
+        _require(_is_int(self.repeats) and self.repeats >= 3, "measure.timing.repeats",
+                 self.repeats, "use an integer >= 3")
+
+
+@dataclass
+class MeasureConfig:
+    approximation: ApproximationConfig = field(default_factory=ApproximationConfig)
+    timing: TimingConfig = field(default_factory=TimingConfig)
+
+
+@dataclass
+class Config:
+    """Top level.  ``D`` is always the output dimension of the feature map."""
+
+    kernel: KernelConfig = field(default_factory=KernelConfig)
+    features: FeaturesConfig = field(default_factory=FeaturesConfig)
+    dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    measure: MeasureConfig = field(default_factory=MeasureConfig)
+    #: name of the experiment (a preset sets it); goes into every record
+    experiment: str = "default"
+    D: int = 1024
+    seed: int = 0
+    #: numba + BLAS threads; null = NUMBA_NUM_THREADS, SLURM_CPUS_PER_TASK or all cores
+    threads: Optional[int] = None
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        from .features import FEATURE_MAPS
+
+        _require(self.dtype in DTYPES, "dtype", self.dtype, f"use one of {', '.join(DTYPES)}")
+        _require(_is_int(self.seed) and self.seed >= 0, "seed", self.seed, "use an integer >= 0")
+        _require(self.threads is None or (_is_int(self.threads) and self.threads >= 1), "threads",
+                 self.threads, "use an integer >= 1 or null (all cores)")
+        FEATURE_MAPS[self.features.name].check_params(self.D, self.kernel.name)
+
+
+def validate(cfg) -> Config:
+    """Composed DictConfig -> checked :class:`Config` (ConfigError if invalid)."""
+    if isinstance(cfg, Config):
+        return cfg
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+        cfg.pop("hydra", None)
+    try:
+        return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config), cfg))
+    except ConfigError:
+        raise
+    except Exception as exc:  # omegaconf validation (type errors, unknown keys)
+        msg = str(exc).splitlines()[0]
+        raise ConfigError(msg) from None
+
+
+def default_threads() -> int:
+    """Threads when ``threads`` is null: NUMBA_NUM_THREADS, SLURM_CPUS_PER_TASK, else all cores."""
+    for var in ("NUMBA_NUM_THREADS", "SLURM_CPUS_PER_TASK"):
+        v = os.environ.get(var)
+        if v and v.isdigit() and int(v) > 0:
+            return int(v)
+    return os.cpu_count() or 1
+
+
+def register_configs() -> None:
+    """Register the schema; conf/config.yaml lists ``base_config`` first."""
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=Config)
+
+
+register_configs()

@@ -1,0 +1,264 @@
+"""``DATASETS``: synthetic ball data, scikit-learn's bundled real data, user files.
+
+Every loader returns raw ``(X, y, info)``; :func:`load_dataset` then checks the
+values (finite, non-empty, consistent shapes), subsamples to ``n_max`` rows,
+splits train/test with the seed (stratified for classification), standardises
+with training statistics when ``dataset.standardize`` is true, and casts to
+the run's dtype.  Nothing here touches the network.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .errors import DataError
+
+log = logging.getLogger(__name__)
+
+#: rows generated per chunk by the synthetic loader (fixed: results must not
+#: depend on it, since each chunk has its own seeded stream)
+SYNTHETIC_CHUNK = 65536
+#: a file target with at most this many distinct integer values is a class label
+MAX_GUESSED_CLASSES = 50
+
+
+@dataclass
+class Dataset:
+    name: str
+    task: str  # "regression" | "classification"
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    source: str
+    licence: str
+    #: true diameter of the support when known (synthetic ball: 2 r)
+    diameter: Optional[float] = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def d(self):
+        return self.X_train.shape[1]
+
+    @property
+    def n_classes(self):
+        return int(self.y_train.max()) + 1 if self.task == "classification" else 0
+
+
+# --------------------------------------------------------------------------
+# loaders: cfg -> (X, y, info)
+# --------------------------------------------------------------------------
+def _synthetic(cfg, seed):
+    """Points uniform in the d-ball of radius r; smooth random target.
+
+    f(x) = sum_j a_j cos(v_j . x + phi_j), J = 8 fixed random waves with
+    |v_j| ~ 3/r (a few oscillations across the ball); regression target
+    f(x) + noise N(0, noise^2); classification target 1[f(x) + noise e > 0].
+    """
+    d = cfg.d if cfg.d is not None else 8
+    n, r = cfg.n, cfg.radius
+    root = np.random.SeedSequence([seed, 0x5E7])
+    waves_seq, *chunk_seqs = root.spawn(1 + -(-n // SYNTHETIC_CHUNK))
+    wr = np.random.default_rng(waves_seq)
+    J = 8
+    V = wr.standard_normal((d, J)) * (3.0 / (r * np.sqrt(d)))
+    phase = wr.uniform(0, 2 * np.pi, J)
+    amp = np.full(J, 1.0 / np.sqrt(J))
+    X = np.empty((n, d))
+    y = np.empty(n)
+    for c, seq in enumerate(chunk_seqs):
+        s, e = c * SYNTHETIC_CHUNK, min(n, (c + 1) * SYNTHETIC_CHUNK)
+        rng = np.random.default_rng(seq)
+        g = rng.standard_normal((e - s, d))
+        g /= np.linalg.norm(g, axis=1, keepdims=True)
+        g *= r * rng.random((e - s, 1)) ** (1.0 / d)
+        X[s:e] = g
+        y[s:e] = np.cos(g @ V + phase) @ amp + cfg.noise * rng.standard_normal(e - s)
+    if cfg.task == "classification":
+        y = (y > 0).astype(np.int64)
+    info = dict(task=cfg.task, source=f"synthetic: uniform in the {d}-ball of radius {r}",
+                licence="generated", diameter=2.0 * r)
+    return X, y, info
+
+
+def _sklearn_loader(fn_name, task, source, licence):
+    def load(cfg, seed):
+        import sklearn.datasets as skd
+
+        X, y = getattr(skd, fn_name)(return_X_y=True)
+        return X.astype(np.float64), y, dict(task=task, source=source, licence=licence)
+
+    return load
+
+
+def _infer_format(path):
+    ext = os.path.splitext(path)[1].lower()
+    return {".csv": "csv", ".npz": "npz"}.get(ext, "svmlight")
+
+
+def _file(cfg, seed):
+    """A user file: LIBSVM/svmlight, CSV with a target column, or .npz with X, y."""
+    path = os.path.expanduser(cfg.path)
+    if not os.path.isfile(path):
+        raise DataError(f"dataset.path={cfg.path!r}: no such file")
+    fmt = cfg.format or _infer_format(path)
+    try:
+        if fmt == "npz":
+            with np.load(path, allow_pickle=False) as z:
+                missing = [k for k in ("X", "y") if k not in z.files]
+                if missing:
+                    raise DataError(f"dataset.path={cfg.path!r}: .npz needs arrays 'X' and 'y', "
+                                    f"found {', '.join(z.files) or 'none'}")
+                X, y = np.asarray(z["X"]), np.asarray(z["y"])
+        elif fmt == "csv":
+            X, y = _read_csv(path, cfg)
+        else:
+            from sklearn.datasets import load_svmlight_file
+
+            Xs, y = load_svmlight_file(path)
+            if Xs.shape[0] * Xs.shape[1] * 8 > _available_bytes() // 2:
+                raise DataError(f"dataset.path={cfg.path!r}: {Xs.shape[0]} x {Xs.shape[1]} dense "
+                                "would not fit in half the free memory; set dataset.n_max")
+            X = Xs.toarray()
+    except DataError:
+        raise
+    except Exception as exc:  # unreadable, ragged, wrong format
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"dataset.path={cfg.path!r}: cannot read as {fmt}: {first}") from None
+    if X.ndim != 2:
+        raise DataError(f"dataset.path={cfg.path!r}: X must be 2-d, got shape {X.shape}")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise DataError(f"dataset.path={cfg.path!r}: y must be 1-d with {X.shape[0]} entries "
+                        f"(one per row of X), got shape {y.shape}")
+    for name, a in (("X", X), ("y", y)):
+        if not np.issubdtype(a.dtype, np.number):
+            raise DataError(f"dataset.path={cfg.path!r}: {name} is not numeric (dtype {a.dtype})")
+    task = cfg.file_task or _guess_task(y)
+    info = dict(task=task, source=f"file: {path} ({fmt})", licence="user-provided")
+    return X.astype(np.float64), y, info
+
+
+def _read_csv(path, cfg):
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    if df.shape[1] < 2:
+        raise DataError(f"dataset.path={cfg.path!r}: a CSV needs feature columns and a target "
+                        f"column, found {df.shape[1]} column(s)")
+    target = cfg.target
+    if target is None:
+        col = df.columns[-1]
+    elif target in df.columns:
+        col = target
+    elif str(target).lstrip("-").isdigit() and -df.shape[1] <= int(target) < df.shape[1]:
+        col = df.columns[int(target)]
+    else:
+        raise DataError(f"dataset.target={target!r} is not a column of {cfg.path}: columns are "
+                        f"{', '.join(map(str, df.columns[:20]))}{' ...' if df.shape[1] > 20 else ''}")
+    feats = df.drop(columns=[col])
+    bad = [str(c) for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    if bad:
+        raise DataError(f"dataset.path={cfg.path!r}: non-numeric feature column(s) "
+                        f"{', '.join(bad[:5])}; encode them or drop them")
+    y = df[col].to_numpy()
+    if not pd.api.types.is_numeric_dtype(df[col]):
+        y = np.unique(y.astype(str), return_inverse=True)[1]
+    return feats.to_numpy(dtype=np.float64), y
+
+
+def _guess_task(y):
+    yv = np.asarray(y, dtype=np.float64)
+    finite = yv[np.isfinite(yv)]
+    if finite.size and np.all(finite == np.round(finite)) \
+            and np.unique(finite).size <= MAX_GUESSED_CLASSES:
+        return "classification"
+    return "regression"
+
+
+def _available_bytes():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 << 30
+
+
+UCI = "UCI Machine Learning Repository (via scikit-learn), CC BY 4.0"
+DATASETS = {
+    "synthetic": _synthetic,
+    "digits": _sklearn_loader("load_digits", "classification",
+                              "scikit-learn load_digits: 8x8 handwritten digits (UCI)", UCI),
+    "breast_cancer": _sklearn_loader("load_breast_cancer", "classification",
+                                     "scikit-learn load_breast_cancer: Wisconsin diagnostic (UCI)",
+                                     UCI),
+    "wine": _sklearn_loader("load_wine", "classification", "scikit-learn load_wine (UCI)", UCI),
+    "diabetes": _sklearn_loader("load_diabetes", "regression",
+                                "scikit-learn load_diabetes (Efron et al. 2004)",
+                                "distributed with scikit-learn, BSD-3-Clause"),
+    "file": _file,
+}
+
+
+# --------------------------------------------------------------------------
+# the common part
+# --------------------------------------------------------------------------
+def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
+    """Load, check, subsample, split, standardise and cast one dataset."""
+    X, y, info = DATASETS[cfg.name](cfg, seed)
+    where = f"dataset={cfg.name}" + (f" ({cfg.path})" if cfg.name == "file" else "")
+    if X.shape[0] == 0:
+        raise DataError(f"{where}: no rows")
+    if X.shape[1] == 0:
+        raise DataError(f"{where}: no feature columns")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise DataError(f"{where}: {int(bad.sum())} NaN/inf value(s) in the features "
+                        f"(first at row {i}, column {j}); clean or impute the data first")
+    y = np.asarray(y)
+    if not np.all(np.isfinite(y.astype(np.float64))):
+        raise DataError(f"{where}: NaN/inf value(s) in the target")
+    task = info["task"]
+    if task == "classification":
+        classes, y = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise DataError(f"{where}: classification needs at least 2 classes, found "
+                            f"{classes.size}")
+    else:
+        y = y.astype(np.float64)
+    notes = []
+    rng = np.random.default_rng([seed, 0xDA7A])
+    if cfg.n_max is not None and X.shape[0] > cfg.n_max:
+        keep = np.sort(rng.choice(X.shape[0], cfg.n_max, replace=False))
+        X, y = X[keep], y[keep]
+        notes.append(f"subsampled to n_max={cfg.n_max} rows")
+    n_test = int(round(cfg.test_size * X.shape[0]))
+    if n_test < 1 or X.shape[0] - n_test < 2:
+        raise DataError(f"{where}: {X.shape[0]} rows cannot be split with "
+                        f"dataset.test_size={cfg.test_size} (need >= 2 train and >= 1 test rows)")
+    from sklearn.model_selection import train_test_split
+
+    stratify = None
+    if task == "classification" and np.bincount(y).min() >= 2 and n_test >= np.unique(y).size:
+        stratify = y
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=n_test, random_state=seed,
+                                          stratify=stratify)
+    if cfg.standardize:
+        mu = Xtr.mean(axis=0)
+        sd = Xtr.std(axis=0)
+        sd[sd == 0] = 1.0
+        Xtr = (Xtr - mu) / sd
+        Xte = (Xte - mu) / sd
+    dt = np.dtype(dtype)
+    diameter = info.get("diameter") if not cfg.standardize else None
+    return Dataset(name=cfg.name, task=task, X_train=np.ascontiguousarray(Xtr, dtype=dt),
+                   y_train=ytr, X_test=np.ascontiguousarray(Xte, dtype=dt), y_test=yte,
+                   source=info["source"], licence=info["licence"], diameter=diameter,
+                   notes=notes)

@@ -1,0 +1,13 @@
+"""Exceptions that the command line reports as a one-line error (exit code 2)."""
+
+
+class RffbenchError(ValueError):
+    """Base class: a problem with the user's input, reported without a traceback."""
+
+
+class ConfigError(RffbenchError):
+    """An invalid configuration value: names the key, the value and what is allowed."""
+
+
+class DataError(RffbenchError):
+    """A dataset that cannot be used: missing file, bad values, wrong shape."""

@@ -1,0 +1,148 @@
+"""One run: configuration -> records (DESIGN.md section 1).
+
+:func:`run` validates the config before any work, sets the thread limits,
+loads the data, resolves the kernel's lengthscale on the training set, and
+calls every enabled measurement.  :func:`main` is what ``run.py`` calls:
+it writes ``records.csv`` atomically into the run directory, prints a compact
+summary, and turns user errors into one line on stderr and exit code 2.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .config import Config, default_threads, validate
+from .datasets import Dataset, load_dataset
+from .errors import ConfigError, RffbenchError
+from .features import feature_map_class
+from .kernels import Kernel, make_kernel
+from .measure import MEASUREMENTS
+from .results import RECORDS_FILE, records_frame, write_atomic
+
+log = logging.getLogger("rffbench")
+
+
+def run_id(conf: Config) -> str:
+    """Hash of the resolved configuration (same config -> same id)."""
+    blob = json.dumps(asdict(conf), sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def apply_threads(threads):
+    """Set numba's and the BLAS pools' thread counts; returns the count used."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    n = threads or default_threads()
+    limit = numba.config.NUMBA_NUM_THREADS
+    if n > limit:
+        if threads is None:
+            n = limit
+        else:
+            raise ConfigError(f"threads={n} is not allowed: use 1..{limit} (numba's pool size, "
+                              "NUMBA_NUM_THREADS)")
+    numba.set_num_threads(n)
+    threadpool_limits(limits=n)
+    return n
+
+
+@dataclass
+class RunContext:
+    """What a measurement needs: the config, the data, the fitted kernel."""
+
+    cfg: Config
+    data: Dataset
+    kernel: Kernel
+    threads: int
+
+    @property
+    def map_cls(self):
+        return feature_map_class(self.cfg.features.name)
+
+    def make_map(self, seed=None):
+        """An unfitted feature map of this run (seed defaults to the run's seed)."""
+        return self.map_cls(kernel=self.kernel, n_components=self.cfg.D,
+                            random_state=self.cfg.seed if seed is None else seed,
+                            chunk_rows=self.cfg.features.chunk_rows)
+
+    def rng(self, purpose: str):
+        """A Generator for one purpose, derived from the seed (stable across runs)."""
+        return np.random.default_rng([self.cfg.seed, zlib.crc32(purpose.encode())])
+
+
+def resolve_kernel(kcfg, X_train, seed) -> Kernel:
+    """The run's kernel with a numeric lengthscale (median resolved on X_train)."""
+    params = dict(lengthscale=kcfg.lengthscale, median_subsample=kcfg.median_subsample,
+                  random_state=seed)
+    if kcfg.name == "matern":
+        params["nu"] = kcfg.nu
+    k = make_kernel(kcfg.name, **params).fit(X_train)
+    params["lengthscale"] = k.lengthscale_
+    return make_kernel(kcfg.name, **params).fit(None)
+
+
+def run(cfg):
+    """Run every enabled measurement of one configuration -> records DataFrame."""
+    conf = validate(cfg)
+    threads = apply_threads(conf.threads)
+    data = load_dataset(conf.dataset, seed=conf.seed, dtype=conf.dtype)
+    for note in data.notes:
+        log.info("dataset: %s", note)
+    kernel = resolve_kernel(conf.kernel, data.X_train, conf.seed)
+    ctx = RunContext(conf, data, kernel, threads)
+    fmap = ctx.make_map()
+    n_freq = fmap.fit(data.X_train[:2]).n_freq_
+    log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
+             run_id(conf), fmap.name, data.name, data.X_train.shape[0], data.d,
+             kernel.describe(), kernel.ls, conf.D)
+    identity = dict(run_id=run_id(conf), experiment=conf.experiment, dataset=data.name,
+                    task=data.task, n_train=data.X_train.shape[0], n_test=data.X_test.shape[0],
+                    d=data.d, kernel=kernel.name,
+                    nu=conf.kernel.nu if kernel.name == "matern" else None,
+                    lengthscale=kernel.ls, features=fmap.name, D=conf.D, n_freq=n_freq,
+                    seed=conf.seed, dtype=conf.dtype, threads=threads)
+    rows = []
+    for name, measure in MEASUREMENTS.items():
+        block = getattr(conf.measure, name)
+        if block.enabled:
+            rows.extend(measure(ctx, block))
+    return records_frame(identity, rows)
+
+
+def summary_table(df) -> str:
+    """Compact text table of one run's records."""
+    import pandas as pd
+
+    show = df[["measurement", "metric", "method", "value", "unit", "note"]].copy()
+    show["value"] = [("n/a" if pd.isna(v) else f"{v:.4g}") for v in show["value"]]
+    h = df.iloc[0].to_dict()
+    title = (f"rffbench run {h['run_id']}: {h['features']} D={h['D']} | {h['kernel']} "
+             f"l={h['lengthscale']:.4g} | {h['dataset']} n_train={h['n_train']} d={h['d']} | "
+             f"{h['dtype']}, {h['threads']} threads")
+    return title + "\n" + show.to_string(index=False)
+
+
+def main(cfg, output_dir) -> int:
+    """Run, write ``records.csv`` into ``output_dir``, print the summary; exit code."""
+    try:
+        df = run(cfg)
+    except RffbenchError as exc:
+        log.error("%s", exc)
+        print(f"rffbench: error: {exc}", file=sys.stderr)
+        return 2
+    if df.empty:
+        print("rffbench: nothing measured (every measure.<name>.enabled is false); "
+              "no records written", file=sys.stderr)
+        return 2
+    path = write_atomic(df, Path(output_dir) / RECORDS_FILE)
+    print(summary_table(df))
+    print(f"records: {path}")
+    log.info("wrote %d records to %s", len(df), path)
+    return 0

@@ -1,0 +1,168 @@
+"""Random Fourier feature maps (Rahimi & Recht 2007): ``rff`` and ``rff_pairs``.
+
+Both are scikit-learn transformers.  ``n_components`` is always the *output*
+dimension D; the number of frequencies ``n_freq_`` is D for ``rff`` and D/2
+for ``rff_pairs`` (theory.md section 1):
+
+* ``rff``:        z(x) = sqrt(2/D) cos(W x + b),             b ~ U[0, 2 pi)
+* ``rff_pairs``:  z(x) = sqrt(2/D) [cos(W x), sin(W x)],     z(x).z(x) = 1
+
+with the rows of W drawn from the kernel's spectral density.  ``transform``
+runs over row chunks: a BLAS GEMM writes X @ W into the preallocated output,
+then one numba-parallel pass adds the offset, takes the (hand-vectorised)
+cosine and scales, in place.  float32 input gives float32 output.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                          clone)
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import _numba as nbk
+from ..errors import ConfigError
+from ..kernels import make_kernel
+
+#: default chunk: about this many output elements per GEMM + pass (32 MB float64)
+CHUNK_ELEMENTS = 1 << 22
+
+
+def as_generator(random_state):
+    """A numpy Generator from None, an int, a Generator or a legacy RandomState."""
+    if isinstance(random_state, np.random.RandomState):
+        random_state = random_state.randint(np.iinfo(np.int32).max)
+    return np.random.default_rng(random_state)
+
+
+class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base of every rffbench feature map.
+
+    Subclasses set ``name``, ``variance`` (the exact-variance formula of
+    theory.md section 2 that applies: ``"rff"``, ``"pairs"`` or None) and
+    implement ``_fit(X, rng)`` and ``_transform_into(X, out)``.
+    """
+
+    name = "feature_map"
+    variance = None
+
+    def __init__(self, *, kernel="gaussian", n_components=100, random_state=None,
+                 chunk_rows=None):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.random_state = random_state
+        self.chunk_rows = chunk_rows
+
+    # -- parameter checks shared by fit and the config validation ----------
+    @classmethod
+    def check_params(cls, n_components, kernel=None):
+        """Raise ConfigError (naming the key) for an impossible D or kernel."""
+        if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) \
+                or n_components < 1:
+            raise ConfigError(f"D={n_components!r} is not allowed: use an integer >= 1")
+
+    def _check_chunk_rows(self):
+        c = self.chunk_rows
+        if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1):
+            raise ConfigError(f"features.chunk_rows={c!r} is not allowed: use an integer >= 1 "
+                              "or null (automatic)")
+
+    def fit(self, X, y=None):
+        """Draw the random parameters for inputs of X's dimension."""
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        self.check_params(self.n_components, self.kernel)
+        self._check_chunk_rows()
+        self.kernel_ = clone(make_kernel(self.kernel)).fit(X)
+        self._fit(X, as_generator(self.random_state))
+        return self
+
+    def transform(self, X):
+        """Features of X, shape (n_samples, n_components), in X's float dtype."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False, order="C")
+        out = np.empty((X.shape[0], self.n_components), dtype=X.dtype)
+        rows = self.chunk_rows or max(1, CHUNK_ELEMENTS // self.n_components)
+        for s in range(0, X.shape[0], rows):
+            self._transform_into(X[s:s + rows], out[s:s + rows])
+        return out
+
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def _fit(self, X, rng):
+        raise NotImplementedError
+
+    def _transform_into(self, X, out):
+        raise NotImplementedError
+
+
+class RandomFourierFeatures(FeatureMap):
+    """``rff``: z(x) = sqrt(2/D) cos(W x + b), D frequencies (sklearn's RBFSampler form).
+
+    Attributes
+    ----------
+    random_weights_ : ndarray (n_features, n_freq_), the frequencies W^T
+    random_offset_ : ndarray (n_freq_,), offsets b ~ U[0, 2 pi) (``rff`` only)
+    n_freq_ : int, number of frequencies
+    kernel_ : the fitted kernel
+    """
+
+    name = "rff"
+    variance = "rff"
+    pairs = False
+
+    def _fit(self, X, rng):
+        self.n_freq_ = self.n_components // 2 if self.pairs else self.n_components
+        W = self.kernel_.sample_frequencies(self.n_freq_, X.shape[1], rng)
+        self.random_weights_ = np.ascontiguousarray(W.T)
+        if not self.pairs:
+            self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_)
+        self._weights_by_dtype = {np.dtype(np.float64): self.random_weights_}
+        self._w_absmax = np.abs(self.random_weights_).max(axis=1)
+
+    def _weights(self, dtype):
+        W = self._weights_by_dtype.get(dtype)
+        if W is None:
+            W = self._weights_by_dtype[dtype] = self.random_weights_.astype(dtype)
+        return W
+
+    def trig_arg_bound(self, X):
+        """Per-row upper bound on |w.x + b|, O(n d): selects the fast-cosine path."""
+        bound = np.abs(X) @ self._w_absmax.astype(X.dtype)
+        return bound.astype(np.float64) + (0.0 if self.pairs else 2.0 * np.pi)
+
+    def _transform_into(self, X, out):
+        scale = math.sqrt(2.0 / self.n_components)
+        m = self.n_freq_
+        np.matmul(X, self._weights(X.dtype), out=out[:, :m])
+        bound = self.trig_arg_bound(X)
+        if self.pairs:
+            nbk.sincos_pairs_inplace(out, m, scale, bound)
+        else:
+            nbk.cos_offset_scale_inplace(out, self.random_offset_, scale, bound)
+
+
+class RandomFourierPairs(RandomFourierFeatures):
+    """``rff_pairs``: z(x) = sqrt(2/D) [cos(W x), sin(W x)], D/2 frequencies, D even.
+
+    Shift-invariant estimate; z(x).z(x) = 1 exactly (to rounding).
+    """
+
+    name = "rff_pairs"
+    variance = "pairs"
+    pairs = True
+
+    @classmethod
+    def check_params(cls, n_components, kernel=None):
+        super().check_params(n_components, kernel)
+        if n_components % 2:
+            raise ConfigError(f"D={n_components} is not allowed for features=rff_pairs: "
+                              "D (the output dimension, cos and sin) must be even")

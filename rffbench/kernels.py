@@ -1,0 +1,266 @@
+"""Shift-invariant kernels: exact Gram, k(delta), spectral sampler, sigma_p^2.
+
+``KERNELS`` maps the config name to the class.  All kernels are normalised,
+k(0) = 1, and parametrised by a lengthscale ``l`` (theory.md section 5):
+
+=============  ====================================  ==============================  =================
+name           k(delta)                              frequencies omega               sigma_p^2 = E|w|^2
+=============  ====================================  ==============================  =================
+gaussian       exp(-|delta|_2^2 / (2 l^2))           N(0, I / l^2)                   d / l^2
+laplacian      exp(-|delta|_1 / l)                   each coordinate Cauchy(0, 1/l)  inf
+cauchy         prod_j 1 / (1 + delta_j^2 / l^2)      each coordinate Laplace(0, 1/l) 2 d / l^2
+matern (nu)    2^(1-nu)/Gamma(nu) (sqrt(2 nu) r/l)^nu  z sqrt(2 nu / g) / l,          d nu / ((nu-1) l^2)
+               K_nu(sqrt(2 nu) r / l), r = |delta|_2   z ~ N(0, I), g ~ chi2(2 nu)     (inf for nu <= 1)
+=============  ====================================  ==============================  =================
+
+Note the swap: the *Laplacian* kernel has Cauchy frequencies, the *Cauchy*
+kernel Laplace frequencies.
+
+``lengthscale`` is a positive number or ``"median"``: the median pairwise
+distance, in the kernel's own metric (L1 for ``laplacian``, L2 otherwise), of
+a seeded subsample of at most ``median_subsample`` training points; it is
+resolved by :meth:`Kernel.fit` into ``lengthscale_``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.spatial.distance import pdist
+from sklearn.base import BaseEstimator
+
+from . import _numba as nbk
+from .errors import ConfigError
+
+#: d at or below which the squared Euclidean distance is computed directly
+#: (exact, vectorised over the output row) instead of through a BLAS GEMM.
+DIRECT_SQDIST_MAX_D = 16
+#: rows of X per block of the GEMM path (bounds the cache footprint).
+GRAM_BLOCK_ROWS = 1024
+
+
+def _as_float_2d(X, name="X"):
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-d (n_samples, n_features), got shape {X.shape}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return np.ascontiguousarray(X)
+
+
+class Kernel(BaseEstimator):
+    """Base class.  Subclasses set ``name``, ``metric`` and implement the
+    spectral pieces.  Estimator-style so that feature maps can hold a kernel
+    as a parameter and be cloned."""
+
+    name = "kernel"
+    metric = "euclidean"  # distance used by the median heuristic
+
+    def __init__(self, lengthscale=1.0, median_subsample=1000, random_state=0):
+        self.lengthscale = lengthscale
+        self.median_subsample = median_subsample
+        self.random_state = random_state
+
+    # -- parameters --------------------------------------------------------
+    def fit(self, X, y=None):
+        """Resolve ``lengthscale`` (number, or "median" of ``X``)."""
+        ls = self.lengthscale
+        if isinstance(ls, str):
+            if ls != "median":
+                raise ConfigError(
+                    f"kernel.lengthscale={ls!r} is not allowed: use a number > 0 or 'median'")
+            X = _as_float_2d(X)
+            if X.shape[0] < 2:
+                raise ValueError("kernel.lengthscale='median' needs at least 2 points, "
+                                 f"got {X.shape[0]}")
+            rng = np.random.default_rng(self.random_state)
+            if X.shape[0] > self.median_subsample:
+                X = X[np.sort(rng.choice(X.shape[0], self.median_subsample, replace=False))]
+            dist = pdist(X.astype(np.float64), metric="cityblock" if self.metric == "l1" else "euclidean")
+            med = float(np.median(dist))
+            if not med > 0:
+                raise ValueError("kernel.lengthscale='median' is 0: the data has (almost) "
+                                 "only duplicate points; set kernel.lengthscale to a number")
+            self.lengthscale_ = med
+        else:
+            if not isinstance(ls, numbers.Real) or isinstance(ls, bool) or not (ls > 0) \
+                    or not math.isfinite(ls):
+                raise ConfigError(f"kernel.lengthscale={ls!r} is not allowed: use a number > 0 "
+                                  "or 'median'")
+            self.lengthscale_ = float(ls)
+        return self
+
+    @property
+    def ls(self):
+        """The resolved lengthscale (fit() is implied for numeric lengthscales)."""
+        if not hasattr(self, "lengthscale_"):
+            if isinstance(self.lengthscale, str):
+                raise RuntimeError(f"{self.name} kernel with lengthscale='median' must be fit first")
+            self.fit(None)
+        return self.lengthscale_
+
+    def describe(self):
+        """Short identifying string, e.g. 'matern(nu=1.5)'."""
+        return self.name
+
+    # -- spectral side -----------------------------------------------------
+    def sample_frequencies(self, n, d, rng):
+        """n frequencies omega ~ p, shape (n, d), drawn with a numpy Generator."""
+        raise NotImplementedError
+
+    def sigma_p2(self, d):
+        """E|omega|^2 of the spectral density in dimension d (may be inf)."""
+        raise NotImplementedError
+
+    # -- exact side --------------------------------------------------------
+    def k_of_delta(self, delta):
+        """Reference k(delta) in numpy; delta has shape (..., d)."""
+        raise NotImplementedError
+
+    def gram(self, X, Y=None):
+        """Exact Gram matrix K[i, j] = k(X[i] - Y[j]) by numba (parallel, blocked).
+
+        Output dtype is float32 when X is float32, else float64.
+        """
+        X = _as_float_2d(X)
+        Y = X if Y is None else _as_float_2d(Y, "Y")
+        if Y.dtype != X.dtype:
+            Y = Y.astype(X.dtype)
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
+        out = np.empty((X.shape[0], Y.shape[0]), dtype=X.dtype)
+        if out.size:
+            self._gram_into(X, Y, out)
+        return out
+
+    def _gram_into(self, X, Y, out):
+        raise NotImplementedError
+
+
+def _sqdist_gram(X, Y, out, profile, a):
+    """Squared Euclidean distances followed by a profile, into ``out``."""
+    if X.shape[1] <= DIRECT_SQDIST_MAX_D:
+        nbk.sqdist_direct_profile(X, np.ascontiguousarray(Y.T), out, profile, a)
+        return
+    xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    ysq = np.einsum("ij,ij->i", Y, Y, dtype=np.float64)
+    Yt = np.ascontiguousarray(Y.T)  # X @ Y.T through GEMM, not SYRK + symmetrisation
+    for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
+        e = min(s + GRAM_BLOCK_ROWS, X.shape[0])
+        np.matmul(X[s:e], Yt, out=out[s:e])
+        nbk.sqdist_from_gemm_profile(out[s:e], xsq[s:e], ysq, profile, a)
+
+
+class Gaussian(Kernel):
+    """k(delta) = exp(-|delta|^2 / (2 l^2)); sklearn's rbf_kernel with gamma = 1/(2 l^2)."""
+
+    name = "gaussian"
+
+    def sample_frequencies(self, n, d, rng):
+        return rng.standard_normal((n, d)) / self.ls
+
+    def sigma_p2(self, d):
+        return d / self.ls**2
+
+    def k_of_delta(self, delta):
+        delta = np.asarray(delta, dtype=np.float64)
+        return np.exp(-np.sum(delta**2, axis=-1) / (2.0 * self.ls**2))
+
+    def _gram_into(self, X, Y, out):
+        _sqdist_gram(X, Y, out, nbk.PROFILE_EXP, 0.5 / self.ls**2)
+
+
+class Laplacian(Kernel):
+    """k(delta) = exp(-|delta|_1 / l); sklearn's laplacian_kernel with gamma = 1/l."""
+
+    name = "laplacian"
+    metric = "l1"
+
+    def sample_frequencies(self, n, d, rng):
+        return rng.standard_cauchy((n, d)) / self.ls
+
+    def sigma_p2(self, d):
+        return math.inf
+
+    def k_of_delta(self, delta):
+        delta = np.asarray(delta, dtype=np.float64)
+        return np.exp(-np.sum(np.abs(delta), axis=-1) / self.ls)
+
+    def _gram_into(self, X, Y, out):
+        nbk.l1dist_profile(X, np.ascontiguousarray(Y.T), out, nbk.PROFILE_EXP, 1.0 / self.ls)
+
+
+class Cauchy(Kernel):
+    """k(delta) = prod_j 1 / (1 + delta_j^2 / l^2) (product Cauchy kernel, k(0) = 1)."""
+
+    name = "cauchy"
+
+    def sample_frequencies(self, n, d, rng):
+        return rng.laplace(0.0, 1.0 / self.ls, (n, d))
+
+    def sigma_p2(self, d):
+        return 2.0 * d / self.ls**2
+
+    def k_of_delta(self, delta):
+        delta = np.asarray(delta, dtype=np.float64)
+        return np.prod(1.0 / (1.0 + delta**2 / self.ls**2), axis=-1)
+
+    def _gram_into(self, X, Y, out):
+        nbk.cauchy_product(X, np.ascontiguousarray(Y.T), out, 1.0 / self.ls**2)
+
+
+class Matern(Kernel):
+    """Matern kernel, nu in {0.5, 1.5, 2.5} (sklearn/GPML form, Euclidean r)."""
+
+    name = "matern"
+    NUS = (0.5, 1.5, 2.5)
+
+    def __init__(self, lengthscale=1.0, nu=1.5, median_subsample=1000, random_state=0):
+        super().__init__(lengthscale=lengthscale, median_subsample=median_subsample,
+                         random_state=random_state)
+        self.nu = nu
+
+    def fit(self, X, y=None):
+        if self.nu not in self.NUS:
+            raise ConfigError(f"kernel.nu={self.nu!r} is not allowed: use one of 0.5, 1.5, 2.5")
+        return super().fit(X, y)
+
+    def describe(self):
+        return f"matern(nu={self.nu})"
+
+    def sample_frequencies(self, n, d, rng):
+        z = rng.standard_normal((n, d))
+        g = rng.chisquare(2.0 * self.nu, size=(n, 1))
+        return z * np.sqrt(2.0 * self.nu / g) / self.ls
+
+    def sigma_p2(self, d):
+        if self.nu <= 1.0:
+            return math.inf
+        return d / self.ls**2 * self.nu / (self.nu - 1.0)
+
+    def k_of_delta(self, delta):
+        r = np.sqrt(np.sum(np.asarray(delta, dtype=np.float64) ** 2, axis=-1))
+        t = math.sqrt(2.0 * self.nu) * r / self.ls
+        if self.nu == 0.5:
+            return np.exp(-t)
+        if self.nu == 1.5:
+            return (1.0 + t) * np.exp(-t)
+        return (1.0 + t + t * t / 3.0) * np.exp(-t)
+
+    def _gram_into(self, X, Y, out):
+        profile = {0.5: nbk.PROFILE_EXP_SQRT, 1.5: nbk.PROFILE_MATERN15,
+                   2.5: nbk.PROFILE_MATERN25}[self.nu]
+        _sqdist_gram(X, Y, out, profile, math.sqrt(2.0 * self.nu) / self.ls)
+
+
+KERNELS = {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern)}
+
+
+def make_kernel(kernel, **params):
+    """A Kernel instance from a Kernel (returned as is) or a registry name."""
+    if isinstance(kernel, Kernel):
+        return kernel
+    if kernel not in KERNELS:
+        raise ConfigError(f"kernel={kernel!r} is unknown: use one of {', '.join(KERNELS)}")
+    return KERNELS[kernel](**params)
