@@ -146,6 +146,8 @@ def _read_csv(path, cfg):
     import pandas as pd
 
     df = pd.read_csv(path)
+    if df.shape[0] == 0:
+        raise DataError(f"dataset.path={cfg.path!r}: no rows")
     if df.shape[1] < 2:
         raise DataError(f"dataset.path={cfg.path!r}: a CSV needs feature columns and a target "
                         f"column, found {df.shape[1]} column(s)")

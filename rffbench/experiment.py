@@ -134,7 +134,6 @@ def main(cfg, output_dir) -> int:
     try:
         df = run(cfg)
     except RffbenchError as exc:
-        log.error("%s", exc)
         print(f"rffbench: error: {exc}", file=sys.stderr)
         return 2
     if df.empty:

@@ -138,9 +138,15 @@ class Kernel(BaseEstimator):
         raise NotImplementedError
 
 
-def _sqdist_gram(X, Y, out, profile, a):
-    """Squared Euclidean distances followed by a profile, into ``out``."""
-    if X.shape[1] <= DIRECT_SQDIST_MAX_D:
+def _sqdist_gram(X, Y, out, profile, a, exact=False):
+    """Squared Euclidean distances followed by a profile, into ``out``.
+
+    The GEMM path computes |x|^2 + |y|^2 - 2 x.y, whose cancellation error
+    (~1e-16 |x|^2) is harmless for profiles smooth in s = d^2 but becomes
+    ~1e-8 after a sqrt (Matern 1/2 is not differentiable at 0): ``exact``
+    forces the direct loop.
+    """
+    if exact or X.shape[1] <= DIRECT_SQDIST_MAX_D:
         nbk.sqdist_direct_profile(X, np.ascontiguousarray(Y.T), out, profile, a)
         return
     xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
@@ -251,7 +257,8 @@ class Matern(Kernel):
     def _gram_into(self, X, Y, out):
         profile = {0.5: nbk.PROFILE_EXP_SQRT, 1.5: nbk.PROFILE_MATERN15,
                    2.5: nbk.PROFILE_MATERN25}[self.nu]
-        _sqdist_gram(X, Y, out, profile, math.sqrt(2.0 * self.nu) / self.ls)
+        _sqdist_gram(X, Y, out, profile, math.sqrt(2.0 * self.nu) / self.ls,
+                     exact=self.nu == 0.5)
 
 
 KERNELS = {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern)}

@@ -1,0 +1,51 @@
+"""Shared fixtures: small fixed-seed data, and a helper to run the CLI."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF_DIR = ROOT / "conf"
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
+def dtype(request):
+    return request.param
+
+
+def run_cli(*args, timeout=300):
+    """Run ``python run.py *args`` from the project root; CompletedProcess."""
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def compose_config(overrides=()):
+    """Compose conf/config.yaml with overrides (no Hydra run) -> DictConfig."""
+    from hydra import compose, initialize_config_dir
+
+    import rffbench.config  # noqa: F401  (registers the schema)
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+@pytest.fixture(autouse=True)
+def _restore_thread_limits():
+    """A run sets global numba/BLAS thread counts; give the next test all cores again."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    yield
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    threadpool_limits(limits=numba.config.NUMBA_NUM_THREADS)

@@ -1,0 +1,48 @@
+"""The approximation measurement against a plain-numpy computation."""
+import numpy as np
+import pytest
+
+from rffbench.features import FEATURE_MAPS
+from rffbench.kernels import make_kernel
+from rffbench.measure.approximation import BLOCK_ROWS, expected_fro_sq, gram_errors
+
+
+@pytest.mark.parametrize("map_name", ["rff", "rff_pairs"])
+@pytest.mark.parametrize("kname", ["gaussian", "laplacian"])
+def test_gram_errors_match_numpy(map_name, kname, rng):
+    n = BLOCK_ROWS + 77  # more than one block
+    M = rng.normal(size=(n, 4))
+    kernel = make_kernel(kname, lengthscale=2.0)
+    fmap = FEATURE_MAPS[map_name](kernel=kernel, n_components=128, random_state=0).fit(M)
+    got = gram_errors(kernel, fmap, M)
+    Z = fmap.transform(M)
+    K = kernel.gram(M)
+    E = K - Z @ Z.T
+    assert got["max_abs_error"] == pytest.approx(np.abs(E).max(), rel=1e-12)
+    assert got["mean_abs_error"] == pytest.approx(np.abs(E).mean(), rel=1e-12)
+    assert got["rel_fro_error"] == pytest.approx(np.linalg.norm(E) / np.linalg.norm(K), rel=1e-12)
+    assert got["rel_spectral_error"] == pytest.approx(
+        np.linalg.norm(E, 2) / np.linalg.norm(K, 2), rel=1e-7)
+    # expected error, entry by entry from k(delta) and k(2 delta)
+    diff = M[:, None, :] - M[None, :, :]
+    k, k2 = kernel.k_of_delta(diff), kernel.k_of_delta(2 * diff)
+    var = (1 + 0.5 * k2 - k**2) if map_name == "rff" else (1 + k2 - 2 * k**2)
+    assert got["expected_rel_fro_error"] == pytest.approx(
+        np.sqrt(var.sum() / 128) / np.linalg.norm(K), rel=1e-10)
+
+
+@pytest.mark.parametrize("map_name", ["rff", "rff_pairs"])
+def test_expected_frobenius_error_matches_redraws(map_name, rng):
+    """Mean of ||K_hat - K||_F^2 over independent maps -> the exact expectation
+    (5 standard errors of the mean of the observed squared errors)."""
+    M = rng.normal(size=(40, 3))
+    kernel = make_kernel("gaussian", lengthscale=1.5)
+    K = kernel.gram(M)
+    D, S = 32, 1500
+    sq = np.empty(S)
+    for s in range(S):
+        Z = FEATURE_MAPS[map_name](kernel=kernel, n_components=D, random_state=s).fit(M) \
+            .transform(M)
+        sq[s] = np.sum((K - Z @ Z.T) ** 2)
+    expected = expected_fro_sq(kernel, M, K, FEATURE_MAPS[map_name].variance, D)
+    assert abs(sq.mean() - expected) <= 5 * sq.std(ddof=1) / np.sqrt(S)

@@ -1,0 +1,113 @@
+"""End to end: ``python run.py`` (default and -m sweep) and bad input, as a user runs them."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import compose_config, run_cli
+from rffbench.experiment import main as run_main
+from rffbench.results import COLUMNS, RECORDS_FILE
+
+APPROX_METRICS = {"max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error",
+                  "expected_rel_fro_error"}
+
+
+def test_default_run(tmp_path):
+    out = tmp_path / "run"
+    p = run_cli(f"hydra.run.dir={out}")
+    assert p.returncode == 0, p.stderr
+    df = pd.read_csv(out / RECORDS_FILE)
+    assert list(df.columns) == COLUMNS
+    approx = df[df.measurement == "approximation"]
+    assert set(approx.metric) == APPROX_METRICS
+    timing = df[df.measurement == "timing"]
+    assert set(timing.metric) == {"map_fit_time_s", "map_transform_time_s"}
+    assert (timing.n_repeats >= 3).all() and (timing.value > 0).all()
+    assert (df.dataset == "digits").all() and (df.features == "rff").all() and (df.D == 1024).all()
+    assert df.run_id.nunique() == 1
+    # D=1024 random features on digits: a few percent Frobenius error, close to theory
+    rel = approx.set_index("metric").value
+    assert 0 < rel["rel_fro_error"] < 0.2
+    assert 0.5 < rel["rel_fro_error"] / rel["expected_rel_fro_error"] < 2
+    assert "rel_fro_error" in p.stdout and "records:" in p.stdout
+
+
+def test_multirun_sweep_one_records_file_per_job(tmp_path):
+    sweep = tmp_path / "sweep"
+    p = run_cli("-m", "kernel=gaussian,laplacian", "D=16,64", "dataset=synthetic",
+                "dataset.n=200", "dataset.d=2,5", "measure.approximation.n_points=60",
+                f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 0, p.stderr
+    files = sorted(sweep.glob(f"*/{RECORDS_FILE}"))
+    assert len(files) == 8
+    df = pd.concat([pd.read_csv(f) for f in files])
+    combos = set(zip(df.kernel, df.D, df.d))
+    assert combos == {(k, D, d) for k in ("gaussian", "laplacian") for D in (16, 64)
+                      for d in (2, 5)}
+    assert df.run_id.nunique() == 8
+
+
+@pytest.mark.parametrize("args,match", [
+    (["D=0"], "D=0 is not allowed"),
+    (["features=rff_pairs", "D=15"], "must be even"),
+    (["dataset=file", "dataset.path=/nonexistent/x.csv"], "no such file"),
+])
+def test_bad_input_subprocess(tmp_path, args, match):
+    out = tmp_path / "bad"
+    p = run_cli(*args, f"hydra.run.dir={out}")
+    assert p.returncode == 2
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln]
+    assert len(lines) == 1 and lines[0].startswith("rffbench: error:") and match in lines[0]
+    assert not (out / RECORDS_FILE).exists()
+
+
+@pytest.mark.parametrize("args,match", [
+    (["kernel=rbf"], "Could not find 'kernel/rbf'"),
+    (["D=abc"], "full_key: D"),
+    (["D=1.5"], "full_key: D"),
+    (["dataset.nn=3"], "Key 'nn' not in"),
+])
+def test_bad_input_rejected_by_hydra(tmp_path, args, match):
+    out = tmp_path / "bad"
+    p = run_cli(*args, f"hydra.run.dir={out}")
+    assert p.returncode != 0 and match in p.stderr
+    assert not (out / RECORDS_FILE).exists()
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("content,extra,match", [
+    ("a,b,y\n1,2,0\nnan,5,1\n3,3,0\n4,4,1\n", [], "NaN/inf"),
+    ("a,b,y\n1,2,3\n4,5\n6,7,8,9\n", [], "cannot read as csv"),
+    ("a,b,y\n", [], "no rows"),
+    ("a,b,y\n1,2,0\n2,5,1\n3,3,0\n4,4,1\n", ["dataset.target=price"], "is not a column"),
+])
+def test_bad_files_in_process(tmp_path, capsys, content, extra, match):
+    path = _write(tmp_path, "d.csv", content)
+    cfg = compose_config(["dataset=file", f"dataset.path={path}", *extra])
+    out = tmp_path / "run"
+    out.mkdir()
+    assert run_main(cfg, out) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rffbench: error:") and match in err and "\n" not in err
+    assert not (out / RECORDS_FILE).exists()
+
+
+def test_n_points_larger_than_data_is_clipped_with_a_note(tmp_path, capsys):
+    cfg = compose_config(["dataset=wine", "measure.approximation.n_points=5000", "D=64"])
+    assert run_main(cfg, tmp_path) == 0
+    df = pd.read_csv(tmp_path / RECORDS_FILE)
+    notes = df[df.measurement == "approximation"].note.dropna()
+    assert notes.str.contains("clipped from 5000 to the 134 training points").any()
+
+
+def test_float32_run_and_threads(tmp_path):
+    cfg = compose_config(["dataset=synthetic", "dataset.n=300", "dtype=float32", "threads=1",
+                          "features=rff_pairs", "D=64", "kernel=cauchy"])
+    assert run_main(cfg, tmp_path) == 0
+    df = pd.read_csv(tmp_path / RECORDS_FILE)
+    assert (df.dtype == "float32").all() and (df.threads == 1).all() and (df.n_freq == 32).all()
+    assert np.isfinite(df[df.measurement == "approximation"].value.dropna()).all()

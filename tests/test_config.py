@@ -1,0 +1,58 @@
+"""Config composition and the range checks (one-line errors naming the key)."""
+import pytest
+
+from conftest import compose_config
+from rffbench.config import Config, validate
+from rffbench.errors import ConfigError
+
+
+def test_default_composes_and_validates():
+    conf = validate(compose_config())
+    assert isinstance(conf, Config)
+    assert conf.kernel.name == "gaussian" and conf.features.name == "rff"
+    assert conf.dataset.name == "digits" and conf.D == 1024 and conf.dtype == "float64"
+    assert conf.measure.approximation.enabled and conf.measure.approximation.n_points <= 2000
+
+
+@pytest.mark.parametrize("group,names", [
+    ("kernel", ["gaussian", "laplacian", "cauchy", "matern"]),
+    ("features", ["rff", "rff_pairs"]),
+    ("dataset", ["synthetic", "digits", "breast_cancer", "wine", "diabetes"]),
+])
+def test_every_group_option_composes(group, names):
+    for name in names:
+        conf = validate(compose_config([f"{group}={name}"]))
+        assert getattr(conf, group).name == name
+
+
+@pytest.mark.parametrize("overrides,match", [
+    (["D=0"], r"D=0 is not allowed: use an integer >= 1"),
+    (["D=-5"], r"D=-5 is not allowed"),
+    (["features=rff_pairs", "D=33"], r"D=33 is not allowed for features=rff_pairs"),
+    (["kernel.lengthscale=0"], r"kernel.lengthscale=0 is not allowed: use a number > 0"),
+    (["kernel.lengthscale=-2"], r"kernel.lengthscale=-2 is not allowed"),
+    (["kernel.lengthscale=mean"], r"kernel.lengthscale='mean' is not allowed"),
+    (["kernel=matern", "kernel.nu=2.0"], r"kernel.nu=2.0 is not allowed: use one of 0.5, 1.5"),
+    (["dataset.test_size=1.0"], r"dataset.test_size=1.0 is not allowed: use a number with 0 <"),
+    (["dataset.test_size=0"], r"dataset.test_size=0.0 is not allowed"),
+    (["dataset=synthetic", "dataset.d=0"], r"dataset.d=0 is not allowed: use an integer >= 1"),
+    (["dataset.d=5"], r"dataset.d=5 is not allowed for dataset=digits"),
+    (["dataset=file"], r"dataset.path=None is not allowed: dataset=file needs dataset.path"),
+    (["dtype=float16"], r"dtype='float16' is not allowed: use one of float64, float32"),
+    (["threads=0"], r"threads=0 is not allowed"),
+    (["measure.approximation.n_points=1"], r"measure.approximation.n_points=1 is not allowed"),
+    (["measure.timing.repeats=2"], r"measure.timing.repeats=2 is not allowed"),
+    (["kernel.name=rbf"], r"kernel.name='rbf' is not allowed: use one of gaussian, laplacian"),
+    (["features.name=fastfood"], r"features.name='fastfood' is not allowed: use one of rff"),
+])
+def test_bad_values_are_one_line_config_errors(overrides, match):
+    with pytest.raises(ConfigError, match=match) as exc:
+        validate(compose_config(overrides))
+    assert "\n" not in str(exc.value)
+
+
+def test_unknown_group_option_fails_at_compose():
+    from hydra.errors import MissingConfigException
+
+    with pytest.raises(MissingConfigException, match="dataset/nope"):
+        compose_config(["dataset=nope"])

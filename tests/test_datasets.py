@@ -1,0 +1,135 @@
+"""Datasets: synthetic ball, bundled data, user files, and every bad file."""
+import numpy as np
+import pytest
+
+from rffbench.config import DatasetConfig
+from rffbench.datasets import load_dataset
+from rffbench.errors import DataError
+
+
+def cfg(**kw):
+    return DatasetConfig(**kw)
+
+
+def test_synthetic_ball_and_determinism():
+    c = cfg(name="synthetic", n=3000, d=5, radius=2.0, standardize=False)
+    a = load_dataset(c, seed=1)
+    b = load_dataset(c, seed=1)
+    X = np.vstack([a.X_train, a.X_test])
+    assert X.shape == (3000, 5) and a.diameter == 4.0
+    assert np.all(np.linalg.norm(X, axis=1) <= 2.0 + 1e-12)
+    # uniform in the ball: P(|x| <= r/2) = 2^-d
+    frac = np.mean(np.linalg.norm(X, axis=1) <= 1.0)
+    assert abs(frac - 2**-5) <= 5 * np.sqrt(2**-5 * (1 - 2**-5) / 3000)
+    assert np.array_equal(a.X_train, b.X_train) and np.array_equal(a.y_train, b.y_train)
+    assert not np.array_equal(a.X_train, load_dataset(c, seed=2).X_train)
+    assert a.task == "regression" and a.X_test.shape[0] == 750
+
+
+def test_synthetic_classification_and_dtype():
+    d = load_dataset(cfg(name="synthetic", n=500, d=3, task="classification",
+                         standardize=False), seed=0, dtype="float32")
+    assert d.task == "classification" and set(np.unique(d.y_train)) == {0, 1}
+    assert d.X_train.dtype == np.float32
+    assert 0.2 < d.y_train.mean() < 0.8
+
+
+def test_synthetic_scales_by_chunks():
+    # more than one generation chunk; rows are reproducible
+    d = load_dataset(cfg(name="synthetic", n=140_000, d=2, standardize=False, test_size=0.5),
+                     seed=0)
+    assert d.X_train.shape == (70_000, 2)
+
+
+@pytest.mark.parametrize("name,task,shape", [("digits", "classification", (1797, 64)),
+                                             ("breast_cancer", "classification", (569, 30)),
+                                             ("wine", "classification", (178, 13)),
+                                             ("diabetes", "regression", (442, 10))])
+def test_bundled_datasets(name, task, shape):
+    d = load_dataset(cfg(name=name), seed=0)
+    assert d.task == task and d.d == shape[1]
+    assert d.X_train.shape[0] + d.X_test.shape[0] == shape[0]
+    assert np.allclose(d.X_train.mean(0), 0, atol=1e-10)
+    sd = d.X_train.std(0)
+    assert np.allclose(sd[sd > 0], 1)
+
+
+def test_n_max_and_stratified_split():
+    d = load_dataset(cfg(name="digits", n_max=500, test_size=0.2), seed=3)
+    assert d.X_train.shape[0] == 400 and d.X_test.shape[0] == 100
+    assert set(np.unique(d.y_test)) == set(range(10))  # stratified
+
+
+def _write_xy(tmp_path, X, y):
+    import pandas as pd
+    from sklearn.datasets import dump_svmlight_file
+
+    paths = {}
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df["label"] = y
+    paths["csv"] = tmp_path / "data.csv"
+    df.to_csv(paths["csv"], index=False)
+    paths["npz"] = tmp_path / "data.npz"
+    np.savez(paths["npz"], X=X, y=y)
+    paths["svmlight"] = tmp_path / "data.svm"
+    dump_svmlight_file(X, y, str(paths["svmlight"]))
+    return paths
+
+
+@pytest.mark.parametrize("fmt", ["csv", "npz", "svmlight"])
+def test_file_formats_roundtrip(tmp_path, rng, fmt):
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    path = _write_xy(tmp_path, X, y)[fmt]
+    d = load_dataset(cfg(name="file", path=str(path), standardize=False, test_size=0.5), seed=0)
+    assert d.task == "classification" and d.d == 4
+    got = np.vstack([d.X_train, d.X_test])
+    assert np.allclose(np.sort(got[:, 0]), np.sort(X[:, 0]), atol=1e-6)
+
+
+def test_csv_target_by_name_and_regression(tmp_path, rng):
+    X = rng.normal(size=(40, 3))
+    path = _write_xy(tmp_path, X, X[:, 1] * 2.5)["csv"]
+    d = load_dataset(cfg(name="file", path=str(path), target="f0"), seed=0)
+    assert d.task == "regression" and d.d == 3  # f1, f2 and label are the features
+
+
+def _bad(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+@pytest.mark.parametrize("content,match", [
+    ("a,b,y\n1,2,3\n4,5\n6,7,8,9\n", "cannot read as csv"),  # ragged
+    ("a,b,y\n1,2,0\nnan,5,1\n3,3,0\n", "NaN/inf"),
+    ("a,b,y\n1,inf,0\n2,5,1\n3,3,0\n", "NaN/inf"),
+    ("a,b,y\n", "no rows"),
+    ("a,b,y\n1,x,0\n2,y,1\n", "non-numeric"),
+])
+def test_bad_csv_files(tmp_path, content, match):
+    path = _bad(tmp_path, "bad.csv", content)
+    with pytest.raises(DataError, match=match):
+        load_dataset(cfg(name="file", path=path), seed=0)
+
+
+def test_missing_file_and_column_and_npz_keys(tmp_path, rng):
+    with pytest.raises(DataError, match="no such file"):
+        load_dataset(cfg(name="file", path=str(tmp_path / "nope.csv")), seed=0)
+    path = _write_xy(tmp_path, rng.normal(size=(10, 2)), np.arange(10) % 2)
+    with pytest.raises(DataError, match="dataset.target='price' is not a column"):
+        load_dataset(cfg(name="file", path=str(path["csv"]), target="price"), seed=0)
+    np.savez(tmp_path / "z.npz", A=np.zeros((3, 2)))
+    with pytest.raises(DataError, match="needs arrays 'X' and 'y'"):
+        load_dataset(cfg(name="file", path=str(tmp_path / "z.npz")), seed=0)
+    np.savez(tmp_path / "w.npz", X=np.zeros((3, 2)), y=np.zeros(4))
+    with pytest.raises(DataError, match="y must be 1-d with 3 entries"):
+        load_dataset(cfg(name="file", path=str(tmp_path / "w.npz")), seed=0)
+    with pytest.raises(DataError, match="cannot read as svmlight"):
+        load_dataset(cfg(name="file", path=_bad(tmp_path, "junk.svm", "1 a:b\n")), seed=0)
+
+
+def test_single_class_refused(tmp_path):
+    np.savez(tmp_path / "one.npz", X=np.arange(20.0).reshape(10, 2), y=np.ones(10, dtype=int))
+    with pytest.raises(DataError, match="at least 2 classes"):
+        load_dataset(cfg(name="file", path=str(tmp_path / "one.npz")), seed=0)

@@ -1,0 +1,107 @@
+"""Exact Gram of every kernel against an independent scipy (cdist) reference."""
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+from scipy.special import gamma as gamma_fn, kv
+
+from rffbench.errors import ConfigError
+from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, Matern, make_kernel
+
+LS = 1.7
+
+
+def reference_gram(name, X, Y, ls, nu=1.5):
+    """Independent reference: scipy distances + the closed forms (Bessel for Matern)."""
+    X, Y = X.astype(np.float64), Y.astype(np.float64)
+    if name == "gaussian":
+        return np.exp(-cdist(X, Y, "sqeuclidean") / (2 * ls**2))
+    if name == "laplacian":
+        return np.exp(-cdist(X, Y, "cityblock") / ls)
+    if name == "cauchy":
+        return np.prod(1.0 / (1.0 + (X[:, None, :] - Y[None, :, :]) ** 2 / ls**2), axis=-1)
+    r = cdist(X, Y) * math.sqrt(2 * nu) / ls
+    with np.errstate(invalid="ignore"):
+        k = 2 ** (1 - nu) / gamma_fn(nu) * r**nu * kv(nu, r)
+    k[r == 0] = 1.0
+    return k
+
+
+def kernel_cases():
+    for name in KERNELS:
+        if name == "matern":
+            for nu in Matern.NUS:
+                yield name, dict(nu=nu)
+        else:
+            yield name, {}
+
+
+CASES = list(kernel_cases())
+IDS = [n + "".join(f"-{v}" for v in p.values()) for n, p in CASES]
+
+
+@pytest.mark.parametrize("name,params", CASES, ids=IDS)
+@pytest.mark.parametrize("d", [3, DIRECT_SQDIST_MAX_D + 9], ids=["direct", "gemm"])
+def test_gram_matches_reference(name, params, d, dtype, rng):
+    X = rng.normal(size=(67, d)).astype(dtype)
+    Y = rng.normal(size=(45, d)).astype(dtype)
+    ls = LS * math.sqrt(d)
+    k = make_kernel(name, lengthscale=ls, **params)
+    G = k.gram(X, Y)
+    ref = reference_gram(name, X, Y, ls, **params)
+    assert G.dtype == dtype and G.shape == (67, 45)
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    assert np.max(np.abs(G - ref)) <= tol
+    # symmetric case and unit diagonal
+    K = k.gram(X)
+    assert np.max(np.abs(K - K.T)) <= tol and np.max(np.abs(np.diag(K) - 1)) <= tol
+    # k_of_delta agrees with the Gram matrix
+    kd = k.k_of_delta(X[:5, None, :].astype(np.float64) - Y[None, :7, :].astype(np.float64))
+    assert np.max(np.abs(kd - ref[:5, :7])) <= 1e-12
+
+
+@pytest.mark.parametrize("name,params", CASES, ids=IDS)
+def test_spectral_sampler_second_moment_and_sigma_p2(name, params):
+    """E|w|^2 of the sampler equals sigma_p^2 (finite cases), and E cos(w.delta) = k(delta)."""
+    d, n = 3, 400_000
+    k = make_kernel(name, lengthscale=LS, **params)
+    W = k.sample_frequencies(n, d, np.random.default_rng(7))
+    delta = np.array([0.4, -0.9, 1.3])
+    c = np.cos(W @ delta)
+    # mean of bounded cos terms: sd <= 1/sqrt(n); 5 sigma
+    assert abs(c.mean() - k.k_of_delta(delta)) <= 5 * c.std() / math.sqrt(n)
+    s2 = k.sigma_p2(d)
+    if math.isfinite(s2):
+        sq = (W**2).sum(1)
+        if name == "matern":  # t-distributed norms: heavy tail, finite variance only for nu > 2
+            assert abs(sq.mean() - s2) <= 0.05 * s2
+        else:
+            assert abs(sq.mean() - s2) <= 5 * sq.std() / math.sqrt(n)
+    else:
+        assert name == "laplacian" or (name == "matern" and params["nu"] <= 1)
+
+
+def test_median_lengthscale_uses_kernel_metric(rng):
+    X = rng.normal(size=(300, 4))
+    from scipy.spatial.distance import pdist
+
+    g = make_kernel("gaussian", lengthscale="median").fit(X)
+    lap = make_kernel("laplacian", lengthscale="median").fit(X)
+    assert g.lengthscale_ == pytest.approx(np.median(pdist(X)))
+    assert lap.lengthscale_ == pytest.approx(np.median(pdist(X, "cityblock")))
+    sub = make_kernel("gaussian", lengthscale="median", median_subsample=50).fit(X)
+    assert sub.lengthscale_ != g.lengthscale_ and sub.lengthscale_ > 0
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "mean", True])
+def test_bad_lengthscale(bad):
+    with pytest.raises(ConfigError, match="kernel.lengthscale"):
+        make_kernel("gaussian", lengthscale=bad).fit(np.zeros((3, 2)) + np.arange(3)[:, None])
+
+
+def test_bad_nu_and_unknown_kernel():
+    with pytest.raises(ConfigError, match="kernel.nu=2.0"):
+        make_kernel("matern", nu=2.0).fit(None)
+    with pytest.raises(ConfigError, match="kernel='rbf' is unknown"):
+        make_kernel("rbf")
