@@ -1,0 +1,101 @@
+"""Transform benchmark: rffbench maps vs scikit-learn RBFSampler vs the machine's limit.
+
+    python -m rffbench.bench                       # the two reference shapes
+    python -m rffbench.bench --shape 50000,16,2048 --dtype float32 --out bench.csv
+
+For each shape (N, d, D), in one process and interleaved (A B C A B C ...),
+after a warm-up call of each: rffbench ``rff`` and ``rff_pairs`` transform,
+scikit-learn ``RBFSampler.transform`` (same Gaussian kernel, same D), and the
+*limit*: a BLAS GEMM of the same shape into a preallocated output plus one
+streaming pass over that output (numba ``scale_inplace``).  Medians of
+``--repeats`` repeats; ratios are computed within the run, so they are
+meaningful on a noisy shared machine where absolute times are not.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
+
+import numpy as np
+
+DEFAULT_SHAPES = [(100_000, 8, 1024), (20_000, 512, 4096)]
+
+
+def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0):
+    """Median seconds per implementation for one shape -> dict name -> (median, spread)."""
+    from sklearn.kernel_approximation import RBFSampler
+
+    from . import _numba as nbk
+    from .features import RandomFourierFeatures, RandomFourierPairs
+    from .kernels import Gaussian
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, d)).astype(dtype)
+    ls = float(np.sqrt(d))
+    kernel = Gaussian(lengthscale=ls)
+    rff = RandomFourierFeatures(kernel=kernel, n_components=D, random_state=seed).fit(X)
+    pairs = RandomFourierPairs(kernel=kernel, n_components=D, random_state=seed).fit(X)
+    sk = RBFSampler(gamma=0.5 / ls**2, n_components=D, random_state=seed).fit(X)
+    W = rng.standard_normal((d, D)).astype(dtype)
+    out = np.empty((N, D), dtype=dtype)
+
+    def limit_gemm():
+        np.matmul(X, W, out=out)
+
+    def limit_pass():
+        nbk.scale_inplace(out, 1.0)
+
+    impls = {"rff": lambda: rff.transform(X), "rff_pairs": lambda: pairs.transform(X),
+             "sklearn_rbf": lambda: sk.transform(X), "gemm": limit_gemm, "pass": limit_pass}
+    for fn in impls.values():  # warm-up: numba compile / cache load, page faults
+        fn()
+    times = {k: [] for k in impls}
+    for _ in range(repeats):
+        for name, fn in impls.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    res = {k: (float(np.median(v)), float(np.max(v) - np.min(v))) for k, v in times.items()}
+    res["limit"] = (res["gemm"][0] + res["pass"][0], res["gemm"][1] + res["pass"][1])
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", action="append", default=None,
+                    help="N,d,D (repeatable); default: 100000,8,1024 and 20000,512,4096")
+    ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--out", default=None, help="also write the table as CSV")
+    args = ap.parse_args(argv)
+    shapes = [tuple(int(v) for v in s.split(",")) for s in args.shape] if args.shape \
+        else DEFAULT_SHAPES
+    from .experiment import apply_threads
+
+    threads = apply_threads(args.threads)
+    rows = []
+    for N, d, D in shapes:
+        r = bench_shape(N, d, D, args.dtype, args.repeats)
+        for name in ("rff", "rff_pairs"):
+            rows.append(dict(N=N, d=d, D=D, dtype=args.dtype, threads=threads, impl=name,
+                             time_s=r[name][0], spread_s=r[name][1],
+                             sklearn_time_s=r["sklearn_rbf"][0], limit_time_s=r["limit"][0],
+                             speedup_vs_sklearn=r["sklearn_rbf"][0] / r[name][0],
+                             time_over_limit=r[name][0] / r["limit"][0]))
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    with pd.option_context("display.width", 200, "display.precision", 4):
+        print(df.to_string(index=False))
+    if args.out:
+        from .results import write_atomic
+
+        write_atomic(df, args.out)
+    return df
+
+
+if __name__ == "__main__":
+    main()
