@@ -24,6 +24,9 @@ multiply/add/floor/bit-casts, which LLVM vectorises.
   (true value < 3e-308).
 
 float32 arrays are computed in float64 internally and rounded once on store.
+
+Every parallel function is also ``nogil``: the bounds measurement calls them
+from several Python threads at once (one numba thread each, thread-local).
 """
 from __future__ import annotations
 
@@ -143,21 +146,21 @@ def fast_exp_scalar(x):
     return p * scale if x >= EXP_MIN_ARG else 0.0
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def fast_cos(x, out):
     """out[i] = cos(x[i]) for 1-d arrays (the accuracy-test entry point)."""
     for i in prange(x.shape[0]):
         out[i] = fast_cos_scalar(np.float64(x[i]))
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def fast_sin(x, out):
     """out[i] = sin(x[i]) for 1-d arrays."""
     for i in prange(x.shape[0]):
         out[i] = fast_sin_scalar(np.float64(x[i]))
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def fast_exp(x, out):
     """out[i] = exp(x[i]) for 1-d arrays with x <= 0."""
     for i in prange(x.shape[0]):
@@ -196,7 +199,7 @@ def _sincos_row(row, m, scale, fast):
             row[j] = scale * math.cos(a)
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def cos_offset_scale_inplace(Z, offset, scale, arg_bound):
     """Z[i, j] <- scale * cos(Z[i, j] + offset[j]); Z (n, D) holds X @ W.
 
@@ -208,7 +211,7 @@ def cos_offset_scale_inplace(Z, offset, scale, arg_bound):
         _cos_row(Z[i], offset, scale, arg_bound[i] <= FAST_TRIG_MAX)
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def sincos_pairs_inplace(Z, m, scale, arg_bound):
     """Z[:, :m] holds X @ W; overwrite with scale*[cos(XW), sin(XW)] (D = 2m).
 
@@ -218,7 +221,7 @@ def sincos_pairs_inplace(Z, m, scale, arg_bound):
         _sincos_row(Z[i], m, scale, arg_bound[i] <= FAST_TRIG_MAX)
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def scale_inplace(Z, scale):
     """Z *= scale: one streaming pass, the reference cost of touching the output."""
     n, m = Z.shape
@@ -260,7 +263,7 @@ def _profile_row(row, profile, a):
             row[j] = (1.0 + t + t * t / 3.0) * fast_exp_scalar(-t)
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def sqdist_direct_profile(X, Yt, out, profile, a):
     """out[i, j] = f(||X[i] - Y[j]||^2); Yt = Y.T (d, m) C-contiguous.
 
@@ -282,7 +285,7 @@ def sqdist_direct_profile(X, Yt, out, profile, a):
         _profile_row(row, profile, a)
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def sqdist_from_gemm_profile(G, xsq, ysq, profile, a):
     """G holds X @ Y.T; overwrite with f(max(|x|^2 + |y|^2 - 2 x.y, 0))."""
     n, m = G.shape
@@ -294,7 +297,7 @@ def sqdist_from_gemm_profile(G, xsq, ysq, profile, a):
         _profile_row(row, profile, a)
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def l1dist_profile(X, Yt, out, profile, a):
     """out[i, j] = f(||X[i] - Y[j]||_1); Yt = Y.T (d, m) C-contiguous."""
     n, d = X.shape
@@ -310,7 +313,7 @@ def l1dist_profile(X, Yt, out, profile, a):
         _profile_row(row, profile, a)
 
 
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def cauchy_product(X, Yt, out, inv_l2):
     """out[i, j] = prod_k 1 / (1 + (X[i, k] - Y[j, k])^2 * inv_l2)."""
     n, d = X.shape
@@ -327,9 +330,9 @@ def cauchy_product(X, Yt, out, inv_l2):
 
 
 # --------------------------------------------------------------------------
-# reductions for the approximation measurement
+# reductions for the approximation and bounds measurements
 # --------------------------------------------------------------------------
-@nb.njit(parallel=True, cache=True, fastmath=FMA)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def abs_max_sum_sq(E):
     """(max |E|, sum |E|, sum E^2) of a 2-d float64 array, per-row partials."""
     n, m = E.shape
@@ -349,3 +352,21 @@ def abs_max_sum_sq(E):
         sa[i] = a_sum
         s2[i] = a_sq
     return mx.max(), sa.sum(), s2.sum()
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def max_abs_diff_upper(G, K):
+    """max_{i <= j} |G[i, j] - K[i, j]| over the upper triangle (diagonal included).
+
+    G and K are square and symmetric (G = Z Z^T, K the exact Gram), so the
+    upper triangle is every pair once; G may be float32, the difference is
+    taken in float64.
+    """
+    n = G.shape[0]
+    mx = np.zeros(n)
+    for i in prange(n):
+        a_max = 0.0
+        for j in range(i, n):
+            a_max = max(a_max, abs(np.float64(G[i, j]) - K[i, j]))
+        mx[i] = a_max
+    return mx.max()

@@ -139,17 +139,62 @@ class DatasetConfig:
                               "d is fixed by the data (only dataset=synthetic takes d)")
 
 
+def _check_n_points(key, value):
+    _require(value is None or (_is_int(value) and value >= 2), key, value,
+             "use an integer >= 2 (at most the training-set size) or null")
+
+
 @dataclass
 class ApproximationConfig:
     """measure.approximation: Gram-matrix error of the map against the exact kernel."""
 
     enabled: bool = True
-    #: training points used; clipped (with a warning) to the training-set size
-    n_points: int = 1000
+    #: training points used (at most the training-set size); null = min(1000, n_train)
+    n_points: Optional[int] = None
+
+    #: n_points when null (capped at the training-set size)
+    DEFAULT_N_POINTS = 1000
 
     def __post_init__(self):
-        _require(_is_int(self.n_points) and self.n_points >= 2, "measure.approximation.n_points",
-                 self.n_points, "use an integer >= 2")
+        _check_n_points("measure.approximation.n_points", self.n_points)
+
+
+BOUNDS_DIAMETERS = ("auto", "points", "domain")
+
+
+@dataclass
+class BoundsConfig:
+    """measure.bounds: observed sup error over redraws of the map vs published bounds."""
+
+    enabled: bool = True
+    #: independent redraws of the map (>= 2)
+    trials: int = 100
+    #: points of the set M (at most the training-set size); null = min(300, n_train)
+    n_points: Optional[int] = None
+    #: failure probability, or a list of them, each in (0, 1)
+    delta: Any = field(default_factory=lambda: [0.05])
+    #: fixed pairs of M (spanning small to large distance) for the pointwise check
+    pairs: int = 5
+    #: diam(M) the bounds use: points = max pairwise distance of the points,
+    #: domain = the data's true support (synthetic ball: 2 r), auto = domain if known
+    diameter: str = "auto"
+
+    DEFAULT_N_POINTS = 300
+
+    def __post_init__(self):
+        _require(_is_int(self.trials) and self.trials >= 2, "measure.bounds.trials", self.trials,
+                 "use an integer >= 2")
+        _check_n_points("measure.bounds.n_points", self.n_points)
+        deltas = self.delta if isinstance(self.delta, (list, tuple)) else [self.delta]
+        ok = len(deltas) >= 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                      and 0 < v < 1 for v in deltas)
+        _require(ok, "measure.bounds.delta", self.delta,
+                 "use a number in (0, 1) or a list of them, e.g. [0.05,0.01]")
+        self.delta = sorted({float(v) for v in deltas}, reverse=True)
+        _require(_is_int(self.pairs) and self.pairs >= 1, "measure.bounds.pairs", self.pairs,
+                 "use an integer >= 1")
+        _require(self.diameter in BOUNDS_DIAMETERS, "measure.bounds.diameter", self.diameter,
+                 f"use one of {', '.join(BOUNDS_DIAMETERS)}")
 
 
 @dataclass
@@ -168,6 +213,7 @@ class TimingConfig:
 @dataclass
 class MeasureConfig:
     approximation: ApproximationConfig = field(default_factory=ApproximationConfig)
+    bounds: BoundsConfig = field(default_factory=BoundsConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
 
 

@@ -13,7 +13,7 @@ import json
 import logging
 import sys
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -55,12 +55,17 @@ def apply_threads(threads):
 
 @dataclass
 class RunContext:
-    """What a measurement needs: the config, the data, the fitted kernel."""
+    """What a measurement needs: the config, the data, the fitted kernel.
+
+    ``tables`` collects extra per-run tables (file name -> DataFrame) that
+    :func:`main` writes next to records.csv.
+    """
 
     cfg: Config
     data: Dataset
     kernel: Kernel
     threads: int
+    tables: dict = field(default_factory=dict)
 
     @property
     def map_cls(self):
@@ -89,7 +94,11 @@ def resolve_kernel(kcfg, X_train, seed) -> Kernel:
 
 
 def run(cfg):
-    """Run every enabled measurement of one configuration -> records DataFrame."""
+    """Run every enabled measurement of one configuration.
+
+    Returns (records DataFrame, extra tables: file name -> DataFrame, each
+    with the ``run_id`` column first).
+    """
     conf = validate(cfg)
     threads = apply_threads(conf.threads)
     data = load_dataset(conf.dataset, seed=conf.seed, dtype=conf.dtype)
@@ -108,31 +117,46 @@ def run(cfg):
                     nu=conf.kernel.nu if kernel.name == "matern" else None,
                     lengthscale=kernel.ls, features=fmap.name, D=conf.D, n_freq=n_freq,
                     seed=conf.seed, dtype=conf.dtype, threads=threads)
+    enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
+               if getattr(conf.measure, name).enabled]
+    for m, block in enabled:  # every request checked before any measurement starts
+        if hasattr(m, "check"):
+            m.check(ctx, block)
     rows = []
-    for name, measure in MEASUREMENTS.items():
-        block = getattr(conf.measure, name)
-        if block.enabled:
-            rows.extend(measure(ctx, block))
-    return records_frame(identity, rows)
+    for m, block in enabled:
+        rows.extend(m.measure(ctx, block))
+    tables = {name: t.assign(run_id=identity["run_id"])[["run_id", *t.columns]]
+              for name, t in ctx.tables.items()}
+    return records_frame(identity, rows), tables
 
 
 def summary_table(df) -> str:
-    """Compact text table of one run's records."""
+    """Compact text of one run's records: per measurement, metric values by
+    (method, delta); pointwise rows (``dist`` set) and notes stay in the file."""
     import pandas as pd
 
-    show = df[["measurement", "metric", "method", "value", "unit", "note"]].copy()
-    show["value"] = [("n/a" if pd.isna(v) else f"{v:.4g}") for v in show["value"]]
     h = df.iloc[0].to_dict()
-    title = (f"rffbench run {h['run_id']}: {h['features']} D={h['D']} | {h['kernel']} "
-             f"l={h['lengthscale']:.4g} | {h['dataset']} n_train={h['n_train']} d={h['d']} | "
-             f"{h['dtype']}, {h['threads']} threads")
-    return title + "\n" + show.to_string(index=False)
+    out = [f"rffbench run {h['run_id']}: {h['features']} D={h['D']} | {h['kernel']} "
+           f"l={h['lengthscale']:.4g} | {h['dataset']} n_train={h['n_train']} d={h['d']} | "
+           f"{h['dtype']}, {h['threads']} threads"]
+    for name, part in df.groupby("measurement", sort=False):
+        rows = part[part.dist.isna()].copy()
+        rows["method"] = rows.method.fillna("")
+        rows["delta"] = rows.delta.map(lambda v: "" if pd.isna(v) else f"{v:g}")
+        rows["cell"] = rows.value.map(lambda v: "n/a" if pd.isna(v) else f"{v:.4g}")
+        table = rows.set_index(["method", "delta", "metric"]).cell.unstack("metric", sort=False)
+        text = table.fillna("").to_string()
+        hidden = int(part.dist.notna().sum())
+        more = f" (+{hidden} pointwise records)" if hidden else ""
+        out.append(f"\n[{name}]{more}\n{text}")
+    out.append("(n/a: not applicable or not available; the reason is in the note column)")
+    return "\n".join(out)
 
 
 def main(cfg, output_dir) -> int:
     """Run, write ``records.csv`` into ``output_dir``, print the summary; exit code."""
     try:
-        df = run(cfg)
+        df, tables = run(cfg)
     except RffbenchError as exc:
         print(f"rffbench: error: {exc}", file=sys.stderr)
         return 2
@@ -140,6 +164,8 @@ def main(cfg, output_dir) -> int:
         print("rffbench: nothing measured (every measure.<name>.enabled is false); "
               "no records written", file=sys.stderr)
         return 2
+    for name, table in tables.items():  # records.csv last: its presence means complete
+        write_atomic(table, Path(output_dir) / name)
     path = write_atomic(df, Path(output_dir) / RECORDS_FILE)
     print(summary_table(df))
     print(f"records: {path}")

@@ -14,22 +14,29 @@ from pathlib import Path
 
 RECORDS_FILE = "records.csv"
 #: bump when the columns or the meaning of a metric change
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 IDENTITY_COLUMNS = ["run_id", "experiment", "dataset", "task", "n_train", "n_test", "d", "kernel",
                     "nu", "lengthscale", "features", "D", "n_freq", "seed", "dtype", "threads"]
+#: ``delta``: failure probability a value refers to (bounds); ``dist``: ||x - y|| of
+#: the pair a pointwise value refers to (bounds); empty elsewhere
 MEASURE_COLUMNS = ["measurement", "metric", "method", "value", "unit", "spread", "n_repeats",
-                   "note"]
+                   "delta", "dist", "note"]
 ENV_COLUMNS = ["schema", "rffbench", "numba", "numpy", "scipy", "sklearn", "runtime_env", "date",
                "git_sha"]
 COLUMNS = IDENTITY_COLUMNS + MEASURE_COLUMNS + ENV_COLUMNS
 
 
-def record(measurement, metric, value, unit="", method="", spread=None, n_repeats=None, note=""):
+def _num(v):
+    return None if v is None else float(v)
+
+
+def record(measurement, metric, value, unit="", method="", spread=None, n_repeats=None,
+           delta=None, dist=None, note=""):
     """One measured value (``value`` None = not available; say why in ``note``)."""
-    return dict(measurement=measurement, metric=metric, method=method,
-                value=None if value is None else float(value), unit=unit,
-                spread=None if spread is None else float(spread), n_repeats=n_repeats, note=note)
+    return dict(measurement=measurement, metric=metric, method=method, value=_num(value),
+                unit=unit, spread=_num(spread), n_repeats=n_repeats, delta=_num(delta),
+                dist=_num(dist), note=note)
 
 
 def environment():

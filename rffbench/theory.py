@@ -1,14 +1,21 @@
 """Published error bounds for random Fourier features (theory.md sections 3-4).
 
 Pure functions of (eps, D, ...) returning the bound on a failure probability,
-and :func:`invert_bound`, the eps at which a bound equals delta.  ``D`` is
+and :func:`invert_bound`, the point at which a monotone bound equals delta
+(used both for eps_bound(delta, D) and for the D a bound requires).  ``D`` is
 always the output dimension; ``pairs`` selects the cos/sin map.  Constants
 marked (unverified) in theory.md are named here and cited, not derived.
-Wiring into a ``bounds`` measurement is issue #3.
+
+:func:`uniform_bounds` and :func:`pointwise_bounds` say which bound applies to
+which estimator family (``"rff"``: cos + offset, ``"pairs"``: cos/sin, i.i.d.
+frequencies; a feature map declares its family as ``variance``) and, when one
+does not apply, why.  The ``bounds`` measurement only iterates over them.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 #: Rahimi & Recht 2007, Claim 1 prefactor
 RR_PREFACTOR = 2.0**8
@@ -21,13 +28,21 @@ def hoeffding(eps, D, pairs):
     return 2.0 * math.exp(-D * eps * eps / (4.0 if pairs else 8.0))
 
 
+def term_variance(k, k2, pairs):
+    """Variance of one term of the estimate: V1 (pairs, per frequency) or V2 (rff)."""
+    return (0.5 + 0.5 * k2 - k * k) if pairs else (1.0 + 0.5 * k2 - k * k)
+
+
+def bernstein_v(eps, D, v, kabs, pairs):
+    """Bernstein bound for term variance ``v`` and |k| = ``kabs`` (see :func:`bernstein`)."""
+    if pairs:
+        return 2.0 * math.exp(-(D / 2.0) * eps * eps / (2.0 * v + (2.0 / 3.0) * (1.0 + kabs) * eps))
+    return 2.0 * math.exp(-D * eps * eps / (2.0 * v + (2.0 / 3.0) * (2.0 + kabs) * eps))
+
+
 def bernstein(eps, D, k, k2, pairs):
     """Pointwise Bernstein bound with the exact variance; k = k(delta), k2 = k(2 delta)."""
-    if pairs:
-        v = 0.5 + 0.5 * k2 - k * k
-        return 2.0 * math.exp(-(D / 2.0) * eps * eps / (2.0 * v + (2.0 / 3.0) * (1.0 + abs(k)) * eps))
-    v = 1.0 + 0.5 * k2 - k * k
-    return 2.0 * math.exp(-D * eps * eps / (2.0 * v + (2.0 / 3.0) * (2.0 + abs(k)) * eps))
+    return bernstein_v(eps, D, term_variance(k, k2, pairs), abs(k), pairs)
 
 
 def rahimi_recht(eps, D, d, sigma_p, diam, output_dim=False):
@@ -63,15 +78,27 @@ def sriperumbudur_szabo_eps(delta, n_freq, d, sigma_p, diam):
     return (h + math.sqrt(2.0 * tau)) / math.sqrt(n_freq)
 
 
+def sriperumbudur_szabo(eps, n_freq, d, sigma_p, diam):
+    """Thm 1 read as a tail bound: P[sup >= eps] <= exp(-(eps sqrt(m) - h)^2 / 2)
+    for eps sqrt(m) >= h (tau = log(1/delta)), and 1 below (no statement)."""
+    h = sriperumbudur_szabo_eps(1.0, n_freq, d, sigma_p, diam) * math.sqrt(n_freq)
+    t = eps * math.sqrt(n_freq) - h
+    return 1.0 if t <= 0 else math.exp(-0.5 * t * t)
+
+
 def invert_bound(bound, delta, lo=1e-12, hi=1e6, rtol=1e-10):
-    """The eps where ``bound(eps)`` (non-increasing in eps) equals delta, by bisection
-    on a log scale; returns ``lo`` if bound(lo) <= delta already."""
+    """The x where ``bound(x)`` (non-increasing in x > 0) equals delta, by bisection
+    on a log scale; returns ``lo`` if bound(lo) <= delta already.
+
+    x is eps for eps_bound(delta, D) = invert_bound(lambda e: b(e, D), delta),
+    and D for the D a bound requires at a given eps.
+    """
     if not 0 < delta < 1:
         raise ValueError(f"delta={delta!r} must be in (0, 1)")
     if bound(lo) <= delta:
         return lo
     if bound(hi) > delta:
-        raise ValueError(f"bound exceeds delta={delta} even at eps={hi}")
+        raise ValueError(f"bound exceeds delta={delta} even at {hi:g}")
     while hi / lo > 1 + rtol:
         mid = math.sqrt(lo * hi)
         if bound(mid) > delta:
@@ -79,3 +106,103 @@ def invert_bound(bound, delta, lo=1e-12, hi=1e6, rtol=1e-10):
         else:
             hi = mid
     return hi
+
+
+# --------------------------------------------------------------------------
+# which bound applies to which estimator
+# --------------------------------------------------------------------------
+#: largest possible |estimate - k|: pairs |z(x).z(y)| <= 1, rff <= 2; k in [-1, 1]
+TRIVIAL_ERROR = {"pairs": 2.0, "rff": 3.0}
+
+UNIFORM_METHODS = ("hoeffding", "bernstein", "rahimi_recht", "rahimi_recht_output_dim",
+                   "sutherland_schneider", "sriperumbudur_szabo")
+POINTWISE_METHODS = ("hoeffding", "bernstein")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One bound for one run: ``prob(eps, D)`` bounds P[error >= eps], or None
+    with ``note`` saying why it does not apply.  ``uniform`` is False for the
+    pointwise bounds (a reference line for the sup, not a bound on it);
+    ``eps_max`` is the largest eps its derivation allows (``eps_max_note`` why)."""
+
+    method: str
+    prob: Optional[Callable[[float, float], float]]
+    note: str
+    uniform: bool = True
+    eps_max: float = math.inf
+    eps_max_note: str = ""
+
+
+def _not_applicable(methods, note):
+    return [Bound(m, None, note, m not in POINTWISE_METHODS) for m in methods]
+
+
+def _no_bound_note(map_name):
+    return (f"features={map_name}: no published bound for this map (they cover the i.i.d. "
+            "rff and rff_pairs maps)")
+
+
+def _pointwise(family, v, kabs, what):
+    pairs = family == "pairs"
+    return [Bound("hoeffding", lambda e, D: hoeffding(e, D, pairs), what, uniform=False),
+            Bound("bernstein", lambda e, D: bernstein_v(e, D, v, kabs, pairs),
+                  f"{what}, exact term variance {v:.4g}", uniform=False)]
+
+
+def pointwise_bounds(family, k, k2, map_name=""):
+    """Hoeffding and Bernstein for one pair with k = k(delta), k2 = k(2 delta)."""
+    if family not in TRIVIAL_ERROR:
+        return _not_applicable(POINTWISE_METHODS, _no_bound_note(map_name))
+    return _pointwise(family, term_variance(k, k2, family == "pairs"), abs(k), "pointwise bound")
+
+
+def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=""):
+    """Every bound on the sup over a set M of diameter ``diam`` in R^d (kernel
+    second moment ``sigma_p2``), led by Hoeffding and Bernstein as pointwise
+    reference lines (Bernstein at the largest term variance ``v_max`` and
+    largest |k| of the pairs of M)."""
+    if family not in TRIVIAL_ERROR:
+        return _not_applicable(UNIFORM_METHODS, _no_bound_note(map_name))
+    refs = _pointwise(family, v_max, k_absmax,
+                      "pointwise bound: a reference line for the sup, not a bound on it")
+    uniform = UNIFORM_METHODS[2:]
+    if not math.isfinite(sigma_p2):
+        return refs + _not_applicable(uniform, "sigma_p^2 = E||w||^2 is infinite for this kernel "
+                                      "(heavy-tailed spectral density): the bound is vacuous")
+    if not diam > 0:
+        return refs + _not_applicable(uniform, "diam(M) = 0: all points coincide")
+    sp = math.sqrt(sigma_p2)
+    pairs = family == "pairs"
+    rr_max = sp * diam
+    rr_max_note = f"Claim 1's proof assumes sigma_p diam(M) / eps >= 1, i.e. eps <= {rr_max:.4g}"
+    out = list(refs)
+    if pairs:
+        out += [
+            Bound("rahimi_recht", lambda e, D: rahimi_recht(e, D, d, sp, diam),
+                  "Claim 1 as stated, D read as the output dimension (its proof counts D "
+                  "frequencies = 2D outputs: optimistic by 2x in D)",
+                  eps_max=rr_max, eps_max_note=rr_max_note),
+            Bound("rahimi_recht_output_dim",
+                  lambda e, D: rahimi_recht(e, D, d, sp, diam, output_dim=True),
+                  "Claim 1 in output-dimension units: D/2 frequencies",
+                  eps_max=rr_max, eps_max_note=rr_max_note),
+            Bound("sutherland_schneider", lambda e, D: sutherland_schneider(e, D, d, sp, diam, True),
+                  f"pair map, beta_d = {beta_d(d):.4g}"),
+            Bound("sriperumbudur_szabo",
+                  lambda e, D: sriperumbudur_szabo(e, D / 2.0, d, sp, diam),
+                  "Thm 1 (unverified constants), m = D/2 frequencies"),
+        ]
+    else:
+        rr_na = ("Claim 1 is proved for the cos/sin pair map (terms in [-1, 1]); for the "
+                 "cos + offset map see sutherland_schneider")
+        out += [
+            Bound("rahimi_recht", None, rr_na),
+            Bound("rahimi_recht_output_dim", None, rr_na),
+            Bound("sutherland_schneider", lambda e, D: sutherland_schneider(e, D, d, sp, diam,
+                                                                            False),
+                  "cos + offset map, 98 exp(-D eps^2 / (32 (d+2))) form (unverified constants)"),
+            Bound("sriperumbudur_szabo", None, "Thm 1 is proved for the cos/sin pair estimator "
+                  "(1/m) sum cos(w.delta), not for the cos + offset map"),
+        ]
+    return out

@@ -96,12 +96,12 @@ def test_bad_files_in_process(tmp_path, capsys, content, extra, match):
     assert not (out / RECORDS_FILE).exists()
 
 
-def test_n_points_larger_than_data_is_clipped_with_a_note(tmp_path, capsys):
-    cfg = compose_config(["dataset=wine", "measure.approximation.n_points=5000", "D=64"])
+def test_default_n_points_capped_at_small_data_with_a_note(tmp_path):
+    cfg = compose_config(["dataset=wine", "D=64"])
     assert run_main(cfg, tmp_path) == 0
     df = pd.read_csv(tmp_path / RECORDS_FILE)
     notes = df[df.measurement == "approximation"].note.dropna()
-    assert notes.str.contains("clipped from 5000 to the 134 training points").any()
+    assert notes.str.contains(r"M = 134 training points \(n_points=null: min\(1000, n_train\)\)").any()
 
 
 def test_float32_run_and_threads(tmp_path):

@@ -11,7 +11,15 @@ def test_default_composes_and_validates():
     assert isinstance(conf, Config)
     assert conf.kernel.name == "gaussian" and conf.features.name == "rff"
     assert conf.dataset.name == "digits" and conf.D == 1024 and conf.dtype == "float64"
-    assert conf.measure.approximation.enabled and conf.measure.approximation.n_points <= 2000
+    assert conf.measure.approximation.enabled and conf.measure.approximation.n_points is None
+    b = conf.measure.bounds
+    assert b.enabled and b.trials >= 2 and b.delta == [0.05] and b.n_points is None
+
+
+@pytest.mark.parametrize("value,want", [("0.1", [0.1]), ("[0.01,0.1,0.05]", [0.1, 0.05, 0.01])])
+def test_bounds_delta_scalar_or_list(value, want):
+    conf = validate(compose_config([f"measure.bounds.delta={value}"]))
+    assert conf.measure.bounds.delta == want
 
 
 @pytest.mark.parametrize("group,names", [
@@ -42,6 +50,12 @@ def test_every_group_option_composes(group, names):
     (["threads=0"], r"threads=0 is not allowed"),
     (["measure.approximation.n_points=1"], r"measure.approximation.n_points=1 is not allowed"),
     (["measure.timing.repeats=2"], r"measure.timing.repeats=2 is not allowed"),
+    (["measure.bounds.trials=1"], r"measure.bounds.trials=1 is not allowed: use an integer >= 2"),
+    (["measure.bounds.delta=0"], r"measure.bounds.delta=0 is not allowed: use a number in \(0, 1\)"),
+    (["measure.bounds.delta=[0.5,1]"], r"measure.bounds.delta=\[0.5, 1\] is not allowed"),
+    (["measure.bounds.delta=abc"], r"measure.bounds.delta='abc' is not allowed"),
+    (["measure.bounds.n_points=1"], r"measure.bounds.n_points=1 is not allowed"),
+    (["measure.bounds.diameter=ball"], r"measure.bounds.diameter='ball' is not allowed"),
     (["kernel.name=rbf"], r"kernel.name='rbf' is not allowed: use one of gaussian, laplacian"),
     (["features.name=fastfood"], r"features.name='fastfood' is not allowed: use one of rff"),
 ])

@@ -35,6 +35,8 @@ BOUNDS = {
     "rahimi_recht": lambda e, D: th.rahimi_recht(e, D, 10, 3.0, 2.0),
     "ss_pairs": lambda e, D: th.sutherland_schneider(e, D, 10, 3.0, 2.0, True),
     "ss_rff": lambda e, D: th.sutherland_schneider(e, D, 10, 3.0, 2.0, False),
+    "szs_pairs": lambda e, D: th.sriperumbudur_szabo(e, D / 2, 10, 3.0, 2.0),
+    "bernstein_v": lambda e, D: th.bernstein_v(e, D, 0.4, 1.0, True),
 }
 
 
@@ -48,6 +50,53 @@ def test_monotone_and_inversion_round_trip(name):
     for delta in (0.05, 0.01):
         e = th.invert_bound(lambda x: f(x, 4096), delta)
         assert f(e, 4096) == pytest.approx(delta, rel=1e-6)
+        # the D a bound requires for a given eps: the same inversion, in D
+        D = th.invert_bound(lambda x: f(e, x), delta, lo=1.0, hi=1e18)
+        assert D == pytest.approx(4096, rel=1e-6)
+
+
+def test_sutherland_schneider_hand_values():
+    # pairs, d = 2: beta_2 (s l / eps)^(4/4) exp(-D eps^2 / 32)
+    assert th.sutherland_schneider(0.5, 100, 2, 2.0, 3.0, True) == pytest.approx(
+        2 * 2**3.5 * 12.0 * math.exp(-100 * 0.25 / 32), rel=1e-14)
+    # rff map: 98 (s l / eps)^2 exp(-D eps^2 / (32 (d + 2)))
+    assert th.sutherland_schneider(0.5, 1000, 3, 2.0, 3.0, False) == pytest.approx(
+        98 * 144 * math.exp(-1000 * 0.25 / 160), rel=1e-14)
+
+
+def test_sriperumbudur_szabo_hand_value_and_tail_form():
+    d, l, s, m = 4, 1.5, 2.0, 10_000
+    h = 32 * math.sqrt(2 * d * math.log(2 * l + 1)) + 32 * math.sqrt(2 * d * math.log(s + 1)) \
+        + 16 * math.sqrt(2 * d / math.log(2 * l + 1))
+    want = (h + math.sqrt(2 * math.log(20))) / math.sqrt(m)
+    assert th.sriperumbudur_szabo_eps(0.05, m, d, s, l) == pytest.approx(want, rel=1e-14)
+    # the tail form is its inverse: P[sup >= eps(delta)] <= delta; below h/sqrt(m) no statement
+    assert th.sriperumbudur_szabo(want, m, d, s, l) == pytest.approx(0.05, rel=1e-12)
+    assert th.sriperumbudur_szabo(0.9 * h / math.sqrt(m), m, d, s, l) == 1.0
+
+
+def _by_method(bounds):
+    return {b.method: b for b in bounds}
+
+
+def test_which_bounds_apply():
+    pairs = _by_method(th.uniform_bounds("pairs", 5, 5.0, 2.0, 0.5, 1.0, "rff_pairs"))
+    assert list(pairs) == list(th.UNIFORM_METHODS)
+    assert all(b.prob is not None for b in pairs.values())
+    assert not pairs["hoeffding"].uniform and pairs["sutherland_schneider"].uniform
+    assert pairs["rahimi_recht"].eps_max == pytest.approx(math.sqrt(5.0) * 2.0)
+    # the bounds evaluate the formulas they name
+    assert pairs["rahimi_recht"].prob(0.3, 512) == th.rahimi_recht(0.3, 512, 5, math.sqrt(5), 2.0)
+    assert pairs["bernstein"].prob(0.1, 512) == th.bernstein_v(0.1, 512, 0.5, 1.0, True)
+    rff = _by_method(th.uniform_bounds("rff", 5, 5.0, 2.0, 0.5, 1.0, "rff"))
+    assert [m for m, b in rff.items() if b.prob is None] == [
+        "rahimi_recht", "rahimi_recht_output_dim", "sriperumbudur_szabo"]
+    lap = _by_method(th.uniform_bounds("pairs", 5, math.inf, 2.0, 0.5, 1.0, "rff_pairs"))
+    assert [m for m, b in lap.items() if b.prob is None] == list(th.UNIFORM_METHODS[2:])
+    assert all("infinite" in lap[m].note for m in th.UNIFORM_METHODS[2:])
+    other = th.uniform_bounds(None, 5, 5.0, 2.0, map_name="orf")
+    assert all(b.prob is None and "features=orf" in b.note for b in other)
+    assert all(b.prob is None for b in th.pointwise_bounds(None, 0.5, 0.1, "orf"))
 
 
 def test_sriperumbudur_szabo_decreases_like_one_over_sqrt_m():

@@ -1,7 +1,7 @@
 """Gram-matrix error of a feature map against the exact kernel.
 
-On M = ``n_points`` training points (a seeded subsample; clipped to the
-training-set size with a warning and a note in the records):
+On M = ``n_points`` training points (a seeded subsample; see
+:mod:`rffbench.measure.points`):
 
 * ``max_abs_error``    max_ij |K - Z Z^T|
 * ``mean_abs_error``   mean over all n^2 entries (diagonal included)
@@ -24,7 +24,9 @@ import numpy as np
 from scipy.sparse.linalg import eigsh
 
 from .. import _numba as nbk
+from .. import memory
 from ..results import record
+from .points import resolve_n_points, sample_points
 
 log = logging.getLogger(__name__)
 
@@ -77,21 +79,21 @@ def gram_errors(kernel, fmap, M):
     return out
 
 
+def check(ctx, cfg):
+    n, _ = resolve_n_points(ctx, "approximation", cfg)
+    # K (n x n, float64), one block of k(2 delta), Z (n x D)
+    need = 8 * (n * n + BLOCK_ROWS * n + n * ctx.cfg.D)
+    memory.require(need, "measure.approximation.n_points", n, "the n x n exact Gram")
+
+
 def measure(ctx, cfg):
-    X = ctx.data.X_train
-    n = cfg.n_points
-    note = ""
-    if n > X.shape[0]:
-        note = f"n_points clipped from {n} to the {X.shape[0]} training points"
-        log.warning("measure.approximation.n_points=%d > %d training points: using all of them",
-                    n, X.shape[0])
-        n = X.shape[0]
-    idx = np.sort(ctx.rng("approximation").choice(X.shape[0], n, replace=False))
-    fmap = ctx.make_map().fit(X)
+    n, note = resolve_n_points(ctx, "approximation", cfg)
+    M = sample_points(ctx, "approximation", n)
+    fmap = ctx.make_map().fit(ctx.data.X_train)
     log.info("approximation: %s vs exact %s on %d points, D=%d", fmap.name, ctx.kernel.name, n,
              fmap.n_components)
-    errs = gram_errors(ctx.kernel, fmap, X[idx])
-    rows = [record("approximation", m, errs[m], "", note=note or f"{n} points")
+    errs = gram_errors(ctx.kernel, fmap, M)
+    rows = [record("approximation", m, errs[m], "", note=note)
             for m in ("max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error")]
     if "expected_rel_fro_error" in errs:
         rows.append(record("approximation", "expected_rel_fro_error",
