@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
@@ -211,10 +211,90 @@ class TimingConfig:
 
 
 @dataclass
+class LearningConfig:
+    """measure.learning: train/test error and time of the model on features vs exact KRR."""
+
+    enabled: bool = True
+    #: also fit exact kernel ridge (skipped with a note above model.exact_max_n)
+    exact: bool = True
+    #: a fit faster than cheap_s seconds is repeated this many times (median kept)
+    repeats: int = 3
+    cheap_s: float = 2.0
+
+    def __post_init__(self):
+        _require(_is_int(self.repeats) and self.repeats >= 1, "measure.learning.repeats",
+                 self.repeats, "use an integer >= 1")
+        _require(math.isfinite(self.cheap_s) and self.cheap_s >= 0, "measure.learning.cheap_s",
+                 self.cheap_s, "use a number of seconds >= 0")
+
+
+@dataclass
 class MeasureConfig:
     approximation: ApproximationConfig = field(default_factory=ApproximationConfig)
     bounds: BoundsConfig = field(default_factory=BoundsConfig)
+    learning: LearningConfig = field(default_factory=LearningConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
+
+
+SGD_LOSSES = {
+    "regression": ("squared_error", "huber", "epsilon_insensitive", "squared_epsilon_insensitive"),
+    "classification": ("hinge", "log_loss", "modified_huber", "squared_hinge", "perceptron",
+                       "squared_error"),
+}
+
+
+def _positive_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+@dataclass
+class ModelConfig:
+    """model/: the model trained on the random features (exact KRR is the baseline)."""
+
+    name: str = "ridge"
+    #: ridge parameter (same for exact KRR), a number > 0, or auto = the best of
+    #: lam_grid on a validation split of the training set
+    lam: Any = "auto"
+    lam_grid: List[float] = field(default_factory=lambda: [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1,
+                                                           1.0, 10.0])
+    #: validation fraction of the training set for lam=auto
+    val_size: float = 0.2
+    #: targets' training mean as an unpenalised intercept
+    center: bool = True
+    #: exact KRR is skipped (with a note) above this many training rows
+    exact_max_n: int = 10000
+    #: rows per feature chunk (ridge accumulation, sgd batches); null = ~4M elements
+    chunk_rows: Optional[int] = None
+    #: sgd: passes over the data, and the scikit-learn loss (null: squared_error / hinge)
+    epochs: int = 5
+    loss: Optional[str] = None
+
+    def __post_init__(self):
+        from .models import MODELS
+
+        _require(self.name in MODELS, "model.name", self.name, f"use one of {', '.join(MODELS)}")
+        lam = self.lam
+        if isinstance(lam, str) and lam != "auto":
+            try:
+                lam = float(lam)
+            except ValueError:
+                pass
+        _require(lam == "auto" or _positive_number(lam), "model.lam", self.lam,
+                 "use a number > 0 or auto")
+        self.lam = lam if lam == "auto" else float(lam)
+        _require(len(self.lam_grid) >= 1 and all(_positive_number(v) for v in self.lam_grid),
+                 "model.lam_grid", list(self.lam_grid), "use a non-empty list of numbers > 0")
+        _require(0 < self.val_size < 1, "model.val_size", self.val_size,
+                 "use a number with 0 < val_size < 1")
+        _require(_is_int(self.exact_max_n) and self.exact_max_n >= 1, "model.exact_max_n",
+                 self.exact_max_n, "use an integer >= 1")
+        _require(self.chunk_rows is None or (_is_int(self.chunk_rows) and self.chunk_rows >= 1),
+                 "model.chunk_rows", self.chunk_rows, "use an integer >= 1 or null")
+        _require(_is_int(self.epochs) and self.epochs >= 1, "model.epochs", self.epochs,
+                 "use an integer >= 1")
+        every = sorted(set(SGD_LOSSES["regression"]) | set(SGD_LOSSES["classification"]))
+        _require(self.loss is None or self.loss in every, "model.loss", self.loss,
+                 f"use one of {', '.join(every)} or null")
 
 
 @dataclass
@@ -224,6 +304,7 @@ class Config:
     kernel: KernelConfig = field(default_factory=KernelConfig)
     features: FeaturesConfig = field(default_factory=FeaturesConfig)
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
     measure: MeasureConfig = field(default_factory=MeasureConfig)
     #: name of the experiment (a preset sets it); goes into every record
     experiment: str = "default"

@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import DataError
+from .memory import available_bytes
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,8 @@ def _file(cfg, seed):
             from sklearn.datasets import load_svmlight_file
 
             Xs, y = load_svmlight_file(path)
-            if Xs.shape[0] * Xs.shape[1] * 8 > _available_bytes() // 2:
+            avail = available_bytes()
+            if avail is not None and Xs.shape[0] * Xs.shape[1] * 8 > avail // 2:
                 raise DataError(f"dataset.path={cfg.path!r}: {Xs.shape[0]} x {Xs.shape[1]} dense "
                                 "would not fit in half the free memory; set dataset.n_max")
             X = Xs.toarray()
@@ -181,15 +183,50 @@ def _guess_task(y):
     return "regression"
 
 
-def _available_bytes():
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 8 << 30
+FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
+FASHION_MNIST_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                       "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+
+
+def _read_idx(path):
+    """An IDX file (gzip): big-endian magic (0, 0, dtype 0x08 = ubyte, ndim), dims, data."""
+    import gzip
+
+    with gzip.open(path, "rb") as fh:
+        raw = fh.read()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        raise DataError(f"{path}: not an IDX ubyte file")
+    ndim = raw[3]
+    dims = np.frombuffer(raw, dtype=">u4", count=ndim, offset=4).astype(np.int64)
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(dims)):
+        raise DataError(f"{path}: {data.size} values for shape {tuple(dims)}")
+    return data.reshape(tuple(dims))
+
+
+def _fashion_mnist(cfg, seed):
+    """Fashion-MNIST (Xiao et al. 2017), 70,000 28x28 grey images, 10 classes, from
+    Debian's dataset-fashion-mnist files; pixels scaled to [0, 1].  The official
+    60k/10k split is pooled: the split is the seeded one of every dataset."""
+    folder = os.path.expanduser(cfg.path or FASHION_MNIST_DIR)
+    missing = [f for f in FASHION_MNIST_FILES if not os.path.isfile(os.path.join(folder, f))]
+    if missing:
+        raise DataError(f"dataset=fashion_mnist: {', '.join(missing)} not found in {folder}; "
+                        "install them with `sudo apt-get install dataset-fashion-mnist` or set "
+                        "dataset.path=<folder with the IDX .gz files>")
+    Xs, ys = [], []
+    for img, lab in (FASHION_MNIST_FILES[:2], FASHION_MNIST_FILES[2:]):
+        X = _read_idx(os.path.join(folder, img))
+        y = _read_idx(os.path.join(folder, lab))
+        if X.ndim != 3 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+            raise DataError(f"dataset=fashion_mnist: {img} / {lab} shapes {X.shape} / {y.shape} "
+                            "do not match")
+        Xs.append(X.reshape(X.shape[0], -1))
+        ys.append(y)
+    X = np.concatenate(Xs).astype(np.float64) / 255.0
+    info = dict(task="classification", licence="MIT (Zalando Research)",
+                source=f"Fashion-MNIST (Xiao, Rasul, Vollgraf 2017), {folder}")
+    return X, np.concatenate(ys).astype(np.int64), info
 
 
 UCI = "UCI Machine Learning Repository (via scikit-learn), CC BY 4.0"
@@ -204,6 +241,7 @@ DATASETS = {
     "diabetes": _sklearn_loader("load_diabetes", "regression",
                                 "scikit-learn load_diabetes (Efron et al. 2004)",
                                 "distributed with scikit-learn, BSD-3-Clause"),
+    "fashion_mnist": _fashion_mnist,
     "file": _file,
 }
 

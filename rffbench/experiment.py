@@ -106,19 +106,19 @@ def run(cfg):
         log.info("dataset: %s", note)
     kernel = resolve_kernel(conf.kernel, data.X_train, conf.seed)
     ctx = RunContext(conf, data, kernel, threads)
-    fmap = ctx.make_map()
-    n_freq = fmap.fit(data.X_train[:2]).n_freq_
+    n_freq = ctx.map_cls.n_freq_for(conf.D)
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
-             run_id(conf), fmap.name, data.name, data.X_train.shape[0], data.d,
+             run_id(conf), ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
              kernel.describe(), kernel.ls, conf.D)
     identity = dict(run_id=run_id(conf), experiment=conf.experiment, dataset=data.name,
                     task=data.task, n_train=data.X_train.shape[0], n_test=data.X_test.shape[0],
                     d=data.d, kernel=kernel.name,
                     nu=conf.kernel.nu if kernel.name == "matern" else None,
-                    lengthscale=kernel.ls, features=fmap.name, D=conf.D, n_freq=n_freq,
+                    lengthscale=kernel.ls, features=ctx.map_cls.name, D=conf.D, n_freq=n_freq,
                     seed=conf.seed, dtype=conf.dtype, threads=threads)
     enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
                if getattr(conf.measure, name).enabled]
+    ctx.map_cls.check_data(conf.D, data.X_train.shape[0])
     for m, block in enabled:  # every request checked before any measurement starts
         if hasattr(m, "check"):
             m.check(ctx, block)

@@ -24,8 +24,9 @@ def test_bounds_delta_scalar_or_list(value, want):
 
 @pytest.mark.parametrize("group,names", [
     ("kernel", ["gaussian", "laplacian", "cauchy", "matern"]),
-    ("features", ["rff", "rff_pairs"]),
-    ("dataset", ["synthetic", "digits", "breast_cancer", "wine", "diabetes"]),
+    ("features", ["rff", "rff_pairs", "sklearn_rbf", "nystrom"]),
+    ("dataset", ["synthetic", "digits", "breast_cancer", "wine", "diabetes", "fashion_mnist"]),
+    ("model", ["ridge", "sgd"]),
 ])
 def test_every_group_option_composes(group, names):
     for name in names:

@@ -5,8 +5,11 @@ output dimension) and ``random_state``.
 """
 from ..errors import ConfigError
 from .fourier import FeatureMap, RandomFourierFeatures, RandomFourierPairs
+from .nystrom import Nystrom
+from .peers import SklearnRBF
 
-FEATURE_MAPS = {cls.name: cls for cls in (RandomFourierFeatures, RandomFourierPairs)}
+FEATURE_MAPS = {cls.name: cls for cls in (RandomFourierFeatures, RandomFourierPairs, SklearnRBF,
+                                          Nystrom)}
 
 
 def feature_map_class(name):
@@ -16,5 +19,5 @@ def feature_map_class(name):
     return FEATURE_MAPS[name]
 
 
-__all__ = ["FEATURE_MAPS", "FeatureMap", "RandomFourierFeatures", "RandomFourierPairs",
-           "feature_map_class"]
+__all__ = ["FEATURE_MAPS", "FeatureMap", "Nystrom", "RandomFourierFeatures", "RandomFourierPairs",
+           "SklearnRBF", "feature_map_class"]

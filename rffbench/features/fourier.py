@@ -63,6 +63,15 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                 or n_components < 1:
             raise ConfigError(f"D={n_components!r} is not allowed: use an integer >= 1")
 
+    @classmethod
+    def n_freq_for(cls, n_components):
+        """Number of frequencies (random directions) behind an output of D = n_components."""
+        return n_components
+
+    @classmethod
+    def check_data(cls, n_components, n_samples):
+        """Raise ConfigError if the map cannot be fitted on ``n_samples`` rows."""
+
     def _check_chunk_rows(self):
         c = self.chunk_rows
         if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1):
@@ -120,7 +129,7 @@ class RandomFourierFeatures(FeatureMap):
     pairs = False
 
     def _fit(self, X, rng):
-        self.n_freq_ = self.n_components // 2 if self.pairs else self.n_components
+        self.n_freq_ = self.n_freq_for(self.n_components)
         W = self.kernel_.sample_frequencies(self.n_freq_, X.shape[1], rng)
         self.random_weights_ = np.ascontiguousarray(W.T)
         if not self.pairs:
@@ -159,6 +168,10 @@ class RandomFourierPairs(RandomFourierFeatures):
     name = "rff_pairs"
     variance = "pairs"
     pairs = True
+
+    @classmethod
+    def n_freq_for(cls, n_components):
+        return n_components // 2
 
     @classmethod
     def check_params(cls, n_components, kernel=None):

@@ -9,10 +9,11 @@
 The name matches the config block ``measure.<name>``; a run calls every block
 whose ``enabled`` is true, in this order.
 """
-from . import approximation, bounds, timing
+from . import approximation, bounds, learning, timing
 
 MEASUREMENTS = {
     "approximation": approximation,
     "bounds": bounds,
+    "learning": learning,
     "timing": timing,
 }

@@ -1,0 +1,38 @@
+"""Peers as feature maps: what a user would otherwise pick, behind the same API.
+
+``sklearn_rbf``: scikit-learn's ``RBFSampler`` (the ``rff`` map, computed by
+numpy), Gaussian kernel only, gamma = 1 / (2 lengthscale^2).  Its estimator is
+the cos + offset one, so the ``rff`` variances and bounds apply.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from .fourier import FeatureMap
+
+
+class SklearnRBF(FeatureMap):
+    """scikit-learn ``RBFSampler`` wrapped as an rffbench map (attribute ``sampler_``)."""
+
+    name = "sklearn_rbf"
+    variance = "rff"
+
+    @classmethod
+    def check_params(cls, n_components, kernel=None):
+        super().check_params(n_components, kernel)
+        kname = getattr(kernel, "name", kernel)
+        if kname is not None and kname != "gaussian":
+            raise ConfigError(f"features=sklearn_rbf is not allowed with kernel={kname}: "
+                              "scikit-learn's RBFSampler approximates the Gaussian kernel only; "
+                              "use features=rff (any kernel) or kernel=gaussian")
+
+    def _fit(self, X, rng):
+        from sklearn.kernel_approximation import RBFSampler
+
+        self.sampler_ = RBFSampler(gamma=0.5 / self.kernel_.ls**2, n_components=self.n_components,
+                                   random_state=int(rng.integers(2**31 - 1))).fit(X)
+        self.n_freq_ = self.n_components
+
+    def _transform_into(self, X, out):
+        out[:] = self.sampler_.transform(X)

@@ -1,0 +1,213 @@
+"""Models on random features (``MODELS``) and the shared target encoding.
+
+* ``ridge``: w = (Z^T Z + lam I)^{-1} Z^T Y.  Z^T Z (syrk, in place), Z^T Y,
+  sum z and sum y are accumulated over row chunks, so Z is never held whole
+  (memory O(D^2 + chunk D)); the system is solved by Cholesky.  With many
+  lambdas (``lam=auto``) the accumulation is done once and only the D x D
+  solve is repeated.
+* ``sgd``: scikit-learn's ``SGDRegressor`` / ``SGDClassifier`` fed by
+  ``partial_fit`` over shuffled feature chunks for ``epochs`` passes; alpha =
+  lam / n (scikit-learn averages the loss over samples, ridge sums it).
+
+Targets: regression y is one column; classification is "Fourier + LS" as in
+Rahimi & Recht's Table 1: least squares on one-hot targets, argmax.  With
+``center`` the targets' training mean is an unpenalised intercept.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.linalg import blas
+
+from .exact import solve_regularised
+
+#: output elements per feature chunk when ``chunk_rows`` is null (32 MB float64)
+CHUNK_ELEMENTS = 1 << 22
+
+
+def encode_targets(y, task, n_classes):
+    """Targets as a float64 matrix: one-hot (classification) or one column."""
+    if task == "classification":
+        Y = np.zeros((y.shape[0], n_classes))
+        Y[np.arange(y.shape[0]), y] = 1.0
+        return Y
+    return np.asarray(y, dtype=np.float64)[:, None]
+
+
+def decode(scores, task):
+    """Predictions from model outputs: argmax class, or the single column."""
+    return scores.argmax(axis=1) if task == "classification" else scores[:, 0]
+
+
+def chunk_rows(n_features, chunk_rows=None):
+    return chunk_rows or max(1, CHUNK_ELEMENTS // max(1, n_features))
+
+
+class Timer:
+    """Accumulates perf_counter seconds per named phase."""
+
+    def __init__(self):
+        self.s = {}
+
+    def add(self, name, t0):
+        now = time.perf_counter()
+        self.s[name] = self.s.get(name, 0.0) + now - t0
+        return now
+
+
+# --------------------------------------------------------------------------
+# ridge on features
+# --------------------------------------------------------------------------
+class NormalEquations:
+    """Sums of a row set: Z^T Z (upper triangle, Fortran order), Z^T Y, sum z, sum y, n."""
+
+    def __init__(self, D, n_out):
+        self.G = np.zeros((D, D), order="F")
+        self.b = np.zeros((D, n_out))
+        self.zsum = np.zeros(D)
+        self.ysum = np.zeros(n_out)
+        self.n = 0
+
+    def add_chunk(self, Z, Y):
+        Z64 = np.asarray(Z, dtype=np.float64)
+        # G += Z^T Z: syrk on Z^T (a Fortran view of C-ordered Z: no copy), in place
+        self.G = blas.dsyrk(1.0, Z64.T, beta=1.0, c=self.G, trans=0, lower=0, overwrite_c=1)
+        self.b += Z64.T @ Y
+        self.zsum += Z64.sum(axis=0)
+        self.ysum += Y.sum(axis=0)
+        self.n += Z.shape[0]
+
+    def solve(self, lam, center=True):
+        """(weights D x n_out, offset n_out, factor + solve seconds)."""
+        offset = self.ysum / self.n if center else np.zeros_like(self.ysum)
+        b = self.b - np.outer(self.zsum, offset)
+        A = np.triu(self.G) + np.triu(self.G, 1).T  # full symmetric, C order
+        W, f_s, s_s = solve_regularised(A, b, lam)
+        return W, offset, f_s + s_s
+
+
+def accumulate(fmap, X, Y, rows=None, timer=None):
+    """NormalEquations of the ``fmap`` features of X, chunk by chunk."""
+    timer = timer or Timer()
+    ne = NormalEquations(fmap.n_components, Y.shape[1])
+    rows = chunk_rows(fmap.n_components, rows)
+    for s in range(0, X.shape[0], rows):
+        t0 = time.perf_counter()
+        Z = fmap.transform(X[s:s + rows])
+        t0 = timer.add("map_time_s", t0)
+        ne.add_chunk(Z, Y[s:s + rows])
+        timer.add("accumulate_time_s", t0)
+    return ne
+
+
+class FeatureRidge:
+    """Ridge regression / least-squares classifier on a fitted feature map."""
+
+    name = "ridge"
+
+    def __init__(self, lam, center=True, chunk_rows=None):
+        self.lam = lam
+        self.center = center
+        self.chunk_rows = chunk_rows
+
+    def fit(self, fmap, X, Y):
+        timer = Timer()
+        ne = accumulate(fmap, X, Y, self.chunk_rows, timer)
+        t0 = time.perf_counter()
+        self.coef_, self.offset_, _ = ne.solve(self.lam, self.center)
+        timer.add("solve_time_s", t0)
+        self.fmap_, self.times_ = fmap, timer.s
+        return self
+
+    def predict(self, X):
+        out = np.empty((X.shape[0], self.coef_.shape[1]))
+        rows = chunk_rows(self.fmap_.n_components, self.chunk_rows)
+        for s in range(0, X.shape[0], rows):
+            out[s:s + rows] = self.fmap_.transform(X[s:s + rows]) @ self.coef_
+        return out + self.offset_
+
+    def select_lambda(self, fmap, X_fit, Y_fit, X_val, grid):
+        """Validation predictions (one matrix per lambda) from one accumulation
+        pass over X_fit and one transform pass over X_val."""
+        ne = accumulate(fmap, X_fit, Y_fit, self.chunk_rows)
+        sols = [ne.solve(lam, self.center)[:2] for lam in grid]
+        preds = [np.empty((X_val.shape[0], Y_fit.shape[1])) for _ in grid]
+        rows = chunk_rows(fmap.n_components, self.chunk_rows)
+        for s in range(0, X_val.shape[0], rows):
+            Z = fmap.transform(X_val[s:s + rows])
+            for (W, off), P in zip(sols, preds):
+                P[s:s + rows] = Z @ W + off
+        return preds
+
+
+# --------------------------------------------------------------------------
+# SGD on features (scikit-learn)
+# --------------------------------------------------------------------------
+class FeatureSGD:
+    """scikit-learn SGD fed with feature chunks by ``partial_fit``."""
+
+    name = "sgd"
+
+    def __init__(self, lam, task, loss=None, epochs=5, random_state=0, chunk_rows=None):
+        self.lam = lam
+        self.task = task
+        self.loss = loss
+        self.epochs = epochs
+        self.random_state = random_state
+        self.chunk_rows = chunk_rows
+
+    def _estimator(self, lam, n):
+        from sklearn.linear_model import SGDClassifier, SGDRegressor
+
+        alpha = lam / n
+        if self.task == "classification":
+            return SGDClassifier(loss=self.loss or "hinge", alpha=alpha, random_state=self.random_state)
+        return SGDRegressor(loss=self.loss or "squared_error", alpha=alpha,
+                            random_state=self.random_state)
+
+    def _passes(self, fmap, X, y, estimators, timer):
+        rng = np.random.default_rng(self.random_state)
+        rows = chunk_rows(fmap.n_components, self.chunk_rows)
+        classes = np.unique(y) if self.task == "classification" else None
+        for _ in range(self.epochs):
+            order = rng.permutation(X.shape[0])
+            for s in range(0, X.shape[0], rows):
+                idx = np.sort(order[s:s + rows])
+                t0 = time.perf_counter()
+                Z = fmap.transform(X[idx])
+                t0 = timer.add("map_time_s", t0)
+                for est in estimators:
+                    if classes is not None:
+                        est.partial_fit(Z, y[idx], classes=classes)
+                    else:
+                        est.partial_fit(Z, y[idx])
+                timer.add("accumulate_time_s", t0)
+
+    def fit(self, fmap, X, y):
+        timer = Timer()
+        self.est_ = self._estimator(self.lam, X.shape[0])
+        self._passes(fmap, X, y, [self.est_], timer)
+        self.fmap_, self.times_ = fmap, timer.s
+        return self
+
+    def predict(self, X):
+        rows = chunk_rows(self.fmap_.n_components, self.chunk_rows)
+        parts = [self.est_.predict(self.fmap_.transform(X[s:s + rows]))
+                 for s in range(0, X.shape[0], rows)]
+        return np.concatenate(parts)
+
+    def select_lambda(self, fmap, X_fit, y_fit, X_val, grid):
+        """Validation predictions per lambda; every lambda's model sees the same chunks."""
+        ests = [self._estimator(lam, X_fit.shape[0]) for lam in grid]
+        self._passes(fmap, X_fit, y_fit, ests, Timer())
+        rows = chunk_rows(fmap.n_components, self.chunk_rows)
+        parts = [[] for _ in grid]
+        for s in range(0, X_val.shape[0], rows):
+            Z = fmap.transform(X_val[s:s + rows])
+            for est, P in zip(ests, parts):
+                P.append(est.predict(Z))
+        return [np.concatenate(P) for P in parts]
+
+
+MODELS = {"ridge": FeatureRidge, "sgd": FeatureSGD}

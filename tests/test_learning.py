@@ -1,0 +1,131 @@
+"""The learning measurement end to end: records, convergence to exact KRR,
+skip and refusal paths, bad input, the fashion_mnist loader on the real files."""
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import compose_config
+from rffbench import memory
+from rffbench.datasets import FASHION_MNIST_DIR, FASHION_MNIST_FILES
+from rffbench.experiment import main as run_main
+from rffbench.experiment import run
+from rffbench.results import RECORDS_FILE
+
+ONLY = ["measure.approximation.enabled=false", "measure.bounds.enabled=false",
+        "measure.timing.enabled=false", "measure.learning.repeats=1"]
+METRICS = {"test_rmse", "test_rel_rmse", "test_error_rate", "train_time_s", "predict_time_s",
+           "map_time_s", "gram_time_s", "solve_time_s", "peak_rss_mb", "lambda"}
+
+
+def learning(*overrides):
+    df, _ = run(compose_config([*ONLY, *overrides]))
+    return df[df.measurement == "learning"]
+
+
+def test_records_vocabulary_and_relative_rmse():
+    from rffbench.config import validate
+    from rffbench.datasets import load_dataset
+
+    cfg = compose_config([*ONLY, "dataset=diabetes", "D=128"])
+    df = learning("dataset=diabetes", "D=128")
+    y_test = load_dataset(validate(cfg).dataset, seed=0).y_test
+    assert set(df.metric) <= METRICS and set(df.method) == {"ridge", "exact_krr"}
+    for m in ("ridge", "exact_krr"):
+        r = df[df.method == m].set_index("metric").value
+        assert r["test_rmse"] > 0 and r["train_time_s"] > 0 and r["predict_time_s"] > 0
+        assert r["lambda"] in [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]
+        assert r["test_rel_rmse"] == pytest.approx(r["test_rmse"] / np.std(y_test), rel=1e-12)
+        assert r["peak_rss_mb"] > 10
+    lam_note = df[(df.metric == "lambda") & (df.method == "ridge")].note.item()
+    assert lam_note.startswith("auto: validation error by lambda {1e-06:")
+
+
+def test_ridge_approaches_exact_krr_as_D_grows():
+    gaps = {}
+    for D in (16, 256, 2048):
+        e = learning(f"D={D}", "model.lam=1e-2").query("metric == 'test_error_rate'")
+        e = e.set_index("method").value
+        gaps[D] = e["ridge"] - e["exact_krr"]
+    # digits, 450 test points: exact KRR ~1.6% error; 16 features are far worse
+    assert gaps[16] > 0.1 and gaps[256] < gaps[16] and abs(gaps[2048]) < 0.03, gaps
+
+
+def test_exact_skipped_above_exact_max_n_and_when_memory_is_short(monkeypatch):
+    df = learning("dataset=wine", "D=32", "model.exact_max_n=50")
+    ex = df[df.method == "exact_krr"]
+    assert len(ex) == 1 and ex.value.isna().all()
+    assert "n_train=134 > model.exact_max_n=50" in ex.note.item()
+    # wine: ridge with D=32 needs ~93 kB, the exact 134 x 134 Gram 144 kB: only the Gram is refused
+    monkeypatch.setattr(memory, "available_bytes", lambda: 150_000)
+    df = learning("dataset=wine", "D=32", "model.lam=0.1")
+    ex = df[df.method == "exact_krr"]
+    assert len(ex) == 1 and "GiB available" in ex.note.item()
+    assert df[df.method == "ridge"].value.notna().all()  # the feature model still ran
+
+
+def test_sgd_and_peers_in_one_table():
+    rows = []
+    for feats in ("rff", "sklearn_rbf", "nystrom"):
+        df = learning("dataset=breast_cancer", f"features={feats}", "D=64", "model=sgd",
+                      "model.lam=1e-2", "measure.learning.exact=false")
+        rows.append(df)
+    df = pd.concat(rows)
+    err = df[df.metric == "test_error_rate"].set_index("features").value
+    assert set(err.index) == {"rff", "sklearn_rbf", "nystrom"} and (err < 0.2).all(), err
+    assert set(df.method) == {"sgd"}
+
+
+@pytest.mark.parametrize("overrides,match", [
+    (["model.lam=0"], "model.lam=0 is not allowed: use a number > 0 or auto"),
+    (["model.lam=-1"], "model.lam=-1 is not allowed"),
+    (["model.exact_max_n=0"], "model.exact_max_n=0 is not allowed"),
+    (["model=sgd", "model.loss=hinge", "dataset=diabetes"],
+     "model.loss='hinge' is not allowed for the regression dataset=diabetes"),
+    (["features=sklearn_rbf", "kernel=laplacian"], "features=sklearn_rbf is not allowed with "
+                                                   "kernel=laplacian"),
+    (["features=nystrom", "D=5000", "dataset=wine"], "D=5000 is not allowed for features=nystrom"),
+    (["D=300000"], "D=300000 is not allowed: ridge on features (3 D x D"),
+    (["model.val_size=1.5"], "model.val_size=1.5 is not allowed"),
+])
+def test_bad_input_one_line(tmp_path, capsys, overrides, match):
+    code = run_main(compose_config([*ONLY, *overrides]), tmp_path)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("rffbench: error:") and match in err and "\n" not in err
+    assert not (tmp_path / RECORDS_FILE).exists()
+
+
+def test_single_class_labels_refused(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i},{i % 3},1\n" for i in range(20)))
+    cfg = compose_config([*ONLY, "dataset=file", f"dataset.path={path}",
+                          "dataset.file_task=classification"])
+    assert run_main(cfg, tmp_path) == 2
+    assert "classification needs at least 2 classes, found 1" in capsys.readouterr().err
+
+
+HAVE_FASHION = all(os.path.isfile(os.path.join(FASHION_MNIST_DIR, f)) for f in FASHION_MNIST_FILES)
+
+
+@pytest.mark.skipif(not HAVE_FASHION and not os.environ.get("CI"),
+                    reason="apt-get install dataset-fashion-mnist (CI installs it)")
+def test_fashion_mnist_real_files():
+    from rffbench.config import DatasetConfig
+    from rffbench.datasets import load_dataset
+
+    data = load_dataset(DatasetConfig(name="fashion_mnist", path=FASHION_MNIST_DIR,
+                                      test_size=1 / 7), seed=0)
+    assert data.X_train.shape == (60000, 784) and data.X_test.shape == (10000, 784)
+    assert data.n_classes == 10 and np.bincount(data.y_train).tolist() == [6000] * 10
+    assert "Fashion-MNIST" in data.source
+    df = learning("dataset=fashion_mnist", "dataset.n_max=1500", "D=256", "model.lam=1e-1")
+    err = df[df.metric == "test_error_rate"].set_index("method").value
+    assert (err < 0.35).all(), err  # chance is 0.9
+
+
+def test_fashion_mnist_missing_files_name_the_install_command(tmp_path, capsys):
+    cfg = compose_config([*ONLY, "dataset=fashion_mnist", f"dataset.path={tmp_path}"])
+    assert run_main(cfg, tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert "sudo apt-get install dataset-fashion-mnist" in err and "\n" not in err
