@@ -370,3 +370,100 @@ def max_abs_diff_upper(G, K):
             a_max = max(a_max, abs(np.float64(G[i, j]) - K[i, j]))
         mx[i] = a_max
     return mx.max()
+
+
+# --------------------------------------------------------------------------
+# structured projections (sorf, fastfood): fast Walsh-Hadamard transform
+# --------------------------------------------------------------------------
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _fwht_row(a):
+    """In-place unnormalised Walsh-Hadamard transform (Sylvester order, the
+    order of scipy.linalg.hadamard) of a row whose length is a power of 2."""
+    n = a.shape[0]
+    h = 1
+    while h < n:
+        for i in range(0, n, 2 * h):
+            for j in range(i, i + h):
+                x = a[j]
+                y = a[j + h]
+                a[j] = x + y
+                a[j + h] = x - y
+        h *= 2
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def fwht_inplace(A):
+    """Each row of A (n, L), L a power of 2, <- H row (unnormalised)."""
+    for i in prange(A.shape[0]):
+        _fwht_row(A[i])
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def sorf_project(X, D1, D2, D3, scale, out):
+    """out[i, b*L + k] = scale * (H D1[b] H D2[b] H D3[b] x_i)[k], x_i zero-padded
+    to L; only the first out.shape[1] columns are written (last block truncated).
+    H unnormalised: the caller folds L^{-3/2} into ``scale``."""
+    n, d = X.shape
+    B, L = D1.shape
+    m = out.shape[1]
+    for i in prange(n):
+        v = np.empty(L)
+        for b in range(B):
+            for k in range(d):
+                v[k] = X[i, k] * D3[b, k]
+            for k in range(d, L):
+                v[k] = 0.0
+            _fwht_row(v)
+            for k in range(L):
+                v[k] *= D2[b, k]
+            _fwht_row(v)
+            for k in range(L):
+                v[k] *= D1[b, k]
+            _fwht_row(v)
+            base = b * L
+            for k in range(min(L, m - base)):
+                out[i, base + k] = scale * v[k]
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def fastfood_project(X, Bsign, Perm, G, S, scale, out):
+    """out[i, b*L + k] = scale * (S[b] H G[b] Perm[b] H Bsign[b] x_i)[k], x_i
+    zero-padded to L, permutation as v2[k] = v[Perm[b, k]]; first out.shape[1]
+    columns written."""
+    n, d = X.shape
+    B, L = G.shape
+    m = out.shape[1]
+    for i in prange(n):
+        v = np.empty(L)
+        w = np.empty(L)
+        for b in range(B):
+            for k in range(d):
+                v[k] = X[i, k] * Bsign[b, k]
+            for k in range(d, L):
+                v[k] = 0.0
+            _fwht_row(v)
+            for k in range(L):
+                w[k] = v[Perm[b, k]] * G[b, k]
+            _fwht_row(w)
+            base = b * L
+            for k in range(min(L, m - base)):
+                out[i, base + k] = scale * S[b, k] * w[k]
+
+
+# --------------------------------------------------------------------------
+# random binning (hashing of bin indices)
+# --------------------------------------------------------------------------
+@nb.njit(parallel=True, nogil=True, cache=True)
+def binning_keys(X, pitch, shift, mult, keys):
+    """keys[i, p] = hash of the bin of x_i in grid p: sum_j mult[j] *
+    floor((x_ij - shift[p, j]) / pitch[p, j]) in wrapping uint64 arithmetic
+    (random odd multipliers; collisions have probability ~ n^2 / 2^64)."""
+    n, d = X.shape
+    P = pitch.shape[0]
+    for i in prange(n):
+        for p in range(P):
+            h = np.uint64(0)
+            for j in range(d):
+                c = np.int64(math.floor((np.float64(X[i, j]) - shift[p, j]) / pitch[p, j]))
+                h += mult[j] * np.uint64(c)
+            keys[i, p] = h

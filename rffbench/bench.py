@@ -2,9 +2,11 @@
 
     python -m rffbench.bench                       # the two reference shapes
     python -m rffbench.bench --shape 50000,16,2048 --dtype float32 --out bench.csv
+    python -m rffbench.bench --maps rff,rff_pairs,sorf,fastfood --shape 10000,1024,8192
 
 For each shape (N, d, D), in one process and interleaved (A B C A B C ...),
-after a warm-up call of each: rffbench ``rff`` and ``rff_pairs`` transform,
+after a warm-up call of each: the transform of every rffbench map in ``--maps``
+(Gaussian kernel; default ``rff`` and ``rff_pairs``),
 scikit-learn ``RBFSampler.transform`` (same Gaussian kernel, same D), and the
 *limit*: a BLAS GEMM of the same shape into a preallocated output plus one
 streaming pass over that output (numba ``scale_inplace``).  Medians of
@@ -23,20 +25,20 @@ import numpy as np
 DEFAULT_SHAPES = [(100_000, 8, 1024), (20_000, 512, 4096)]
 
 
-def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0):
+def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_pairs")):
     """Median seconds per implementation for one shape -> dict name -> (median, spread)."""
     from sklearn.kernel_approximation import RBFSampler
 
     from . import _numba as nbk
-    from .features import RandomFourierFeatures, RandomFourierPairs
+    from .features import FEATURE_MAPS
     from .kernels import Gaussian
 
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((N, d)).astype(dtype)
     ls = float(np.sqrt(d))
     kernel = Gaussian(lengthscale=ls)
-    rff = RandomFourierFeatures(kernel=kernel, n_components=D, random_state=seed).fit(X)
-    pairs = RandomFourierPairs(kernel=kernel, n_components=D, random_state=seed).fit(X)
+    fitted = {m: FEATURE_MAPS[m](kernel=kernel, n_components=D, random_state=seed).fit(X)
+              for m in maps}
     sk = RBFSampler(gamma=0.5 / ls**2, n_components=D, random_state=seed).fit(X)
     W = rng.standard_normal((d, D)).astype(dtype)
     out = np.empty((N, D), dtype=dtype)
@@ -47,8 +49,8 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0):
     def limit_pass():
         nbk.scale_inplace(out, 1.0)
 
-    impls = {"rff": lambda: rff.transform(X), "rff_pairs": lambda: pairs.transform(X),
-             "sklearn_rbf": lambda: sk.transform(X), "gemm": limit_gemm, "pass": limit_pass}
+    impls = {m: (lambda f=f: f.transform(X)) for m, f in fitted.items()}
+    impls.update(sklearn_rbf=lambda: sk.transform(X), gemm=limit_gemm, **{"pass": limit_pass})
     for fn in impls.values():  # warm-up: numba compile / cache load, page faults
         fn()
     times = {k: [] for k in impls}
@@ -67,6 +69,8 @@ def main(argv=None):
     ap.add_argument("--shape", action="append", default=None,
                     help="N,d,D (repeatable); default: 100000,8,1024 and 20000,512,4096")
     ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    ap.add_argument("--maps", default="rff,rff_pairs",
+                    help="comma-separated rffbench maps (Gaussian kernel), e.g. rff,sorf,fastfood")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", default=None, help="also write the table as CSV")
@@ -78,12 +82,14 @@ def main(argv=None):
     threads = apply_threads(args.threads)
     rows = []
     for N, d, D in shapes:
-        r = bench_shape(N, d, D, args.dtype, args.repeats)
-        for name in ("rff", "rff_pairs"):
+        maps = tuple(args.maps.split(","))
+        r = bench_shape(N, d, D, args.dtype, args.repeats, maps=maps)
+        for name in maps:
             rows.append(dict(N=N, d=d, D=D, dtype=args.dtype, threads=threads, impl=name,
                              time_s=r[name][0], spread_s=r[name][1],
                              sklearn_time_s=r["sklearn_rbf"][0], limit_time_s=r["limit"][0],
                              speedup_vs_sklearn=r["sklearn_rbf"][0] / r[name][0],
+                             speedup_vs_rff=(r["rff"][0] / r[name][0]) if "rff" in r else None,
                              time_over_limit=r[name][0] / r["limit"][0]))
     import pandas as pd
 

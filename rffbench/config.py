@@ -74,6 +74,10 @@ class FeaturesConfig:
     name: str = "rff"
     #: rows per GEMM + cosine pass in transform; null = about 4M output elements
     chunk_rows: Optional[int] = None
+    #: orf, sorf, fastfood, qmc: cos/sin pairs (D even) or cos + offset; null = map default
+    pairs: Optional[bool] = None
+    #: qmc: low-discrepancy sequence, sobol or halton
+    sequence: str = "sobol"
 
     def __post_init__(self):
         from .features import FEATURE_MAPS
@@ -82,6 +86,18 @@ class FeaturesConfig:
                  f"use one of {', '.join(FEATURE_MAPS)}")
         _require(self.chunk_rows is None or self.chunk_rows >= 1, "features.chunk_rows",
                  self.chunk_rows, "use an integer >= 1 or null")
+        cls = FEATURE_MAPS[self.name]
+        if self.pairs is not None and "pairs" not in cls.CONFIG_PARAMS:
+            raise ConfigError(f"features.pairs={self.pairs!r} is not allowed for "
+                              f"features={self.name}: the map's form is fixed (use rff or "
+                              "rff_pairs, or a map with a pairs option: orf, sorf, fastfood, qmc)")
+
+    def map_params(self):
+        """The chosen map's extra parameters (CONFIG_PARAMS) that are set."""
+        from .features import FEATURE_MAPS
+
+        return {k: getattr(self, k) for k in FEATURE_MAPS[self.name].CONFIG_PARAMS
+                if getattr(self, k) is not None}
 
 
 @dataclass
@@ -321,7 +337,8 @@ class Config:
         _require(_is_int(self.seed) and self.seed >= 0, "seed", self.seed, "use an integer >= 0")
         _require(self.threads is None or (_is_int(self.threads) and self.threads >= 1), "threads",
                  self.threads, "use an integer >= 1 or null (all cores)")
-        FEATURE_MAPS[self.features.name].check_params(self.D, self.kernel.name)
+        FEATURE_MAPS[self.features.name].check_params(self.D, self.kernel.name,
+                                                      **self.features.map_params())
 
 
 def validate(cfg) -> Config:

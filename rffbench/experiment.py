@@ -75,7 +75,8 @@ class RunContext:
         """An unfitted feature map of this run (seed defaults to the run's seed)."""
         return self.map_cls(kernel=self.kernel, n_components=self.cfg.D,
                             random_state=self.cfg.seed if seed is None else seed,
-                            chunk_rows=self.cfg.features.chunk_rows)
+                            chunk_rows=self.cfg.features.chunk_rows,
+                            **self.cfg.features.map_params())
 
     def rng(self, purpose: str):
         """A Generator for one purpose, derived from the seed (stable across runs)."""
@@ -106,7 +107,16 @@ def run(cfg):
         log.info("dataset: %s", note)
     kernel = resolve_kernel(conf.kernel, data.X_train, conf.seed)
     ctx = RunContext(conf, data, kernel, threads)
-    n_freq = ctx.map_cls.n_freq_for(conf.D)
+    ctx.map_cls.check_data(conf.D, data.X_train.shape[0])
+    enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
+               if getattr(conf.measure, name).enabled]
+    for m, block in enabled:  # every request checked before any measurement starts
+        if hasattr(m, "check"):
+            m.check(ctx, block)
+    n_freq = ctx.map_cls.n_freq_for(conf.D, **conf.features.map_params())
+    # output columns: D, or (binning) the bins the training set occupies
+    n_columns = ctx.make_map().fit(data.X_train).n_columns_ \
+        if getattr(ctx.map_cls, "sparse_output", False) else conf.D
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
              run_id(conf), ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
              kernel.describe(), kernel.ls, conf.D)
@@ -115,13 +125,8 @@ def run(cfg):
                     d=data.d, kernel=kernel.name,
                     nu=conf.kernel.nu if kernel.name == "matern" else None,
                     lengthscale=kernel.ls, features=ctx.map_cls.name, D=conf.D, n_freq=n_freq,
+                    n_columns=n_columns,
                     seed=conf.seed, dtype=conf.dtype, threads=threads)
-    enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
-               if getattr(conf.measure, name).enabled]
-    ctx.map_cls.check_data(conf.D, data.X_train.shape[0])
-    for m, block in enabled:  # every request checked before any measurement starts
-        if hasattr(m, "check"):
-            m.check(ctx, block)
     rows = []
     for m, block in enabled:
         rows.extend(m.measure(ctx, block))

@@ -28,6 +28,7 @@ import numbers
 
 import numpy as np
 from scipy.spatial.distance import pdist
+from scipy.special import ndtri
 from sklearn.base import BaseEstimator
 
 from . import _numba as nbk
@@ -109,6 +110,16 @@ class Kernel(BaseEstimator):
         """n frequencies omega ~ p, shape (n, d), drawn with a numpy Generator."""
         raise NotImplementedError
 
+    def uniform_dims(self, d):
+        """Uniform coordinates :meth:`frequencies_from_uniform` needs per frequency."""
+        return d
+
+    def frequencies_from_uniform(self, U, d):
+        """Frequencies omega ~ p from points U in (0, 1)^uniform_dims(d), by the
+        inverse CDF (a measure-preserving map: i.i.d. uniform U gives i.i.d.
+        omega; low-discrepancy U gives quasi-Monte Carlo frequencies)."""
+        raise NotImplementedError
+
     def sigma_p2(self, d):
         """E|omega|^2 of the spectral density in dimension d (may be inf)."""
         raise NotImplementedError
@@ -166,6 +177,9 @@ class Gaussian(Kernel):
     def sample_frequencies(self, n, d, rng):
         return rng.standard_normal((n, d)) / self.ls
 
+    def frequencies_from_uniform(self, U, d):
+        return ndtri(U) / self.ls
+
     def sigma_p2(self, d):
         return d / self.ls**2
 
@@ -186,6 +200,9 @@ class Laplacian(Kernel):
     def sample_frequencies(self, n, d, rng):
         return rng.standard_cauchy((n, d)) / self.ls
 
+    def frequencies_from_uniform(self, U, d):
+        return np.tan(np.pi * (U - 0.5)) / self.ls  # Cauchy(0, 1/l) per coordinate
+
     def sigma_p2(self, d):
         return math.inf
 
@@ -204,6 +221,10 @@ class Cauchy(Kernel):
 
     def sample_frequencies(self, n, d, rng):
         return rng.laplace(0.0, 1.0 / self.ls, (n, d))
+
+    def frequencies_from_uniform(self, U, d):
+        c = U - 0.5  # Laplace(0, 1/l) per coordinate
+        return -np.sign(c) * np.log1p(-2.0 * np.abs(c)) / self.ls
 
     def sigma_p2(self, d):
         return 2.0 * d / self.ls**2
@@ -239,6 +260,15 @@ class Matern(Kernel):
         z = rng.standard_normal((n, d))
         g = rng.chisquare(2.0 * self.nu, size=(n, 1))
         return z * np.sqrt(2.0 * self.nu / g) / self.ls
+
+    def uniform_dims(self, d):
+        return d + 1  # Gaussian scale mixture: d normals and one chi-square
+
+    def frequencies_from_uniform(self, U, d):
+        from scipy.stats import chi2
+
+        g = chi2.ppf(U[:, d:d + 1], 2.0 * self.nu)
+        return ndtri(U[:, :d]) * np.sqrt(2.0 * self.nu / g) / self.ls
 
     def sigma_p2(self, d):
         if self.nu <= 1.0:

@@ -17,7 +17,8 @@ RECORDS_FILE = "records.csv"
 SCHEMA_VERSION = 2
 
 IDENTITY_COLUMNS = ["run_id", "experiment", "dataset", "task", "n_train", "n_test", "d", "kernel",
-                    "nu", "lengthscale", "features", "D", "n_freq", "seed", "dtype", "threads"]
+                    "nu", "lengthscale", "features", "D", "n_freq", "n_columns", "seed", "dtype",
+                    "threads"]
 #: ``delta``: failure probability a value refers to (bounds); ``dist``: ||x - y|| of
 #: the pair a pointwise value refers to (bounds); empty elsewhere
 MEASURE_COLUMNS = ["measurement", "metric", "method", "value", "unit", "spread", "n_repeats",

@@ -24,13 +24,15 @@ def test_bounds_delta_scalar_or_list(value, want):
 
 @pytest.mark.parametrize("group,names", [
     ("kernel", ["gaussian", "laplacian", "cauchy", "matern"]),
-    ("features", ["rff", "rff_pairs", "sklearn_rbf", "nystrom"]),
+    ("features", ["rff", "rff_pairs", "orf", "sorf", "fastfood", "qmc", "binning", "sklearn_rbf",
+                  "nystrom"]),
     ("dataset", ["synthetic", "digits", "breast_cancer", "wine", "diabetes", "fashion_mnist"]),
     ("model", ["ridge", "sgd"]),
 ])
 def test_every_group_option_composes(group, names):
     for name in names:
-        conf = validate(compose_config([f"{group}={name}"]))
+        extra = ["kernel=laplacian"] if name == "binning" else []  # binning: Laplacian only
+        conf = validate(compose_config([f"{group}={name}", *extra]))
         assert getattr(conf, group).name == name
 
 
@@ -58,7 +60,7 @@ def test_every_group_option_composes(group, names):
     (["measure.bounds.n_points=1"], r"measure.bounds.n_points=1 is not allowed"),
     (["measure.bounds.diameter=ball"], r"measure.bounds.diameter='ball' is not allowed"),
     (["kernel.name=rbf"], r"kernel.name='rbf' is not allowed: use one of gaussian, laplacian"),
-    (["features.name=fastfood"], r"features.name='fastfood' is not allowed: use one of rff"),
+    (["features.name=fast"], r"features.name='fast' is not allowed: use one of rff"),
 ])
 def test_bad_values_are_one_line_config_errors(overrides, match):
     with pytest.raises(ConfigError, match=match) as exc:

@@ -56,17 +56,24 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         self.chunk_rows = chunk_rows
 
     # -- parameter checks shared by fit and the config validation ----------
+    #: parameters beyond the common four that the config passes (features.<name>)
+    CONFIG_PARAMS = ()
+
     @classmethod
-    def check_params(cls, n_components, kernel=None):
-        """Raise ConfigError (naming the key) for an impossible D or kernel."""
+    def check_params(cls, n_components, kernel=None, **params):
+        """Raise ConfigError (naming the key) for an impossible D, kernel or parameter."""
         if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) \
                 or n_components < 1:
             raise ConfigError(f"D={n_components!r} is not allowed: use an integer >= 1")
 
     @classmethod
-    def n_freq_for(cls, n_components):
+    def n_freq_for(cls, n_components, **params):
         """Number of frequencies (random directions) behind an output of D = n_components."""
         return n_components
+
+    def map_params(self):
+        """This instance's values of CONFIG_PARAMS."""
+        return {k: getattr(self, k) for k in self.CONFIG_PARAMS}
 
     @classmethod
     def check_data(cls, n_components, n_samples):
@@ -81,7 +88,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def fit(self, X, y=None):
         """Draw the random parameters for inputs of X's dimension."""
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        self.check_params(self.n_components, self.kernel)
+        self.check_params(self.n_components, self.kernel, **self.map_params())
         self._check_chunk_rows()
         self.kernel_ = clone(make_kernel(self.kernel)).fit(X)
         self._fit(X, as_generator(self.random_state))
@@ -113,7 +120,63 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         raise NotImplementedError
 
 
-class RandomFourierFeatures(FeatureMap):
+class FourierMap(FeatureMap):
+    """Base of the maps z(x) = sqrt(2/D) cos(W x + b) or sqrt(2/D) [cos W x, sin W x].
+
+    Subclasses choose the frequencies (:meth:`_draw`: dense W, or structured
+    parameters with their own :meth:`_project` and :meth:`trig_arg_bound`);
+    the cosine pass is shared.  ``pairs`` (class attribute or parameter)
+    selects cos/sin pairs (D/2 frequencies) or cos + offset (D frequencies).
+    """
+
+    pairs = False
+
+    @classmethod
+    def n_freq_for(cls, n_components, **params):
+        return n_components // 2 if params.get("pairs", cls.pairs) else n_components
+
+    def _fit(self, X, rng):
+        self.n_freq_ = self.n_freq_for(self.n_components, pairs=self.pairs)
+        W, offset = self._draw(X.shape[1], self.n_freq_, rng)
+        if W is not None:  # dense frequencies (m, d)
+            self.random_weights_ = np.ascontiguousarray(W.T)
+            self._weights_by_dtype = {np.dtype(np.float64): self.random_weights_}
+            self._w_absmax = np.abs(self.random_weights_).max(axis=1)
+        if not self.pairs:
+            self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_) \
+                if offset is None else offset
+
+    def _draw(self, d, m, rng):
+        """(W of shape (m, d) or None for structured maps, offsets or None = uniform)."""
+        return self.kernel_.sample_frequencies(m, d, rng), None
+
+    def _weights(self, dtype):
+        W = self._weights_by_dtype.get(dtype)
+        if W is None:
+            W = self._weights_by_dtype[dtype] = self.random_weights_.astype(dtype)
+        return W
+
+    def _project(self, X, out):
+        """out (n, m) <- X @ W^T, the frequencies' arguments."""
+        np.matmul(X, self._weights(X.dtype), out=out)
+
+    def trig_arg_bound(self, X):
+        """Per-row upper bound on |w.x + b|, O(n d): selects the fast-cosine path."""
+        bound = np.abs(X) @ self._w_absmax.astype(X.dtype)
+        return bound.astype(np.float64) + (0.0 if self.pairs else 2.0 * np.pi)
+
+    def _transform_into(self, X, out):
+        scale = math.sqrt(2.0 / self.n_components)
+        m = self.n_freq_
+        self._project(X, out[:, :m])
+        bound = self.trig_arg_bound(X)
+        if self.pairs:
+            nbk.sincos_pairs_inplace(out, m, scale, bound)
+        else:
+            nbk.cos_offset_scale_inplace(out, self.random_offset_, scale, bound)
+
+
+class RandomFourierFeatures(FourierMap):
     """``rff``: z(x) = sqrt(2/D) cos(W x + b), D frequencies (sklearn's RBFSampler form).
 
     Attributes
@@ -126,37 +189,6 @@ class RandomFourierFeatures(FeatureMap):
 
     name = "rff"
     variance = "rff"
-    pairs = False
-
-    def _fit(self, X, rng):
-        self.n_freq_ = self.n_freq_for(self.n_components)
-        W = self.kernel_.sample_frequencies(self.n_freq_, X.shape[1], rng)
-        self.random_weights_ = np.ascontiguousarray(W.T)
-        if not self.pairs:
-            self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_)
-        self._weights_by_dtype = {np.dtype(np.float64): self.random_weights_}
-        self._w_absmax = np.abs(self.random_weights_).max(axis=1)
-
-    def _weights(self, dtype):
-        W = self._weights_by_dtype.get(dtype)
-        if W is None:
-            W = self._weights_by_dtype[dtype] = self.random_weights_.astype(dtype)
-        return W
-
-    def trig_arg_bound(self, X):
-        """Per-row upper bound on |w.x + b|, O(n d): selects the fast-cosine path."""
-        bound = np.abs(X) @ self._w_absmax.astype(X.dtype)
-        return bound.astype(np.float64) + (0.0 if self.pairs else 2.0 * np.pi)
-
-    def _transform_into(self, X, out):
-        scale = math.sqrt(2.0 / self.n_components)
-        m = self.n_freq_
-        np.matmul(X, self._weights(X.dtype), out=out[:, :m])
-        bound = self.trig_arg_bound(X)
-        if self.pairs:
-            nbk.sincos_pairs_inplace(out, m, scale, bound)
-        else:
-            nbk.cos_offset_scale_inplace(out, self.random_offset_, scale, bound)
 
 
 class RandomFourierPairs(RandomFourierFeatures):
@@ -170,12 +202,12 @@ class RandomFourierPairs(RandomFourierFeatures):
     pairs = True
 
     @classmethod
-    def n_freq_for(cls, n_components):
-        return n_components // 2
-
-    @classmethod
-    def check_params(cls, n_components, kernel=None):
+    def check_params(cls, n_components, kernel=None, **params):
         super().check_params(n_components, kernel)
-        if n_components % 2:
-            raise ConfigError(f"D={n_components} is not allowed for features=rff_pairs: "
-                              "D (the output dimension, cos and sin) must be even")
+        check_even(cls.name, n_components)
+
+
+def check_even(map_name, n_components):
+    if n_components % 2:
+        raise ConfigError(f"D={n_components} is not allowed for features={map_name} with cos/sin "
+                          "pairs: D (the output dimension, cos and sin) must be even")

@@ -19,7 +19,7 @@ class SklearnRBF(FeatureMap):
     variance = "rff"
 
     @classmethod
-    def check_params(cls, n_components, kernel=None):
+    def check_params(cls, n_components, kernel=None, **params):
         super().check_params(n_components, kernel)
         kname = getattr(kernel, "name", kernel)
         if kname is not None and kname != "gaussian":

@@ -1,0 +1,92 @@
+"""``binning``: random binning features (Rahimi & Recht 2007, Algorithm 2), sparse output.
+
+For the Laplacian (L1) kernel k(delta) = prod_j exp(-|delta_j| / l): per grid p
+and dimension j a pitch delta_pj ~ Gamma(2, l) and a shift u_pj ~ U[0, delta_pj);
+x falls in the bin (floor((x_j - u_pj) / delta_pj))_j of grid p.  Two points
+share a bin with probability prod_j E[max(0, 1 - |delta_j| / pitch)] =
+prod_j exp(-|delta_j| / l) = k(delta), so z(x) = sqrt(1/P) [one-hot bin of
+grid 1, ..., grid P] is unbiased.  ``n_components`` = D = P, the number of
+grids; each row has exactly P nonzeros.
+
+Bins are hashed (random odd 64-bit multipliers, numba) and the columns are the
+bins seen in ``fit``: ``n_columns_`` (recorded by the measurements) is their
+number.  A bin first seen in ``transform`` has no column: that row gets fewer
+than P nonzeros, which changes no inner product with a fitted row (a new bin
+is shared with no fitted point).  Output: scipy.sparse CSR.
+
+Other kernels are refused: the construction needs a separable kernel whose
+1-d profile is convex on [0, inf) (then the pitch density is delta k''(delta));
+among rffbench's kernels only the (L1) Laplacian is both.  The Cauchy product
+kernel is separable but 1/(1 + t^2) is concave below t = 1/sqrt(3).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import _numba as nbk
+from ..errors import ConfigError
+from .fourier import FeatureMap
+
+
+class RandomBinning(FeatureMap):
+    """Attributes: ``pitch_``, ``shift_`` (P, d), ``vocab_`` (list of sorted bin
+    keys per grid), ``col_offset_`` (P + 1,), ``n_columns_``."""
+
+    name = "binning"
+    variance = None
+    sparse_output = True
+
+    @classmethod
+    def check_params(cls, n_components, kernel=None, **params):
+        super().check_params(n_components, kernel)
+        kname = getattr(kernel, "name", kernel)
+        if kname is not None and kname != "laplacian":
+            raise ConfigError(f"features=binning is not allowed with kernel={kname}: random "
+                              "binning needs a separable kernel with a convex 1-d profile; of "
+                              "rffbench's kernels only laplacian (L1) is one")
+
+    @classmethod
+    def n_freq_for(cls, n_components, **params):
+        return n_components  # grids
+
+    def _fit(self, X, rng):
+        P, d = self.n_components, X.shape[1]
+        self.pitch_ = rng.gamma(2.0, self.kernel_.ls, size=(P, d))
+        self.shift_ = rng.uniform(0.0, 1.0, size=(P, d)) * self.pitch_
+        self._mult = (rng.integers(0, 2**63, size=d, dtype=np.uint64) * np.uint64(2)
+                      + np.uint64(1))
+        keys = self._keys(X)
+        self.vocab_ = [np.unique(keys[:, p]) for p in range(P)]
+        self.col_offset_ = np.concatenate([[0], np.cumsum([v.size for v in self.vocab_])])
+        self.n_columns_ = int(self.col_offset_[-1])
+        self.n_freq_ = P
+
+    def _keys(self, X):
+        keys = np.empty((X.shape[0], self.n_components), dtype=np.uint64)
+        nbk.binning_keys(np.ascontiguousarray(X), self.pitch_, self.shift_, self._mult, keys)
+        return keys
+
+    def transform(self, X):
+        """CSR (n_samples, n_columns_) with value 1/sqrt(P) at each row's bins."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False, order="C")
+        keys = self._keys(X)
+        n, P = keys.shape
+        cols = np.empty((n, P), dtype=np.int64)
+        found = np.empty((n, P), dtype=bool)
+        for p, vocab in enumerate(self.vocab_):
+            i = np.minimum(np.searchsorted(vocab, keys[:, p]), vocab.size - 1)
+            found[:, p] = vocab[i] == keys[:, p]
+            cols[:, p] = self.col_offset_[p] + i
+        counts = found.sum(axis=1)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        data = np.full(int(indptr[-1]), 1.0 / math.sqrt(P), dtype=X.dtype)
+        return sp.csr_matrix((data, cols[found], indptr), shape=(n, self.n_columns_))
+
+    @property
+    def _n_features_out(self):
+        return self.n_columns_

@@ -1,0 +1,139 @@
+"""Orthogonal and structured Gaussian maps (theory.md section 6): ``orf``, ``sorf``, ``fastfood``.
+
+All three replace the i.i.d. Gaussian frequency matrix of ``rff`` and keep
+its cosine pass (cos/sin pairs with ``pairs=True``, the default, or cos +
+offset).  Gaussian kernel only: orthogonality is unbiased only for the
+isotropic Gaussian spectral density.
+
+* ``orf`` (Yu et al., NIPS 2016): per block of d frequencies W = (1/l) S Q, Q
+  Haar-orthogonal (QR of a Gaussian matrix, columns times sign(diag R)), S =
+  diag of chi_d row norms (norms of independent Gaussian vectors, drawn
+  separately so rows keep the Gaussian norm law); blocks stacked, the last
+  truncated.  Unbiased; dense, O(D d) time and memory.
+* ``sorf`` (same paper): W = (sqrt(L)/l) H D1 H D2 H D3 per block of L
+  frequencies, H the normalised L x L Walsh-Hadamard matrix, D_i Rademacher
+  diagonals, inputs zero-padded from d to L = 2^ceil(log2 d); applied by three
+  numba FWHTs, O(D log L) time and O(D) memory.  (theory.md writes sqrt(d)
+  for d a power of two; with padding the scale that gives each frequency
+  coordinate variance 1/l^2 is sqrt(L).)  Slightly biased: its frequencies
+  are only approximately Gaussian (the bias vanishes as L grows; see the
+  test-suite's documented tolerance).
+* ``fastfood`` (Le, Sarlos, Smola, ICML 2013): V = (1/(l sqrt(L))) S H G Pi H B
+  per block, B Rademacher, Pi a permutation, G diagonal N(0, 1), S_ii = s_i /
+  ||G||_F with s_i ~ chi_L, so row i has norm s_i / l exactly like a Gaussian
+  frequency; two FWHTs per block, O(D log L) time, O(D) memory.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _numba as nbk
+from .. import memory
+from ..errors import ConfigError
+from .fourier import FourierMap, check_even
+
+
+def next_pow2(d):
+    return 1 << max(0, (int(d) - 1).bit_length())
+
+
+class GaussianOnlyMap(FourierMap):
+    """A Fourier map with a ``pairs`` parameter that only represents the Gaussian kernel."""
+
+    CONFIG_PARAMS = ("pairs",)
+    variance = None  # not i.i.d.: no exact variance formula, no published bound
+
+    def __init__(self, *, kernel="gaussian", n_components=100, random_state=None,
+                 chunk_rows=None, pairs=True):
+        super().__init__(kernel=kernel, n_components=n_components, random_state=random_state,
+                         chunk_rows=chunk_rows)
+        self.pairs = pairs
+
+    @classmethod
+    def check_params(cls, n_components, kernel=None, **params):
+        super().check_params(n_components, kernel)
+        kname = getattr(kernel, "name", kernel)
+        if kname is not None and kname != "gaussian":
+            raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: "
+                              f"{cls.name} builds orthogonal/structured Gaussian frequencies, "
+                              "unbiased only for the Gaussian kernel; use features=rff or qmc")
+        pairs = params.get("pairs", True)
+        if not isinstance(pairs, bool):
+            raise ConfigError(f"features.pairs={pairs!r} is not allowed: use true or false")
+        if pairs:
+            check_even(cls.name, n_components)
+
+
+class OrthogonalRandomFeatures(GaussianOnlyMap):
+    """``orf``: orthogonal blocks scaled by chi_d norms (dense W, like ``rff``)."""
+
+    name = "orf"
+
+    def _draw(self, d, m, rng):
+        blocks = []
+        for _ in range(-(-m // d)):
+            Q, R = np.linalg.qr(rng.standard_normal((d, d)))
+            Q = Q * np.sign(np.diag(R))  # Haar: columns times sign(diag R)
+            norms = np.sqrt(rng.chisquare(d, size=d))
+            blocks.append(norms[:, None] * Q.T)  # rows: orthonormal directions, chi_d lengths
+        return np.vstack(blocks)[:m] / self.kernel_.ls, None
+
+
+class _FWHTMap(GaussianOnlyMap):
+    """Shared part of sorf and fastfood: padding, memory check, the projection."""
+
+    def _blocks(self, d, m):
+        L = next_pow2(d)
+        rows = self.chunk_rows or max(1, (1 << 22) // self.n_components)
+        need = 8 * (L * 8 + L * max(1, -(-m // L)) * 4)  # per-thread scratch + parameters
+        memory.require(need + 8 * rows * L, "dataset.d", d,
+                       f"features={self.name} (kernel={self.kernel_.name}) pads d to {L}")
+        return L, -(-m // L)
+
+    def trig_arg_bound(self, X):
+        """|w.x| <= max_i |w_i| ||x||_2 (Cauchy-Schwarz), O(n d)."""
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        return norms * self.max_row_norm_ + (0.0 if self.pairs else 2.0 * np.pi)
+
+
+class StructuredOrthogonalRandomFeatures(_FWHTMap):
+    """``sorf``: (sqrt(L)/l) H D1 H D2 H D3 per block (attributes ``signs_`` (3, B, L))."""
+
+    name = "sorf"
+
+    def _draw(self, d, m, rng):
+        L, B = self._blocks(d, m)
+        self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=(3, B, L))
+        self.padded_dim_ = L
+        # H normalised = H / sqrt(L), three of them: sqrt(L) / l * L^{-3/2}
+        self._scale = 1.0 / (self.kernel_.ls * L)
+        self.max_row_norm_ = math.sqrt(L) / self.kernel_.ls  # rows are orthogonal, norm sqrt(L)/l
+        return None, None
+
+    def _project(self, X, out):
+        nbk.sorf_project(X, self.signs_[0], self.signs_[1], self.signs_[2], self._scale, out)
+
+
+class Fastfood(_FWHTMap):
+    """``fastfood``: S H G Pi H B / (l sqrt(L)) per block (attributes ``sign_``,
+    ``perm_``, ``gauss_``, ``chi_scale_``, each (B, L))."""
+
+    name = "fastfood"
+
+    def _draw(self, d, m, rng):
+        L, B = self._blocks(d, m)
+        self.sign_ = rng.choice(np.array([-1.0, 1.0]), size=(B, L))
+        self.perm_ = np.argsort(rng.random((B, L)), axis=1).astype(np.int64)
+        self.gauss_ = rng.standard_normal((B, L))
+        s = np.sqrt(rng.chisquare(L, size=(B, L)))
+        self.chi_scale_ = s / np.linalg.norm(self.gauss_, axis=1, keepdims=True)
+        self.padded_dim_ = L
+        self._scale = 1.0 / (self.kernel_.ls * math.sqrt(L))
+        self.max_row_norm_ = float(s.max()) / self.kernel_.ls  # row i has norm s_i / l
+        return None, None
+
+    def _project(self, X, out):
+        nbk.fastfood_project(X, self.sign_, self.perm_, self.gauss_, self.chi_scale_, self._scale,
+                             out)

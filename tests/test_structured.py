@@ -1,0 +1,253 @@
+"""The map zoo: FWHT and structured maps against explicit matrices, ORF's
+orthogonality and chi_d norms, unbiasedness (or the documented SORF bias),
+QMC below i.i.d. error, random binning, bad input, every map in every measurement."""
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.linalg import hadamard
+from scipy.special import gammaln
+
+from conftest import compose_config
+from rffbench import _numba as nbk
+from rffbench import memory
+from rffbench.errors import ConfigError
+from rffbench.experiment import main as run_main
+from rffbench.experiment import run
+from rffbench.features import FEATURE_MAPS
+from rffbench.kernels import make_kernel
+from rffbench.results import RECORDS_FILE
+
+GAUSS = make_kernel("gaussian", lengthscale=1.0)
+N_SEEDS = 2000
+
+
+def pair_estimates(name, kernel, X, Y, D, seeds=N_SEEDS, **params):
+    P = np.vstack([X, Y])
+    n = len(X)
+    out = np.empty((seeds, n))
+    for s in range(seeds):
+        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s, **params) \
+            .fit(P).transform(P)
+        Z = Z.toarray() if sp.issparse(Z) else Z
+        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
+    return out
+
+
+def pairs_at(d, dists, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(len(dists), d)) * 0.5
+    u = rng.normal(size=(len(dists), d))
+    return X, X + np.asarray(dists)[:, None] * u / np.linalg.norm(u, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("L", [1, 2, 8, 64])
+def test_fwht_matches_hadamard(L, rng):
+    A = rng.normal(size=(7, L))
+    B = A.copy()
+    nbk.fwht_inplace(B)
+    np.testing.assert_allclose(B, A @ hadamard(L).T, rtol=0, atol=1e-12 * L)
+
+
+def _check_projection(f, X, W):
+    m = f.n_freq_
+    got = np.empty((X.shape[0], m))
+    f._project(X, got)
+    np.testing.assert_allclose(got, X @ W[:m].T, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("d,D", [(5, 40), (8, 16), (3, 10)])
+def test_sorf_fast_transform_equals_explicit_matrix(d, D, rng):
+    X = rng.normal(size=(6, d))
+    f = FEATURE_MAPS["sorf"](kernel=make_kernel("gaussian", lengthscale=0.7), n_components=D,
+                             random_state=1).fit(X)
+    L = f.padded_dim_
+    Hn = hadamard(L) / math.sqrt(L)
+    blocks = [math.sqrt(L) / 0.7 * Hn @ np.diag(f.signs_[0, b]) @ Hn @ np.diag(f.signs_[1, b])
+              @ Hn @ np.diag(f.signs_[2, b]) for b in range(f.signs_.shape[1])]
+    W = np.vstack(blocks)[:, :d]
+    _check_projection(f, X, W)
+    # rows of each block are orthogonal with norm sqrt(L)/l
+    full = np.vstack(blocks)
+    np.testing.assert_allclose(full[:L] @ full[:L].T, (L / 0.49) * np.eye(L), atol=1e-9)
+
+
+@pytest.mark.parametrize("d,D", [(5, 40), (8, 16), (3, 10)])
+def test_fastfood_fast_transform_equals_explicit_matrix(d, D, rng):
+    X = rng.normal(size=(6, d))
+    f = FEATURE_MAPS["fastfood"](kernel=make_kernel("gaussian", lengthscale=0.7),
+                                 n_components=D, random_state=2).fit(X)
+    L = f.padded_dim_
+    H = hadamard(L)
+    blocks = []
+    for b in range(f.gauss_.shape[0]):
+        Pi = np.eye(L)[f.perm_[b]]  # (Pi v)[k] = v[perm[k]]
+        V = np.diag(f.chi_scale_[b]) @ H @ np.diag(f.gauss_[b]) @ Pi @ H @ np.diag(f.sign_[b])
+        blocks.append(V / (0.7 * math.sqrt(L)))
+    W = np.vstack(blocks)
+    _check_projection(f, X, W[:, :d])
+    # row i of a block has norm s_i / l (s_i ~ chi_L): the Gaussian norm law
+    s = f.chi_scale_[0] * np.linalg.norm(f.gauss_[0])
+    np.testing.assert_allclose(np.linalg.norm(W[:L], axis=1), s / 0.7, rtol=1e-10)
+
+
+def test_orf_rows_orthogonal_with_chi_norms():
+    d, blocks = 8, 400
+    X = np.zeros((2, d))
+    f = FEATURE_MAPS["orf"](kernel=make_kernel("gaussian", lengthscale=2.0),
+                            n_components=2 * d * blocks, random_state=0).fit(X)
+    W = f.random_weights_.T * 2.0  # (m, d), lengthscale 2 removed
+    G = W[:d] @ W[:d].T
+    assert np.max(np.abs(G - np.diag(np.diag(G)))) < 1e-10  # orthogonal within a block
+    norms = np.linalg.norm(W, axis=1)
+    mean = math.sqrt(2) * math.exp(gammaln((d + 1) / 2) - gammaln(d / 2))  # E chi_d
+    var = d - mean**2
+    n = norms.size
+    assert abs(norms.mean() - mean) < 5 * math.sqrt(var / n)
+    assert abs(norms.var(ddof=1) - var) < 5 * var * math.sqrt(2 / (n - 1)) * 1.5
+
+
+@pytest.mark.parametrize("name,params", [("orf", {}), ("orf", {"pairs": False}),
+                                         ("fastfood", {}), ("qmc", {}),
+                                         ("qmc", {"pairs": False, "sequence": "halton"})])
+def test_unbiased(name, params):
+    X, Y = pairs_at(3, [0.3, 1.0, 2.0])
+    est = pair_estimates(name, GAUSS, X, Y, 16, **params)
+    k = GAUSS.k_of_delta(X - Y)
+    se = est.std(0, ddof=1) / math.sqrt(N_SEEDS)
+    assert np.all(np.abs(est.mean(0) - k) <= 5 * se + 1e-12), (est.mean(0), k, se)
+
+
+@pytest.mark.parametrize("kname,params", [("laplacian", {}), ("cauchy", {}),
+                                          ("matern", {"nu": 1.5})])
+def test_qmc_unbiased_for_other_kernels(kname, params):
+    kernel = make_kernel(kname, lengthscale=1.0, **params)
+    X, Y = pairs_at(2, [0.3, 1.5])
+    est = pair_estimates("qmc", kernel, X, Y, 32, seeds=1500)
+    k = kernel.k_of_delta(X - Y)
+    se = est.std(0, ddof=1) / math.sqrt(1500)
+    assert np.all(np.abs(est.mean(0) - k) <= 5 * se + 1e-12), (est.mean(0), k, se)
+
+
+def test_sorf_bias_is_small_and_shrinks_with_dimension():
+    """Documented: SORF's frequencies are only approximately Gaussian.  At |delta| = 2 l the
+    bias was measured at ~0.18 for L = 4, 0.04 for L = 16, 0.01 for L = 64."""
+    bias = {}
+    for d in (4, 64):
+        X, Y = pairs_at(d, [2.0])
+        est = pair_estimates("sorf", GAUSS, X, Y, 2 * d, seeds=800)
+        bias[d] = abs(est.mean() - GAUSS.k_of_delta(X - Y)[0])
+    assert bias[64] < 0.03 and bias[64] < bias[4] / 3, bias
+
+
+def test_orf_variance_clearly_below_rff_at_D_equal_d():
+    X, Y = pairs_at(16, [1.0])
+    v_orf = pair_estimates("orf", make_kernel("gaussian", lengthscale=1.0), X, Y, 32,
+                           seeds=1500).var()
+    v_rff = pair_estimates("rff_pairs", make_kernel("gaussian", lengthscale=1.0), X, Y, 32,
+                           seeds=1500).var()
+    assert v_orf < 0.5 * v_rff, (v_orf, v_rff)
+
+
+def test_qmc_error_below_iid_rff():
+    rng = np.random.default_rng(3)
+    M = rng.uniform(-1, 1, size=(200, 2))
+    K = GAUSS.gram(M)
+    err = {}
+    for name in ("qmc", "rff_pairs"):
+        e = []
+        for s in range(20):
+            Z = FEATURE_MAPS[name](kernel=GAUSS, n_components=256, random_state=s).fit(M) \
+                .transform(M)
+            e.append(np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K))
+        err[name] = np.mean(e)
+    assert err["qmc"] < 0.7 * err["rff_pairs"], err
+
+
+def test_binning_rows_have_P_nonzeros_and_converge_to_laplacian(rng):
+    lap = make_kernel("laplacian", lengthscale=1.5)
+    X = rng.uniform(-1, 1, size=(150, 3))
+    K = lap.gram(X)
+    errs = {}
+    for P in (16, 256, 4096):
+        f = FEATURE_MAPS["binning"](kernel=lap, n_components=P, random_state=0).fit(X)
+        Z = f.transform(X)
+        assert sp.isspmatrix_csr(Z) and np.all(np.diff(Z.indptr) == P)
+        assert Z.shape[1] == f.n_columns_ and f.n_columns_ >= P
+        errs[P] = np.abs((Z @ Z.T).toarray() - K).max()
+    assert errs[16] > errs[256] > errs[4096] and errs[4096] < 0.08, errs
+    # unbiased: the bin-sharing frequency of a pair averages to k
+    Xp, Yp = pairs_at(3, [0.4, 1.5])
+    est = pair_estimates("binning", lap, Xp, Yp, 4, seeds=1500)
+    k = lap.k_of_delta(Xp - Yp)
+    se = est.std(0, ddof=1) / math.sqrt(1500)
+    assert np.all(np.abs(est.mean(0) - k) <= 5 * se), (est.mean(0), k)
+
+
+def test_binning_unseen_bins_get_no_column(rng):
+    lap = make_kernel("laplacian", lengthscale=0.5)
+    X = rng.uniform(-1, 1, size=(50, 2))
+    f = FEATURE_MAPS["binning"](kernel=lap, n_components=32, random_state=0).fit(X)
+    Zfar = f.transform(X + 100.0)
+    assert Zfar.nnz == 0 and Zfar.shape == (50, f.n_columns_)
+
+
+@pytest.mark.parametrize("name", ["sorf", "fastfood", "orf", "qmc"])
+def test_dtype_chunks_and_numpy_cos_reference(name, rng, dtype):
+    X = rng.normal(size=(97, 6)).astype(dtype)
+    f = FEATURE_MAPS[name](kernel=GAUSS, n_components=24, random_state=5, chunk_rows=13).fit(X)
+    Z = f.transform(X)
+    assert Z.dtype == dtype and Z.shape == (97, 24)
+    A = np.empty((97, f.n_freq_))
+    f._project(X.astype(np.float64), A)
+    ref = math.sqrt(2 / 24) * np.hstack([np.cos(A), np.sin(A)])
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(Z, ref, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("overrides,match", [
+    (["features=orf", "kernel=laplacian"], "features=orf is not allowed with kernel=laplacian"),
+    (["features=sorf", "kernel=matern"], "features=sorf is not allowed with kernel=matern"),
+    (["features=binning", "kernel=gaussian"], "features=binning is not allowed with "
+                                              "kernel=gaussian"),
+    (["features=orf", "D=15"], "D=15 is not allowed for features=orf"),
+    (["features=qmc", "features.sequence=latin"], "features.sequence='latin' is not allowed"),
+    (["features=rff", "features.pairs=true"], "features.pairs=True is not allowed for "
+                                              "features=rff"),
+])
+def test_bad_map_config_one_line(tmp_path, capsys, overrides, match):
+    assert run_main(compose_config(overrides), tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rffbench: error:") and match in err and "\n" not in err
+    assert not (tmp_path / RECORDS_FILE).exists()
+
+
+def test_padding_beyond_memory_is_refused(monkeypatch, rng):
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    with pytest.raises(ConfigError, match=r"dataset.d=600 is not allowed: features=sorf "
+                                          r"\(kernel=gaussian\) pads d to 1024"):
+        FEATURE_MAPS["sorf"](kernel=GAUSS, n_components=8).fit(rng.normal(size=(3, 600)))
+
+
+@pytest.mark.parametrize("features,kernel", [("orf", "gaussian"), ("sorf", "gaussian"),
+                                             ("fastfood", "gaussian"), ("qmc", "matern"),
+                                             ("binning", "laplacian")])
+def test_every_map_in_every_measurement(features, kernel):
+    df, tables = run(compose_config([
+        "dataset=synthetic", "dataset.n=300", "dataset.d=5", f"features={features}",
+        f"kernel={kernel}", "D=64", "measure.bounds.trials=10", "measure.learning.repeats=1",
+        "measure.approximation.n_points=120"]))
+    assert set(df.measurement) == {"approximation", "bounds", "learning", "timing"}
+    approx = df[df.measurement == "approximation"].set_index("metric").value
+    assert 0 < approx["rel_fro_error"] < 1
+    b = df[(df.measurement == "bounds") & df.dist.isna()]
+    assert b[b.metric == "eps_empirical"].value.notna().all()
+    assert b[b.metric == "eps_bound"].value.isna().all()  # no published bound for these maps
+    assert b[b.metric == "eps_bound"].note.str.contains(f"features={features}").all()
+    err = df[df.metric == "test_rmse"].set_index("method").value
+    assert err.notna().all() and len(err) == 2
+    if features == "binning":
+        assert (df.n_columns > 64).all()
+    else:
+        assert (df.n_columns == 64).all()
