@@ -24,7 +24,7 @@ from .errors import ConfigError, RffbenchError
 from .features import feature_map_class
 from .kernels import Kernel, make_kernel
 from .measure import MEASUREMENTS
-from .results import RECORDS_FILE, records_frame, write_atomic
+from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_atomic
 
 log = logging.getLogger("rffbench")
 
@@ -94,14 +94,16 @@ def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     return make_kernel(kcfg.name, **params).fit(None)
 
 
-def run(cfg):
+def run(cfg, threads=None):
     """Run every enabled measurement of one configuration.
 
+    ``threads`` (a launcher's share of the cores) is used when the config's
+    ``threads`` is null; it is recorded but is not part of ``run_id``.
     Returns (records DataFrame, extra tables: file name -> DataFrame, each
     with the ``run_id`` column first).
     """
     conf = validate(cfg)
-    threads = apply_threads(conf.threads)
+    threads = apply_threads(conf.threads or threads)
     data = load_dataset(conf.dataset, seed=conf.seed, dtype=conf.dtype)
     for note in data.notes:
         log.info("dataset: %s", note)
@@ -158,20 +160,63 @@ def summary_table(df) -> str:
     return "\n".join(out)
 
 
-def main(cfg, output_dir) -> int:
-    """Run, write ``records.csv`` into ``output_dir``, print the summary; exit code."""
+def find_records(sweep_dir, rid):
+    """A records.csv under ``sweep_dir`` (any depth) holding run ``rid``, or None."""
+    import pandas as pd
+
+    for f in sorted(Path(sweep_dir).rglob(RECORDS_FILE)):
+        try:
+            first = pd.read_csv(f, usecols=["run_id"], nrows=1, dtype=str)
+        except (ValueError, OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
+            continue
+        if len(first) and first.run_id.iloc[0] == rid:
+            return f
+    return None
+
+
+def _fail(output_dir, code, message, in_sweep):
+    print(f"rffbench: error: {message}", file=sys.stderr)
+    if in_sweep:  # the report lists the job as failed with this line
+        (Path(output_dir) / ERROR_FILE).write_text(message.splitlines()[0] + "\n")
+    return code
+
+
+def main(cfg, output_dir, sweep_dir=None, jobs_threads=None) -> int:
+    """Run, write ``records.csv`` into ``output_dir``, print the summary; exit code.
+
+    In a sweep (``sweep_dir`` given): a run whose ``run_id`` already has records
+    anywhere under ``sweep_dir`` is skipped (resume); a failure writes its one
+    line to ``error.txt`` in the job directory and returns its code instead of
+    stopping the sweep; ``jobs_threads`` (derived from the launcher: cores /
+    parallel jobs) is used when ``threads`` is null.
+    """
+    in_sweep = sweep_dir is not None
+    out = Path(output_dir)
+    (out / ERROR_FILE).unlink(missing_ok=True)
     try:
-        df, tables = run(cfg)
+        conf = validate(cfg)
+        rid = run_id(conf)
+        if in_sweep:
+            done = find_records(sweep_dir, rid)
+            if done is not None:
+                print(f"rffbench: run {rid} already has records in {done}: skipped (resume)")
+                log.info("run %s already done (%s): skipped", rid, done)
+                return 0
+        log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
+        df, tables = run(conf, threads=jobs_threads if in_sweep else None)
     except RffbenchError as exc:
-        print(f"rffbench: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(out, 2, str(exc), in_sweep)
+    except Exception as exc:  # a bug: in a sweep, keep the other jobs going
+        if not in_sweep:
+            raise
+        log.exception("run failed")
+        return _fail(out, 3, f"internal error: {type(exc).__name__}: {exc}", in_sweep)
     if df.empty:
-        print("rffbench: nothing measured (every measure.<name>.enabled is false); "
-              "no records written", file=sys.stderr)
-        return 2
+        return _fail(out, 2, "nothing measured (every measure.<name>.enabled is false); no "
+                     "records written", in_sweep)
     for name, table in tables.items():  # records.csv last: its presence means complete
-        write_atomic(table, Path(output_dir) / name)
-    path = write_atomic(df, Path(output_dir) / RECORDS_FILE)
+        write_atomic(table, out / name)
+    path = write_atomic(df, out / RECORDS_FILE)
     print(summary_table(df))
     print(f"records: {path}")
     log.info("wrote %d records to %s", len(df), path)

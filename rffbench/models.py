@@ -21,6 +21,7 @@ import numpy as np
 from scipy.linalg import blas
 
 from .exact import solve_regularised
+from .progress import Progress
 
 #: output elements per feature chunk when ``chunk_rows`` is null (32 MB float64)
 CHUNK_ELEMENTS = 1 << 22
@@ -92,12 +93,14 @@ def accumulate(fmap, X, Y, rows=None, timer=None):
     timer = timer or Timer()
     ne = NormalEquations(fmap.n_components, Y.shape[1])
     rows = chunk_rows(fmap.n_components, rows)
+    progress = Progress("ridge: accumulating Z^T Z, chunks", -(-X.shape[0] // rows))
     for s in range(0, X.shape[0], rows):
         t0 = time.perf_counter()
         Z = fmap.transform(X[s:s + rows])
         t0 = timer.add("map_time_s", t0)
         ne.add_chunk(Z, Y[s:s + rows])
         timer.add("accumulate_time_s", t0)
+        progress.step()
     return ne
 
 

@@ -13,6 +13,10 @@ import subprocess
 from pathlib import Path
 
 RECORDS_FILE = "records.csv"
+#: a failed job of a sweep leaves its one-line reason here (instead of records)
+ERROR_FILE = "error.txt"
+#: per-trial values of the bounds measurement, next to records.csv
+TRIALS_FILE = "bounds_trials.csv"
 #: bump when the columns or the meaning of a metric change
 SCHEMA_VERSION = 2
 

@@ -53,13 +53,13 @@ from .. import _numba as nbk
 from .. import memory, theory
 from ..errors import ConfigError
 from ..features import gram_of
-from ..results import record
+from ..progress import Progress
+from ..results import TRIALS_FILE, record
 from .approximation import VARIANCE_TERMS
 from .points import resolve_n_points, sample_points
 
 log = logging.getLogger(__name__)
 
-TRIALS_FILE = "bounds_trials.csv"
 BLOCK_ROWS = 512
 #: D_required is searched up to this output dimension
 D_SEARCH_MAX = 1e18
@@ -131,6 +131,7 @@ def run_trials(make_map, X_fit, M, K, I, J, seeds, workers):
     sup = np.empty(T)
     pointwise = np.empty((T, len(I)))
     local = threading.local()
+    progress = Progress("bounds: trials", T)
 
     def one(t):
         G = getattr(local, "G", None)
@@ -141,6 +142,7 @@ def run_trials(make_map, X_fit, M, K, I, J, seeds, workers):
         gram_of(Z, out=G)
         sup[t] = nbk.max_abs_diff_upper(G, K)
         pointwise[t] = G[I, J] - K[I, J]
+        progress.step()
 
     prev = numba.get_num_threads()
     try:
