@@ -295,9 +295,10 @@ def fig_tail(df, root, D=None):
 def fig_learning_vs_D(df):
     lr = df[(df.measurement == "learning") & df.metric.isin(["test_error_rate", "test_rel_rmse"])]
     feat = lr[lr.method != "exact_krr"]
-    if feat.empty or feat.D.nunique() < 2:
-        return None, "learning vs D: needs learning records at >= 2 values of D"
-    panels = list(feat.groupby(["dataset", "metric", "n_train"], sort=True).groups)
+    keys = ["dataset", "metric", "n_train"]
+    panels = [k for k, g in feat.groupby(keys, sort=True) if g.D.nunique() >= 2]
+    if not panels:
+        return None, "learning vs D: needs learning records at >= 2 values of D for one dataset"
     fig, axes = _facets(len(panels))
     for ax, (ds, metric, n) in zip(axes, panels):
         sel = (lr.dataset == ds) & (lr.metric == metric) & (lr.n_train == n)
@@ -330,9 +331,12 @@ def crossover(n, t_feat, t_exact):
 
 def fig_train_time(df):
     t = df[(df.measurement == "learning") & (df.metric == "train_time_s") & df.value.notna()]
-    if t.n_train.nunique() < 2 or "exact_krr" not in set(t.method):
+    ok = [ds for ds, g in t.groupby("dataset")
+          if g.n_train.nunique() >= 2 and "exact_krr" in set(g.method)]
+    if not ok:
         return None, ("train time vs n_train: needs train_time_s of exact KRR and a feature "
-                      "model at >= 2 values of n_train")
+                      "model at >= 2 values of n_train of one dataset")
+    t = t[t.dataset == ok[0]]
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ex = t[t.method == "exact_krr"].groupby("n_train").value.median().sort_index()
@@ -364,8 +368,9 @@ MAP_METRICS = [("approximation", "rel_fro_error", None, "Gram error ||K - ZZ'||_
 
 def fig_maps(df):
     """Every map side by side at equal D: one panel per metric, a dot per seed."""
-    if df.features.nunique() < 2:
-        return None, "maps side by side: needs records of >= 2 feature maps"
+    if df.features.nunique() < 2 or df.D.nunique() != 1:
+        return None, ("maps side by side: needs records of >= 2 feature maps at one D (a sweep "
+                      "over D is drawn by error_vs_D)")
     panels = []
     for meas, metric, method, label in MAP_METRICS:
         sel = df[(df.measurement == meas) & (df.metric == metric) & df.dist.isna()]
