@@ -72,9 +72,9 @@ def _i64_as_f64(typingctx, x):
 @nb.njit(inline="always", cache=True, fastmath=FMA)
 def _reduce_pi(x):
     """x = k*pi + r, |r| <= pi/2; returns (r, sign) with sign = (-1)**k."""
-    k = math.floor(x * INV_PI + 0.5)
+    k = np.floor(x * INV_PI + 0.5)
     r = ((x - k * PI_A) - k * PI_B) - k * PI_C
-    parity = k - 2.0 * math.floor(k * 0.5)
+    parity = k - 2.0 * np.floor(k * 0.5)
     return r, 1.0 - 2.0 * parity
 
 
@@ -126,7 +126,7 @@ def fast_sin_scalar(x):
 def fast_exp_scalar(x):
     """exp(x) for x <= 0 (for x > 0 it is accurate up to x = 709)."""
     xc = max(x, EXP_MIN_ARG)
-    k = math.floor(xc * LN2_INV + 0.5)
+    k = np.floor(xc * LN2_INV + 0.5)
     r = (xc - k * LN2_HI) - k * LN2_LO
     p = 1.6059043836821613e-10
     p = p * r + 2.08767569878681e-09
@@ -197,6 +197,85 @@ def _sincos_row(row, m, scale, fast):
             a = np.float64(row[j])
             row[m + j] = scale * math.sin(a)
             row[j] = scale * math.cos(a)
+
+
+# float32: reduction and polynomials in float32 (16 lanes per AVX-512 vector).
+# pi in three float32 parts; PI_A_F has 8 significant bits, so k*PI_A_F is exact
+# for |k| < 2**16; rows whose argument bound exceeds FAST_TRIG_MAX_F32 use the
+# float64 path.  Taylor through r^12 (cos) / r^13 (sin): truncation < 7e-9 at
+# |r| = pi/2, below float32's half-ulp of 1 (6e-8).
+F32 = np.float32
+INV_PI_F = F32(1.0 / math.pi)
+PI_A_F = F32(3.140625)
+PI_B_F = F32(9.67502593994140625e-4)
+PI_C_F = F32(1.509957990978376432e-7)
+FAST_TRIG_MAX_F32 = 8192.0
+_C = [F32(v) for v in (1.0 / 479001600, -1.0 / 3628800, 1.0 / 40320, -1.0 / 720, 1.0 / 24,
+                       -0.5, 1.0)]
+_S = [F32(v) for v in (1.0 / 6227020800, -1.0 / 39916800, 1.0 / 362880, -1.0 / 5040,
+                       1.0 / 120, -1.0 / 6)]
+C12, C10, C8, C6, C4, C2, C0 = _C
+S13, S11, S9, S7, S5, S3 = _S
+HALF_F, ONE_F, TWO_F = F32(0.5), F32(1.0), F32(2.0)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _reduce_pi_f32(x):
+    k = np.floor(x * INV_PI_F + HALF_F)
+    r = ((x - k * PI_A_F) - k * PI_B_F) - k * PI_C_F
+    parity = k - TWO_F * np.floor(k * HALF_F)
+    return r, ONE_F - TWO_F * parity
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _cos_poly_f32(z):
+    p = C12 * z + C10
+    p = p * z + C8
+    p = p * z + C6
+    p = p * z + C4
+    p = p * z + C2
+    return p * z + C0
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _sin_poly_f32(r, z):
+    p = S13 * z + S11
+    p = p * z + S9
+    p = p * z + S7
+    p = p * z + S5
+    p = p * z + S3
+    return r + r * (p * z)
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def cos_offset_scale_inplace_f32(Z, offset, scale, arg_bound):
+    """float32 ``cos_offset_scale_inplace``: Z, offset float32, computed in float32."""
+    sc = F32(scale)
+    for i in prange(Z.shape[0]):
+        row = Z[i]
+        if arg_bound[i] <= FAST_TRIG_MAX_F32:
+            for j in range(row.shape[0]):
+                r, sign = _reduce_pi_f32(row[j] + offset[j])
+                row[j] = (sc * sign) * _cos_poly_f32(r * r)
+        else:
+            _cos_row(row, offset, scale, arg_bound[i] <= FAST_TRIG_MAX)
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def sincos_pairs_inplace_f32(Z, m, scale, arg_bound):
+    """float32 ``sincos_pairs_inplace``, computed in float32."""
+    sc = F32(scale)
+    for i in prange(Z.shape[0]):
+        row = Z[i]
+        if arg_bound[i] <= FAST_TRIG_MAX_F32:
+            for j in range(m):
+                r, sign = _reduce_pi_f32(row[j])
+                z = r * r
+                s = sc * sign
+                row[m + j] = s * _sin_poly_f32(r, z)
+                row[j] = s * _cos_poly_f32(z)
+        else:
+            _sincos_row(row, m, scale, arg_bound[i] <= FAST_TRIG_MAX)
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)

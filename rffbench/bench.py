@@ -3,6 +3,10 @@
     python -m rffbench.bench                       # the two reference shapes
     python -m rffbench.bench --shape 50000,16,2048 --dtype float32 --out bench.csv
     python -m rffbench.bench --maps rff,rff_pairs,sorf,fastfood --shape 10000,1024,8192
+    python -m rffbench.bench --startup             # cold / warm `python run.py`
+
+The full speed experiment (records, report figures) is ``python run.py -m
+experiment=speed``; this script is the quick check.
 
 For each shape (N, d, D), in one process and interleaved (A B C A B C ...),
 after a warm-up call of each: the transform of every rffbench map in ``--maps``
@@ -64,6 +68,49 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
     return res
 
 
+def startup(repeats=3):
+    """Wall time of the default ``python run.py``, cold (empty numba cache) and warm
+    (cache hit), and the recorded time to its first measurement (startup_time_s).
+    Returns speed-vocabulary rows: method startup/cold | startup/warm."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1]
+    rows = []
+
+    def one(env, out):
+        t = time.perf_counter()
+        p = subprocess.run([sys.executable, str(root / "run.py"), f"hydra.run.dir={out}"],
+                           cwd=root, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t
+        if p.returncode:
+            raise RuntimeError(p.stderr[-2000:])
+        rec = pd.read_csv(Path(out) / "records.csv")
+        first = rec[rec.metric == "startup_time_s"].value
+        return wall, float(first.iloc[0]) if len(first) else float("nan")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("cold", "warm"):
+            walls, firsts = [], []
+            for r in range(repeats):
+                cache = Path(tmp) / (f"cache-cold-{r}" if kind == "cold" else "cache-warm")
+                env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+                if kind == "warm" and r == 0:
+                    one(env, Path(tmp) / "prime")  # fill the warm cache once
+                w, f = one(env, Path(tmp) / f"{kind}-{r}")
+                walls.append(w)
+                firsts.append(f)
+            rows.append(dict(method=f"startup/{kind}", metric="time_s",
+                             value=float(np.median(walls)), spread=max(walls) - min(walls),
+                             first_measurement_s=float(np.median(firsts)), n_repeats=repeats))
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", action="append", default=None,
@@ -74,7 +121,19 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", default=None, help="also write the table as CSV")
+    ap.add_argument("--startup", action="store_true",
+                    help="time the default `python run.py` cold (empty numba cache) and warm")
     args = ap.parse_args(argv)
+    if args.startup:
+        import pandas as pd
+
+        df = pd.DataFrame(startup())
+        print(df.to_string(index=False))
+        if args.out:
+            from .results import write_atomic
+
+            write_atomic(df, args.out)
+        return df
     shapes = [tuple(int(v) for v in s.split(",")) for s in args.shape] if args.shape \
         else DEFAULT_SHAPES
     from .experiment import apply_threads

@@ -244,11 +244,42 @@ class LearningConfig:
                  self.cheap_s, "use a number of seconds >= 0")
 
 
+SPEED_PARTS = ("maps", "gram", "train")
+
+
+@dataclass
+class SpeedConfig:
+    """measure.speed: rffbench vs numpy, scikit-learn and the machine's limit (off by default)."""
+
+    enabled: bool = False
+    #: interleaved warm repeats per implementation (>= 5); medians and spread recorded
+    repeats: int = 5
+    #: which comparisons: maps (transforms), gram (exact Gram), train (ridge / exact KRR)
+    parts: List[str] = field(default_factory=lambda: ["maps", "gram", "train"])
+    #: rffbench maps timed in the maps part (those that cannot represent the kernel are noted)
+    maps: List[str] = field(default_factory=lambda: ["rff", "rff_pairs", "orf", "sorf",
+                                                     "fastfood"])
+    #: rows of the exact Gram comparison and of the training comparison
+    gram_max_n: int = 10000
+    train_max_n: int = 5000
+
+    def __post_init__(self):
+        _require(_is_int(self.repeats) and self.repeats >= 5, "measure.speed.repeats",
+                 self.repeats, "use an integer >= 5")
+        _require(len(self.parts) >= 1 and all(p in SPEED_PARTS for p in self.parts),
+                 "measure.speed.parts", list(self.parts),
+                 f"use a non-empty list of {', '.join(SPEED_PARTS)}")
+        for key in ("gram_max_n", "train_max_n"):
+            v = getattr(self, key)
+            _require(_is_int(v) and v >= 2, f"measure.speed.{key}", v, "use an integer >= 2")
+
+
 @dataclass
 class MeasureConfig:
     approximation: ApproximationConfig = field(default_factory=ApproximationConfig)
     bounds: BoundsConfig = field(default_factory=BoundsConfig)
     learning: LearningConfig = field(default_factory=LearningConfig)
+    speed: SpeedConfig = field(default_factory=SpeedConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sys
 import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -27,6 +29,21 @@ from .measure import MEASUREMENTS
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_atomic
 
 log = logging.getLogger("rffbench")
+
+
+_RUNS_IN_PROCESS = 0
+
+
+def process_age_s():
+    """Seconds since this process started (Linux /proc), or None."""
+    try:
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+        return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def run_id(conf: Config) -> str:
@@ -66,6 +83,8 @@ class RunContext:
     kernel: Kernel
     threads: int
     tables: dict = field(default_factory=dict)
+    #: wall seconds from interpreter start to the first measurement (None if unknown)
+    startup_s: Optional[float] = None
 
     @property
     def map_cls(self):
@@ -77,6 +96,12 @@ class RunContext:
                             random_state=self.cfg.seed if seed is None else seed,
                             chunk_rows=self.cfg.features.chunk_rows,
                             **self.cfg.features.map_params())
+
+    def make_map_named(self, name, kernel=None):
+        """An unfitted map ``name`` (its default parameters) with this run's D and seed."""
+        return feature_map_class(name)(kernel=kernel or self.kernel, n_components=self.cfg.D,
+                                       random_state=self.cfg.seed,
+                                       chunk_rows=self.cfg.features.chunk_rows)
 
     def rng(self, purpose: str):
         """A Generator for one purpose, derived from the seed (stable across runs)."""
@@ -130,6 +155,12 @@ def run(cfg, threads=None):
                     n_columns=n_columns,
                     seed=conf.seed, dtype=conf.dtype, threads=threads)
     rows = []
+    global _RUNS_IN_PROCESS
+    _RUNS_IN_PROCESS += 1
+    if _RUNS_IN_PROCESS == 1:  # later runs of an in-process multirun did not start the process
+        ctx.startup_s = process_age_s()
+        if ctx.startup_s is not None:
+            log.info("first measurement %.2f s after the interpreter started", ctx.startup_s)
     for m, block in enabled:
         rows.extend(m.measure(ctx, block))
     tables = {name: t.assign(run_id=identity["run_id"])[["run_id", *t.columns]]

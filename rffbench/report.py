@@ -398,6 +398,61 @@ def fig_maps(df):
     return fig, ""
 
 
+def fig_speed_vs_size(df):
+    """Transform time vs N per implementation (log-log), a panel per (d, D, dtype)."""
+    t = df[(df.measurement == "speed") & (df.metric == "time_s") & df.value.notna()
+           & df.method.str.startswith("transform/")]
+    panels = [k for k, g in t.groupby(["d", "D", "dtype"]) if g.n_train.nunique() >= 2]
+    if not panels:
+        return None, "speed vs size: needs transform times at >= 2 values of N for one (d, D)"
+    fig, axes = _facets(len(panels), ncols=2, w=5.0, h=3.8)
+    for ax, (d, D, dt) in zip(axes, panels):
+        sel = t[(t.d == d) & (t.D == D) & (t.dtype == dt)]
+        for impl, grp in sel.groupby("method"):
+            s = grp.groupby("n_train").value.median().sort_index()
+            ours = not impl.split("/")[1] in ("numpy", "sklearn_rbf")
+            ax.plot(s.index, s.values, "-o" if ours else "--s", ms=3.5, label=impl.split("/")[1])
+        ax.set(xlabel="N (rows)", ylabel="transform time (s)", title=f"d={d}, D={D}, {dt}")
+        _log_axes(ax)
+    fig.suptitle("Transform time vs N (dashed: plain numpy and scikit-learn)", fontsize=9)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    _fig_legend(fig, axes)
+    return fig, ""
+
+
+def fig_speed_bars(df):
+    """Speed-up vs scikit-learn and fraction of the machine's limit, per shape and implementation."""
+    sp = df[(df.measurement == "speed") & df.metric.isin(["speedup_vs_sklearn",
+                                                          "fraction_of_limit"]) & df.value.notna()]
+    if sp.empty:
+        return None, "speed bars: needs speed records"
+    sp = sp.assign(shape=[f"{t.split('/')[0]} N={n} d={d} D={D} {dt}"
+                          for t, n, d, D, dt in zip(sp.method, sp.n_train, sp.d, sp.D, sp.dtype)],
+                   impl=sp.method.str.split("/").str[1])
+    plt = _plt()
+    metrics = [m for m in ("speedup_vs_sklearn", "fraction_of_limit") if m in set(sp.metric)]
+    shapes = sorted(sp["shape"].unique())
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(8, 0.9 * len(shapes) + 4),
+                                                       3.4 * len(metrics)), squeeze=False)
+    for ax, metric in zip(axes[:, 0], metrics):
+        tab = sp[sp.metric == metric].pivot_table(index="shape", columns="impl", values="value",
+                                                  aggfunc="median").reindex(shapes)
+        tab = tab.dropna(how="all")
+        width = 0.8 / max(1, tab.shape[1])
+        for i, impl in enumerate(tab.columns):
+            ax.bar(np.arange(len(tab)) + i * width, tab[impl].values, width, label=impl)
+        ax.set_xticks(np.arange(len(tab)) + 0.4 - width / 2, tab.index, rotation=20, ha="right",
+                      fontsize=7)
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_ylabel(metric.replace("_", " "))
+        ax.grid(True, axis="y", alpha=0.25)
+        ax.legend(fontsize=7, ncol=4)
+    fig.suptitle("rffbench speed-up over scikit-learn and fraction of the machine's limit "
+                 "(1 = at the limit)", fontsize=9)
+    fig.tight_layout()
+    return fig, ""
+
+
 def fig_dimension(df):
     b = _bounds_sup(df)
     emp = b[(b.metric == "eps_empirical") & (b.method == "empirical")]
@@ -456,6 +511,11 @@ def pivots(df):
         out.append(("Bound tightness eps_bound / eps_empirical (median), D x bound",
                     t.pivot_table(index="D", columns=["features", "method"], values="value",
                                   aggfunc="median")))
+    sp = df[(df.measurement == "speed") & (df.metric == "time_s") & df.value.notna()]
+    if not sp.empty:
+        out.append(("Speed: median time (s) by shape and implementation",
+                    sp.pivot_table(index=["n_train", "d", "D", "dtype"], columns="method",
+                                   values="value", aggfunc="median")))
     lr = df[(df.measurement == "learning") & df.metric.isin(
         ["test_error_rate", "test_rel_rmse", "train_time_s"])]
     if not lr.empty:
@@ -473,6 +533,8 @@ FIGURES = {
     "train_time_vs_n": lambda df, root, args: fig_train_time(df),
     "dimension": lambda df, root, args: fig_dimension(df),
     "maps": lambda df, root, args: fig_maps(df),
+    "speed_vs_size": lambda df, root, args: fig_speed_vs_size(df),
+    "speed_bars": lambda df, root, args: fig_speed_bars(df),
 }
 
 

@@ -145,6 +145,7 @@ class FourierMap(FeatureMap):
         if not self.pairs:
             self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_) \
                 if offset is None else offset
+        self._offset32 = None
 
     def _draw(self, d, m, rng):
         """(W of shape (m, d) or None for structured maps, offsets or None = uniform)."""
@@ -170,8 +171,14 @@ class FourierMap(FeatureMap):
         m = self.n_freq_
         self._project(X, out[:, :m])
         bound = self.trig_arg_bound(X)
+        f32 = out.dtype == np.float32
         if self.pairs:
-            nbk.sincos_pairs_inplace(out, m, scale, bound)
+            (nbk.sincos_pairs_inplace_f32 if f32 else nbk.sincos_pairs_inplace)(
+                out, m, scale, bound)
+        elif f32:
+            if self._offset32 is None:
+                self._offset32 = self.random_offset_.astype(np.float32)
+            nbk.cos_offset_scale_inplace_f32(out, self._offset32, scale, bound)
         else:
             nbk.cos_offset_scale_inplace(out, self.random_offset_, scale, bound)
 

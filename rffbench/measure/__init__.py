@@ -9,11 +9,12 @@
 The name matches the config block ``measure.<name>``; a run calls every block
 whose ``enabled`` is true, in this order.
 """
-from . import approximation, bounds, learning, timing
+from . import approximation, bounds, learning, speed, timing
 
 MEASUREMENTS = {
     "approximation": approximation,
     "bounds": bounds,
     "learning": learning,
+    "speed": speed,
     "timing": timing,
 }

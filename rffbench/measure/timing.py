@@ -36,4 +36,9 @@ def measure(ctx, cfg):
         record("timing", "map_fit_time_s", fit_med, "s", spread=fit_spread, n_repeats=cfg.repeats),
         record("timing", "map_transform_time_s", tr_med, "s", spread=tr_spread,
                n_repeats=cfg.repeats, note=f"{X.shape[0]} rows"),
+        record("timing", "startup_time_s", ctx.startup_s, "s",
+               note="wall time from the interpreter's start to the first measurement (imports, "
+                    "config, data, numba cache load)" if ctx.startup_s is not None else
+                    "not the first run of this process (in-process multirun), or the process "
+                    "start time is unknown on this system"),
     ]

@@ -1,0 +1,253 @@
+"""Speed: rffbench's kernels against plain numpy, scikit-learn and the machine's limit.
+
+In one process, interleaved (A B C A B C ...), after one warm-up call of each,
+medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
+(``measure.speed.parts``), on the run's training set X (N x d), D and dtype:
+
+* ``maps``: the transform of every rffbench map in ``measure.speed.maps`` that
+  represents the run's kernel (``transform/<map>``), the plain numpy reference
+  ``np.cos(X @ W + b) * sqrt(2/D)`` with the ``rff`` map's W, b
+  (``transform/numpy``) and scikit-learn's ``RBFSampler.transform``
+  (``transform/sklearn_rbf``, Gaussian kernel only).
+  **Limit**, measured in the same loop: a GEMM of the map's shape into a
+  preallocated output (``limit/gemm``; its flop rate is the machine's rate on
+  this shape) plus one streaming pass over the N x D output (``limit/pass``).
+  A dense map's lower bound is gemm + pass; a structured map's (sorf,
+  fastfood) is its FWHT flop count (blocks x FWHTs x L log2 L adds per row)
+  at the GEMM's flop rate, plus the pass.
+* ``gram``: the exact Gram of min(N, ``gram_max_n``) rows: rffbench's numba
+  Gram vs scikit-learn ``rbf_kernel`` / ``laplacian_kernel`` (same
+  lengthscale); limit = a GEMM X X^T of that shape plus one pass.
+* ``train``: on min(N, ``train_max_n``) rows and the same targets: rffbench
+  ridge on ``rff`` features (map + accumulate + solve) vs scikit-learn
+  ``RBFSampler`` + ``Ridge``, and rffbench exact KRR vs scikit-learn
+  ``KernelRidge`` (lam = ``model.lam`` when a number, else 1e-3).
+
+Records: ``measurement`` = ``speed``, ``method`` = ``<task>/<implementation>``,
+``metric`` in time_s, throughput_rows_per_s, speedup_vs_sklearn,
+speedup_vs_numpy, fraction_of_limit (= limit / measured) and limit_time_s.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from .. import _numba as nbk
+from ..errors import ConfigError
+from ..results import record
+
+log = logging.getLogger(__name__)
+
+FWHTS_PER_BLOCK = {"sorf": 3, "fastfood": 2}
+DEFAULT_LAM = 1e-3
+
+
+def interleaved(impls, repeats):
+    """{name: (median s, spread s)} of ``impls`` (name -> fn), A B C A B C ..."""
+    for fn in impls.values():
+        fn()  # warm-up: numba compile or cache load, first-touch page faults
+    times = {k: [] for k in impls}
+    for _ in range(repeats):
+        for name, fn in impls.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {k: (float(np.median(v)), float(np.max(v) - np.min(v))) for k, v in times.items()}
+
+
+def check(ctx, cfg):
+    from ..features import FEATURE_MAPS
+
+    unknown = [m for m in cfg.maps if m not in FEATURE_MAPS]
+    if unknown:
+        raise ConfigError(f"measure.speed.maps={list(cfg.maps)} is not allowed: unknown map(s) "
+                          f"{', '.join(unknown)}; use names from {', '.join(FEATURE_MAPS)}")
+
+
+def _maps_ok(ctx, names):
+    from ..features import FEATURE_MAPS
+
+    ok, skipped = [], []
+    for name in names:
+        cls = FEATURE_MAPS[name]
+        try:
+            cls.check_params(ctx.cfg.D, ctx.kernel.name)
+        except ConfigError as exc:
+            skipped.append((name, str(exc)))
+            continue
+        if getattr(cls, "sparse_output", False):
+            skipped.append((name, "sparse output: not comparable with dense transforms"))
+            continue
+        ok.append(name)
+    return ok, skipped
+
+
+def _records(task, res, rows_n, limits, sklearn_key=None, numpy_key=None, ours=(), note=""):
+    out = []
+    sk = res.get(sklearn_key, (None,))[0] if sklearn_key else None
+    npy = res.get(numpy_key, (None,))[0] if numpy_key else None
+    for name, (t, spread) in res.items():
+        if name.startswith("limit/"):
+            continue
+        out.append(record("speed", "time_s", t, "s", method=name, spread=spread,
+                          note=note))
+        out.append(record("speed", "throughput_rows_per_s", rows_n / t, "rows/s", method=name))
+        if sk and name != sklearn_key and name in ours:
+            out.append(record("speed", "speedup_vs_sklearn", sk / t, method=name,
+                              note=f"{sklearn_key} / {name}"))
+        if npy and name != numpy_key and name in ours:
+            out.append(record("speed", "speedup_vs_numpy", npy / t, method=name,
+                              note=f"{numpy_key} / {name}"))
+        if name in limits:
+            lim, how = limits[name]
+            out.append(record("speed", "limit_time_s", lim, "s", method=name, note=how))
+            out.append(record("speed", "fraction_of_limit", lim / t, method=name,
+                              note="limit / measured (1 = at the machine's limit)"))
+    return out
+
+
+def _part_maps(ctx, cfg, X):
+    from sklearn.kernel_approximation import RBFSampler
+
+    D = ctx.cfg.D
+    names, skipped = _maps_ok(ctx, cfg.maps)
+    fitted = {m: ctx.make_map_named(m).fit(X) for m in names}
+    rff = ctx.make_map_named("rff").fit(X)
+    W, b = rff.random_weights_.astype(X.dtype), rff.random_offset_.astype(X.dtype)
+    scale = X.dtype.type(math.sqrt(2.0 / D))
+    buf = np.empty((X.shape[0], D), dtype=X.dtype)
+    impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
+    impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
+    gaussian = ctx.kernel.name == "gaussian"
+    if gaussian:
+        sk = RBFSampler(gamma=0.5 / ctx.kernel.ls**2, n_components=D,
+                        random_state=ctx.cfg.seed).fit(X)
+        impls["transform/sklearn_rbf"] = lambda: sk.transform(X)
+    impls["limit/gemm"] = lambda: np.matmul(X, W, out=buf)
+    impls["limit/pass"] = lambda: nbk.scale_inplace(buf, 1.0)
+    log.info("speed: transforms of %d x %d -> D=%d (%s): %s", *X.shape, D, X.dtype,
+             ", ".join(k for k in impls if not k.startswith("limit/")))
+    res = interleaved(impls, cfg.repeats)
+    gemm, pas = res["limit/gemm"][0], res["limit/pass"][0]
+    rate = 2.0 * X.shape[0] * X.shape[1] * D / gemm  # flop/s of BLAS on this shape
+    limits = {}
+    for m, f in fitted.items():
+        key = f"transform/{m}"
+        if m in FWHTS_PER_BLOCK:
+            L = f.padded_dim_
+            blocks = -(-f.n_freq_ // L)
+            flops = X.shape[0] * blocks * FWHTS_PER_BLOCK[m] * L * math.log2(max(L, 2))
+            limits[key] = (flops / rate + pas, f"{FWHTS_PER_BLOCK[m]} FWHTs per block at the GEMM "
+                           f"rate ({rate / 1e9:.1f} GFLOP/s) + one pass over the output")
+        else:  # the map's own GEMM: n_freq columns (D/2 for cos/sin pairs)
+            g = gemm * f.n_freq_ / D
+            limits[key] = (g + pas, f"GEMM of the map's shape (N x d x {f.n_freq_}) into a "
+                           f"preallocated output ({g:.4g} s at {rate / 1e9:.1f} GFLOP/s) + one "
+                           f"pass over the N x D output ({pas:.4g} s)")
+    ours = [f"transform/{m}" for m in fitted]
+    rows = _records("transform", res, X.shape[0], limits,
+                    "transform/sklearn_rbf" if gaussian else None, "transform/numpy", ours)
+    rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
+             for m, why in skipped]
+    if not gaussian:
+        rows.append(record("speed", "time_s", None, method="transform/sklearn_rbf",
+                           note=f"RBFSampler approximates the Gaussian kernel only, not "
+                                f"{ctx.kernel.name}"))
+    return rows
+
+
+def _part_gram(ctx, cfg, X):
+    from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
+
+    from ..kernels import make_kernel
+
+    Xg = X[: min(X.shape[0], cfg.gram_max_n)]
+    n, d = Xg.shape
+    ls = ctx.kernel.ls
+    gauss = make_kernel("gaussian", lengthscale=ls).fit(None)
+    lap = make_kernel("laplacian", lengthscale=ls).fit(None)
+    buf = np.empty((n, n), dtype=Xg.dtype)
+    impls = {
+        "gram/rffbench_gaussian": lambda: gauss.gram(Xg),
+        "gram/sklearn_rbf_kernel": lambda: rbf_kernel(Xg, gamma=0.5 / ls**2),
+        "gram/rffbench_laplacian": lambda: lap.gram(Xg),
+        "gram/sklearn_laplacian_kernel": lambda: laplacian_kernel(Xg, gamma=1.0 / ls),
+        "limit/gemm": lambda: np.matmul(Xg, Xg.T, out=buf),
+        "limit/pass": lambda: nbk.scale_inplace(buf, 1.0),
+    }
+    log.info("speed: exact Gram of %d x %d, Gaussian and Laplacian vs scikit-learn", n, d)
+    res = interleaved(impls, cfg.repeats)
+    gemm, pas = res["limit/gemm"][0], res["limit/pass"][0]
+    how = f"X X^T GEMM ({gemm:.4g} s) + one pass over the n x n output ({pas:.4g} s)"
+    rows = []
+    for kern, sk in (("gaussian", "rbf_kernel"), ("laplacian", "laplacian_kernel")):
+        ours = f"gram/rffbench_{kern}"
+        part = {ours: res[ours], f"gram/sklearn_{sk}": res[f"gram/sklearn_{sk}"]}
+        limits = {ours: (gemm + pas, how)} if kern == "gaussian" else {}
+        rows += _records("gram", part, n, limits, f"gram/sklearn_{sk}", None, [ours],
+                         note=f"{n} x {d}")
+    return rows
+
+
+def _part_train(ctx, cfg, X, y):
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.linear_model import Ridge
+
+    from ..exact import ExactKRR
+    from ..kernels import make_kernel
+    from ..models import FeatureRidge
+
+    n = min(X.shape[0], cfg.train_max_n)
+    Xt, yt = X[:n], np.asarray(y[:n], dtype=np.float64)
+    Y = yt[:, None]
+    D, ls = ctx.cfg.D, ctx.kernel.ls
+    lam = ctx.cfg.model.lam if ctx.cfg.model.lam != "auto" else DEFAULT_LAM
+    gauss = make_kernel("gaussian", lengthscale=ls).fit(None)
+
+    def ours_ridge():
+        fmap = ctx.make_map_named("rff", kernel=gauss).fit(Xt)
+        FeatureRidge(lam, center=False).fit(fmap, Xt, Y)
+
+    def sk_ridge():
+        Z = RBFSampler(gamma=0.5 / ls**2, n_components=D, random_state=0).fit_transform(Xt)
+        Ridge(alpha=lam, fit_intercept=False, solver="cholesky").fit(Z, yt)
+
+    impls = {
+        "train/rffbench_ridge": ours_ridge,
+        "train/sklearn_rbfsampler_ridge": sk_ridge,
+        "train/rffbench_exact_krr": lambda: ExactKRR(gauss, lam, center=False).fit(Xt, Y),
+        "train/sklearn_kernelridge": lambda: KernelRidge(alpha=lam, kernel="rbf",
+                                                         gamma=0.5 / ls**2).fit(Xt, yt),
+    }
+    log.info("speed: training on %d rows (D=%d, lam=%g): ridge on features and exact KRR vs "
+             "scikit-learn", n, D, lam)
+    res = interleaved(impls, cfg.repeats)
+    rows = []
+    for ours, sk in (("train/rffbench_ridge", "train/sklearn_rbfsampler_ridge"),
+                     ("train/rffbench_exact_krr", "train/sklearn_kernelridge")):
+        rows += _records("train", {ours: res[ours], sk: res[sk]}, n, {}, sk, None, [ours],
+                         note=f"{n} rows, Gaussian kernel")
+    return rows
+
+
+def measure(ctx, cfg):
+    X = ctx.data.X_train
+    rows = []
+    if "maps" in cfg.parts:
+        rows += _part_maps(ctx, cfg, X)
+    if "gram" in cfg.parts:
+        rows += _part_gram(ctx, cfg, X)
+    if "train" in cfg.parts:
+        if ctx.data.task != "regression":
+            y = ctx.data.y_train.astype(np.float64)
+        else:
+            y = ctx.data.y_train
+        rows += _part_train(ctx, cfg, X, y)
+    for r in rows:
+        r["n_repeats"] = cfg.repeats if r["value"] is not None and r["metric"] == "time_s" \
+            else r["n_repeats"]
+    return rows

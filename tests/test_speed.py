@@ -1,0 +1,71 @@
+"""The speed measurement: records, limits, skips; the interleaved timer (no wall-clock asserts)."""
+import pytest
+
+from conftest import compose_config
+from rffbench.experiment import main as run_main
+from rffbench.experiment import run
+from rffbench.measure.speed import interleaved
+from rffbench.results import RECORDS_FILE
+
+SPEED = ["dataset=synthetic", "dataset.n=400", "dataset.d=6", "D=64",
+         "measure.approximation.enabled=false", "measure.bounds.enabled=false",
+         "measure.learning.enabled=false", "measure.timing.enabled=false",
+         "measure.speed.enabled=true", "measure.speed.gram_max_n=100",
+         "measure.speed.train_max_n=100"]
+METRICS = {"time_s", "throughput_rows_per_s", "speedup_vs_sklearn", "speedup_vs_numpy",
+           "fraction_of_limit", "limit_time_s"}
+
+
+def test_interleaved_calls_each_implementation_warm_then_repeats():
+    calls = []
+    res = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 5)
+    assert calls == ["a", "b"] + ["a", "b"] * 5  # warm-up, then A B A B ...
+    assert set(res) == {"a", "b"} and all(t >= 0 and s >= 0 for t, s in res.values())
+
+
+def test_speed_records_vocabulary_and_consistency():
+    df, _ = run(compose_config(SPEED))
+    sp = df[df.measurement == "speed"]
+    assert set(sp.metric) <= METRICS and set(sp.measurement) == {"speed"}
+    methods = set(sp.method)
+    for m in ("transform/rff", "transform/rff_pairs", "transform/orf", "transform/sorf",
+              "transform/fastfood", "transform/numpy", "transform/sklearn_rbf",
+              "gram/rffbench_gaussian", "gram/sklearn_rbf_kernel", "gram/rffbench_laplacian",
+              "gram/sklearn_laplacian_kernel", "train/rffbench_ridge",
+              "train/sklearn_rbfsampler_ridge", "train/rffbench_exact_krr",
+              "train/sklearn_kernelridge"):
+        assert m in methods, m
+    v = sp.set_index(["method", "metric"]).value
+    t = v.xs("time_s", level="metric")
+    assert (t > 0).all() and (sp[sp.metric == "time_s"].n_repeats == 5).all()
+    # speed-ups and fractions are the ratios of the recorded times
+    assert v["transform/rff", "speedup_vs_sklearn"] == pytest.approx(
+        t["transform/sklearn_rbf"] / t["transform/rff"], rel=1e-12)
+    assert v["transform/rff", "speedup_vs_numpy"] == pytest.approx(
+        t["transform/numpy"] / t["transform/rff"], rel=1e-12)
+    assert v["transform/rff", "fraction_of_limit"] == pytest.approx(
+        v["transform/rff", "limit_time_s"] / t["transform/rff"], rel=1e-12)
+    # a pair map's GEMM has D/2 columns: its limit is below the rff map's
+    assert v["transform/rff_pairs", "limit_time_s"] < v["transform/rff", "limit_time_s"]
+    assert v["transform/rff", "throughput_rows_per_s"] == pytest.approx(
+        300 / t["transform/rff"], rel=1e-12)  # 400 rows, test_size 0.25
+
+
+def test_non_gaussian_kernel_notes_what_cannot_be_compared():
+    df, _ = run(compose_config([*SPEED, "kernel=laplacian", "measure.speed.parts=[maps]"]))
+    sp = df[df.measurement == "speed"]
+    na = sp[sp.value.isna()].set_index("method").note
+    assert "not allowed with kernel=laplacian" in na["transform/orf"]
+    assert "Gaussian kernel only" in na["transform/sklearn_rbf"]
+    assert sp[(sp.method == "transform/rff") & (sp.metric == "time_s")].value.notna().all()
+
+
+@pytest.mark.parametrize("override,match", [
+    ("measure.speed.repeats=3", "measure.speed.repeats=3 is not allowed: use an integer >= 5"),
+    ("measure.speed.parts=[maps,plots]", "measure.speed.parts=['maps', 'plots'] is not allowed"),
+    ("measure.speed.maps=[rff,turbo]", "unknown map(s) turbo"),
+])
+def test_bad_speed_config(tmp_path, capsys, override, match):
+    assert run_main(compose_config([*SPEED, override]), tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and "\n" not in err and not (tmp_path / RECORDS_FILE).exists()
