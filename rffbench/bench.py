@@ -36,6 +36,7 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
     from . import _numba as nbk
     from .features import FEATURE_MAPS
     from .kernels import Gaussian
+    from .measure.speed import interleaved
 
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((N, d)).astype(dtype)
@@ -55,15 +56,7 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
 
     impls = {m: (lambda f=f: f.transform(X)) for m, f in fitted.items()}
     impls.update(sklearn_rbf=lambda: sk.transform(X), gemm=limit_gemm, **{"pass": limit_pass})
-    for fn in impls.values():  # warm-up: numba compile / cache load, page faults
-        fn()
-    times = {k: [] for k in impls}
-    for _ in range(repeats):
-        for name, fn in impls.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
-    res = {k: (float(np.median(v)), float(np.max(v) - np.min(v))) for k, v in times.items()}
+    res = interleaved(impls, repeats)
     res["limit"] = (res["gemm"][0] + res["pass"][0], res["gemm"][1] + res["pass"][1])
     return res
 

@@ -49,19 +49,10 @@ class KernelConfig:
     median_subsample: int = 1000
 
     def __post_init__(self):
-        from .kernels import KERNELS
+        from .kernels import KERNELS, check_lengthscale
 
         _require(self.name in KERNELS, "kernel.name", self.name, f"use one of {', '.join(KERNELS)}")
-        ls = self.lengthscale
-        if isinstance(ls, str):
-            try:
-                ls = float(ls)
-            except ValueError:
-                pass
-        ok = ls == "median" or (isinstance(ls, (int, float)) and not isinstance(ls, bool)
-                                and math.isfinite(ls) and ls > 0)
-        _require(ok, "kernel.lengthscale", self.lengthscale, "use a number > 0 or 'median'")
-        self.lengthscale = ls if ls == "median" else float(ls)
+        self.lengthscale = check_lengthscale(self.lengthscale)
         _require(self.nu in (0.5, 1.5, 2.5), "kernel.nu", self.nu, "use one of 0.5, 1.5, 2.5")
         _require(_is_int(self.median_subsample) and self.median_subsample >= 2,
                  "kernel.median_subsample", self.median_subsample, "use an integer >= 2")

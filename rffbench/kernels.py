@@ -32,7 +32,7 @@ from scipy.special import ndtri
 from sklearn.base import BaseEstimator
 
 from . import _numba as nbk
-from .errors import ConfigError
+from .errors import ConfigError, DataError
 
 #: d at or below which the squared Euclidean distance is computed directly
 #: (exact, vectorised over the output row) instead of through a BLAS GEMM.
@@ -48,6 +48,24 @@ def _as_float_2d(X, name="X"):
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     return np.ascontiguousarray(X)
+
+
+def check_lengthscale(ls):
+    """'median' or a float > 0 (numeric strings accepted); ConfigError otherwise.
+
+    The one rule for ``kernel.lengthscale``, used by the config and by Kernel.fit."""
+    if isinstance(ls, str) and ls != "median":
+        try:
+            ls = float(ls)
+        except ValueError:
+            pass
+    if ls == "median":
+        return ls
+    if not isinstance(ls, numbers.Real) or isinstance(ls, bool) or not math.isfinite(ls) \
+            or not ls > 0:
+        raise ConfigError(f"kernel.lengthscale={ls!r} is not allowed: use a number > 0 or "
+                          "'median'")
+    return float(ls)
 
 
 class Kernel(BaseEstimator):
@@ -66,30 +84,23 @@ class Kernel(BaseEstimator):
     # -- parameters --------------------------------------------------------
     def fit(self, X, y=None):
         """Resolve ``lengthscale`` (number, or "median" of ``X``)."""
-        ls = self.lengthscale
-        if isinstance(ls, str):
-            if ls != "median":
-                raise ConfigError(
-                    f"kernel.lengthscale={ls!r} is not allowed: use a number > 0 or 'median'")
+        ls = check_lengthscale(self.lengthscale)
+        if ls == "median":
             X = _as_float_2d(X)
             if X.shape[0] < 2:
-                raise ValueError("kernel.lengthscale='median' needs at least 2 points, "
-                                 f"got {X.shape[0]}")
+                raise DataError("kernel.lengthscale='median' needs at least 2 points, "
+                                f"got {X.shape[0]}")
             rng = np.random.default_rng(self.random_state)
             if X.shape[0] > self.median_subsample:
                 X = X[np.sort(rng.choice(X.shape[0], self.median_subsample, replace=False))]
             dist = pdist(X.astype(np.float64), metric="cityblock" if self.metric == "l1" else "euclidean")
             med = float(np.median(dist))
             if not med > 0:
-                raise ValueError("kernel.lengthscale='median' is 0: the data has (almost) "
-                                 "only duplicate points; set kernel.lengthscale to a number")
+                raise DataError("kernel.lengthscale='median' is 0: the data has (almost) "
+                                "only duplicate points; set kernel.lengthscale to a number")
             self.lengthscale_ = med
         else:
-            if not isinstance(ls, numbers.Real) or isinstance(ls, bool) or not (ls > 0) \
-                    or not math.isfinite(ls):
-                raise ConfigError(f"kernel.lengthscale={ls!r} is not allowed: use a number > 0 "
-                                  "or 'median'")
-            self.lengthscale_ = float(ls)
+            self.lengthscale_ = ls
         return self
 
     @property

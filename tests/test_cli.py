@@ -85,6 +85,7 @@ def _write(tmp_path, name, text):
     ("a,b,y\n1,2,3\n4,5\n6,7,8,9\n", [], "cannot read as csv"),
     ("a,b,y\n", [], "no rows"),
     ("a,b,y\n1,2,0\n2,5,1\n3,3,0\n4,4,1\n", ["dataset.target=price"], "is not a column"),
+    ("a,b,y\n" + "1,2,0\n1,2,1\n" * 4, [], "only duplicate points"),
 ])
 def test_bad_files_in_process(tmp_path, capsys, content, extra, match):
     path = _write(tmp_path, "d.csv", content)

@@ -28,7 +28,6 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _numba as nbk
-from ..errors import ConfigError
 from .fourier import FeatureMap
 
 
@@ -40,14 +39,9 @@ class RandomBinning(FeatureMap):
     variance = None
     sparse_output = True
 
-    @classmethod
-    def check_params(cls, n_components, kernel=None, **params):
-        super().check_params(n_components, kernel)
-        kname = getattr(kernel, "name", kernel)
-        if kname is not None and kname != "laplacian":
-            raise ConfigError(f"features=binning is not allowed with kernel={kname}: random "
-                              "binning needs a separable kernel with a convex 1-d profile; of "
-                              "rffbench's kernels only laplacian (L1) is one")
+    KERNELS = ("laplacian",)
+    KERNEL_REASON = ("random binning needs a separable kernel with a convex 1-d profile; of "
+                     "rffbench's kernels only laplacian (L1) is one")
 
     @classmethod
     def n_freq_for(cls, n_components, **params):

@@ -58,6 +58,11 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # -- parameter checks shared by fit and the config validation ----------
     #: parameters beyond the common four that the config passes (features.<name>)
     CONFIG_PARAMS = ()
+    #: kernels the map can represent (None: every kernel) and why only those
+    KERNELS = None
+    KERNEL_REASON = ""
+    #: default of the ``pairs`` parameter for maps that have one
+    PAIRS_DEFAULT = True
 
     @classmethod
     def check_params(cls, n_components, kernel=None, **params):
@@ -65,6 +70,16 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) \
                 or n_components < 1:
             raise ConfigError(f"D={n_components!r} is not allowed: use an integer >= 1")
+        kname = getattr(kernel, "name", kernel)
+        if cls.KERNELS is not None and kname is not None and kname not in cls.KERNELS:
+            raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: "
+                              f"{cls.KERNEL_REASON}")
+        if "pairs" in cls.CONFIG_PARAMS:
+            pairs = params.get("pairs", cls.PAIRS_DEFAULT)
+            if not isinstance(pairs, bool):
+                raise ConfigError(f"features.pairs={pairs!r} is not allowed: use true or false")
+            if pairs:
+                check_even(cls.name, n_components)
 
     @classmethod
     def n_freq_for(cls, n_components, **params):

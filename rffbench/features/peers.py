@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
 from .fourier import FeatureMap
 
 
@@ -18,14 +17,9 @@ class SklearnRBF(FeatureMap):
     name = "sklearn_rbf"
     variance = "rff"
 
-    @classmethod
-    def check_params(cls, n_components, kernel=None, **params):
-        super().check_params(n_components, kernel)
-        kname = getattr(kernel, "name", kernel)
-        if kname is not None and kname != "gaussian":
-            raise ConfigError(f"features=sklearn_rbf is not allowed with kernel={kname}: "
-                              "scikit-learn's RBFSampler approximates the Gaussian kernel only; "
-                              "use features=rff (any kernel) or kernel=gaussian")
+    KERNELS = ("gaussian",)
+    KERNEL_REASON = ("scikit-learn's RBFSampler approximates the Gaussian kernel only; use "
+                     "features=rff (any kernel) or kernel=gaussian")
 
     def _fit(self, X, rng):
         from sklearn.kernel_approximation import RBFSampler

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ..errors import ConfigError
-from .fourier import FourierMap, check_even
+from .fourier import FourierMap
 
 SEQUENCES = ("sobol", "halton")
 #: uniforms are clipped to [TINY, 1 - TINY] before the inverse CDF (a scrambled
@@ -41,16 +41,11 @@ class QuasiMonteCarloFeatures(FourierMap):
 
     @classmethod
     def check_params(cls, n_components, kernel=None, **params):
-        super().check_params(n_components, kernel)
+        super().check_params(n_components, kernel, **params)
         seq = params.get("sequence", "sobol")
         if seq not in SEQUENCES:
             raise ConfigError(f"features.sequence={seq!r} is not allowed: use one of "
                               f"{', '.join(SEQUENCES)}")
-        pairs = params.get("pairs", True)
-        if not isinstance(pairs, bool):
-            raise ConfigError(f"features.pairs={pairs!r} is not allowed: use true or false")
-        if pairs:
-            check_even(cls.name, n_components)
 
     def _draw(self, d, m, rng):
         from scipy.stats import qmc

@@ -31,8 +31,7 @@ import numpy as np
 
 from .. import _numba as nbk
 from .. import memory
-from ..errors import ConfigError
-from .fourier import FourierMap, check_even
+from .fourier import FourierMap
 
 
 def next_pow2(d):
@@ -44,26 +43,15 @@ class GaussianOnlyMap(FourierMap):
 
     CONFIG_PARAMS = ("pairs",)
     variance = None  # not i.i.d.: no exact variance formula, no published bound
+    KERNELS = ("gaussian",)
+    KERNEL_REASON = ("it builds orthogonal/structured Gaussian frequencies, unbiased only for the "
+                     "Gaussian kernel; use features=rff or qmc")
 
     def __init__(self, *, kernel="gaussian", n_components=100, random_state=None,
                  chunk_rows=None, pairs=True):
         super().__init__(kernel=kernel, n_components=n_components, random_state=random_state,
                          chunk_rows=chunk_rows)
         self.pairs = pairs
-
-    @classmethod
-    def check_params(cls, n_components, kernel=None, **params):
-        super().check_params(n_components, kernel)
-        kname = getattr(kernel, "name", kernel)
-        if kname is not None and kname != "gaussian":
-            raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: "
-                              f"{cls.name} builds orthogonal/structured Gaussian frequencies, "
-                              "unbiased only for the Gaussian kernel; use features=rff or qmc")
-        pairs = params.get("pairs", True)
-        if not isinstance(pairs, bool):
-            raise ConfigError(f"features.pairs={pairs!r} is not allowed: use true or false")
-        if pairs:
-            check_even(cls.name, n_components)
 
 
 class OrthogonalRandomFeatures(GaussianOnlyMap):
