@@ -477,31 +477,81 @@ def fwht_inplace(A):
         _fwht_row(A[i])
 
 
+#: rows transformed together by the structured projections: the FWHT then works
+#: on (L, ROW_BLOCK) tiles, every butterfly a SIMD operation across rows
+#: whatever the stride h (measured: 4 rows 1.6-2x faster than one row at a time
+#: or 8-16 rows, whose tiles leave L1 for L = 1024).
+ROW_BLOCK = 4
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _fwht_cols(V):
+    """Unnormalised Walsh-Hadamard transform of every column of V (L, r) in place."""
+    L, r = V.shape
+    h = 1
+    while h < L:
+        for i in range(0, L, 2 * h):
+            for j in range(i, i + h):
+                for t in range(r):
+                    x = V[j, t]
+                    y = V[j + h, t]
+                    V[j, t] = x + y
+                    V[j + h, t] = x - y
+        h *= 2
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _load_tile(X, i0, r, sign, V):
+    """V[:, t] <- x_(i0+t) * sign, zero-padded to L rows (and zero columns past r)."""
+    d = X.shape[1]
+    L, R = V.shape
+    for k in range(d):
+        s = sign[k]
+        for t in range(r):
+            V[k, t] = X[i0 + t, k] * s
+        for t in range(r, R):
+            V[k, t] = 0.0
+    for k in range(d, L):
+        for t in range(R):
+            V[k, t] = 0.0
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _store_tile(V, i0, r, base, scale, rowscale, out):
+    """out[i0+t, base+k] = scale * rowscale[k] * V[k, t] for the columns that exist."""
+    L = V.shape[0]
+    for k in range(min(L, out.shape[1] - base)):
+        s = scale * rowscale[k]
+        for t in range(r):
+            out[i0 + t, base + k] = s * V[k, t]
+
+
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def sorf_project(X, D1, D2, D3, scale, out):
     """out[i, b*L + k] = scale * (H D1[b] H D2[b] H D3[b] x_i)[k], x_i zero-padded
     to L; only the first out.shape[1] columns are written (last block truncated).
     H unnormalised: the caller folds L^{-3/2} into ``scale``."""
-    n, d = X.shape
+    n = X.shape[0]
     B, L = D1.shape
-    m = out.shape[1]
-    for i in prange(n):
-        v = np.empty(L)
+    ones = np.ones(L)
+    for ib in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        i0 = ib * ROW_BLOCK
+        r = min(ROW_BLOCK, n - i0)
+        V = np.empty((L, ROW_BLOCK))
         for b in range(B):
-            for k in range(d):
-                v[k] = X[i, k] * D3[b, k]
-            for k in range(d, L):
-                v[k] = 0.0
-            _fwht_row(v)
+            _load_tile(X, i0, r, D3[b], V)
+            _fwht_cols(V)
             for k in range(L):
-                v[k] *= D2[b, k]
-            _fwht_row(v)
+                s = D2[b, k]
+                for t in range(ROW_BLOCK):
+                    V[k, t] *= s
+            _fwht_cols(V)
             for k in range(L):
-                v[k] *= D1[b, k]
-            _fwht_row(v)
-            base = b * L
-            for k in range(min(L, m - base)):
-                out[i, base + k] = scale * v[k]
+                s = D1[b, k]
+                for t in range(ROW_BLOCK):
+                    V[k, t] *= s
+            _fwht_cols(V)
+            _store_tile(V, i0, r, b * L, scale, ones, out)
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
@@ -509,24 +559,23 @@ def fastfood_project(X, Bsign, Perm, G, S, scale, out):
     """out[i, b*L + k] = scale * (S[b] H G[b] Perm[b] H Bsign[b] x_i)[k], x_i
     zero-padded to L, permutation as v2[k] = v[Perm[b, k]]; first out.shape[1]
     columns written."""
-    n, d = X.shape
+    n = X.shape[0]
     B, L = G.shape
-    m = out.shape[1]
-    for i in prange(n):
-        v = np.empty(L)
-        w = np.empty(L)
+    for ib in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        i0 = ib * ROW_BLOCK
+        r = min(ROW_BLOCK, n - i0)
+        V = np.empty((L, ROW_BLOCK))
+        W = np.empty((L, ROW_BLOCK))
         for b in range(B):
-            for k in range(d):
-                v[k] = X[i, k] * Bsign[b, k]
-            for k in range(d, L):
-                v[k] = 0.0
-            _fwht_row(v)
+            _load_tile(X, i0, r, Bsign[b], V)
+            _fwht_cols(V)
             for k in range(L):
-                w[k] = v[Perm[b, k]] * G[b, k]
-            _fwht_row(w)
-            base = b * L
-            for k in range(min(L, m - base)):
-                out[i, base + k] = scale * S[b, k] * w[k]
+                src = Perm[b, k]
+                g = G[b, k]
+                for t in range(ROW_BLOCK):
+                    W[k, t] = V[src, t] * g
+            _fwht_cols(W)
+            _store_tile(W, i0, r, b * L, scale, S[b], out)
 
 
 # --------------------------------------------------------------------------
