@@ -36,7 +36,8 @@ import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba import prange
-from numba.extending import intrinsic
+from numba import types
+from numba.extending import intrinsic, overload
 
 # --------------------------------------------------------------------------
 # elementary functions
@@ -247,35 +248,125 @@ def _sin_poly_f32(r, z):
     return r + r * (p * z)
 
 
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _cos_row_f32(row, offset, scale, bound):
+    """float32 row <- scale * cos(row + offset), in float32 below FAST_TRIG_MAX_F32."""
+    if bound <= FAST_TRIG_MAX_F32:
+        sc = F32(scale)
+        for j in range(row.shape[0]):
+            r, sign = _reduce_pi_f32(row[j] + offset[j])
+            row[j] = (sc * sign) * _cos_poly_f32(r * r)
+    else:
+        _cos_row(row, offset, scale, bound <= FAST_TRIG_MAX)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _sincos_to_f32(args, m, scale, bound, row):
+    """row[:m], row[m:2m] <- scale * cos(args), scale * sin(args) (float32)."""
+    if bound <= FAST_TRIG_MAX_F32:
+        sc = F32(scale)
+        for j in range(m):
+            r, sign = _reduce_pi_f32(args[j])
+            z = r * r
+            s = sc * sign
+            row[m + j] = s * _sin_poly_f32(r, z)
+            row[j] = s * _cos_poly_f32(z)
+    else:
+        fast = bound <= FAST_TRIG_MAX
+        for j in range(m):
+            a = np.float64(args[j])
+            row[m + j] = scale * (fast_sin_scalar(a) if fast else math.sin(a))
+            row[j] = scale * (fast_cos_scalar(a) if fast else math.cos(a))
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _sincos_to(args, m, scale, bound, row):
+    """row[:m], row[m:2m] <- scale * cos(args), scale * sin(args) (float64)."""
+    fast = bound <= FAST_TRIG_MAX
+    if fast:
+        for j in range(m):
+            r, sign = _reduce_pi(np.float64(args[j]))
+            z = r * r
+            s = scale * sign
+            row[m + j] = s * _sin_poly(r, z)
+            row[j] = s * _cos_poly(z)
+    else:
+        for j in range(m):
+            a = np.float64(args[j])
+            row[m + j] = scale * math.sin(a)
+            row[j] = scale * math.cos(a)
+
+
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def cos_offset_scale_inplace_f32(Z, offset, scale, arg_bound):
     """float32 ``cos_offset_scale_inplace``: Z, offset float32, computed in float32."""
-    sc = F32(scale)
     for i in prange(Z.shape[0]):
-        row = Z[i]
-        if arg_bound[i] <= FAST_TRIG_MAX_F32:
-            for j in range(row.shape[0]):
-                r, sign = _reduce_pi_f32(row[j] + offset[j])
-                row[j] = (sc * sign) * _cos_poly_f32(r * r)
-        else:
-            _cos_row(row, offset, scale, arg_bound[i] <= FAST_TRIG_MAX)
+        _cos_row_f32(Z[i], offset, scale, arg_bound[i])
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def sincos_pairs_inplace_f32(Z, m, scale, arg_bound):
     """float32 ``sincos_pairs_inplace``, computed in float32."""
-    sc = F32(scale)
     for i in prange(Z.shape[0]):
         row = Z[i]
-        if arg_bound[i] <= FAST_TRIG_MAX_F32:
-            for j in range(m):
-                r, sign = _reduce_pi_f32(row[j])
-                z = r * r
-                s = sc * sign
-                row[m + j] = s * _sin_poly_f32(r, z)
-                row[j] = s * _cos_poly_f32(z)
-        else:
-            _sincos_row(row, m, scale, arg_bound[i] <= FAST_TRIG_MAX)
+        _sincos_to_f32(row[:m].copy(), m, scale, arg_bound[i], row)
+
+
+def _cos_row_typed(row, offset, scale, bound):
+    """Compile-time dispatch on the row's dtype (see the overload below)."""
+
+
+@overload(_cos_row_typed, inline="always")
+def _ov_cos_row_typed(row, offset, scale, bound):
+    if row.dtype == types.float32:
+        return lambda row, offset, scale, bound: _cos_row_f32(row, offset, scale, bound)
+    return lambda row, offset, scale, bound: _cos_row(row, offset, scale,
+                                                      bound <= FAST_TRIG_MAX)
+
+
+def _sincos_to_typed(args, m, scale, bound, row):
+    """Compile-time dispatch on the row's dtype (see the overload below)."""
+
+
+@overload(_sincos_to_typed, inline="always")
+def _ov_sincos_to_typed(args, m, scale, bound, row):
+    if row.dtype == types.float32:
+        return lambda args, m, scale, bound, row: _sincos_to_f32(args, m, scale, bound, row)
+    return lambda args, m, scale, bound, row: _sincos_to(args, m, scale, bound, row)
+
+
+# Fused projection + cosine: each thread takes blocks of GEMM_BLOCK rows, lets a
+# single-threaded BLAS (numba's np.dot; the caller limits BLAS to 1 thread)
+# write their arguments, and takes the cosine while the block is still in its
+# cache: one pass over the output in memory instead of two (measured 21%
+# faster at N=100000, d=8, D=1024; equal at d=512).
+GEMM_BLOCK = 64
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def gemm_cos_offset(X, W, offset, scale, arg_bound, out):
+    """out = scale * cos(X @ W + offset); the ``rff`` map, fused by row blocks."""
+    n = X.shape[0]
+    for b in prange((n + GEMM_BLOCK - 1) // GEMM_BLOCK):
+        i0 = b * GEMM_BLOCK
+        i1 = min(n, i0 + GEMM_BLOCK)
+        np.dot(X[i0:i1], W, out[i0:i1])
+        for i in range(i0, i1):
+            _cos_row_typed(out[i], offset, scale, arg_bound[i])
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def gemm_sincos(X, W, scale, arg_bound, out):
+    """out = scale * [cos(X @ W), sin(X @ W)]; the pair map, fused by row blocks."""
+    n = X.shape[0]
+    m = W.shape[1]
+    for b in prange((n + GEMM_BLOCK - 1) // GEMM_BLOCK):
+        i0 = b * GEMM_BLOCK
+        i1 = min(n, i0 + GEMM_BLOCK)
+        args = np.empty((i1 - i0, m), dtype=X.dtype)
+        np.dot(X[i0:i1], W, args)
+        for i in range(i0, i1):
+            _sincos_to_typed(args[i - i0], m, scale, arg_bound[i], out[i])
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)

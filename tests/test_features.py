@@ -77,9 +77,12 @@ def test_rff_diagonal_is_not_one(rng):
     assert np.max(np.abs((Z * Z).sum(1) - 1)) > 1e-3
 
 
+@pytest.mark.parametrize("d", [20, 200], ids=["fused", "chunked-gemm"])
 @pytest.mark.parametrize("map_name", ["rff", "rff_pairs"])
-def test_matches_numpy_reference(map_name, rng, dtype):
-    X = (rng.normal(size=(300, 20)) * 3).astype(dtype)
+def test_matches_numpy_reference(map_name, d, rng, dtype):
+    """Both transform paths: fused GEMM + cosine by row blocks (d <= FUSED_MAX_D) and
+    chunked GEMM then cosine pass."""
+    X = (rng.normal(size=(300, d)) * 3).astype(dtype)
     f = FEATURE_MAPS[map_name](kernel=make_kernel("laplacian", lengthscale=0.05),
                                n_components=256, random_state=1, chunk_rows=37).fit(X)
     Z = f.transform(X)
