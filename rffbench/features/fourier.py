@@ -8,9 +8,12 @@ for ``rff_pairs`` (theory.md section 1):
 * ``rff_pairs``:  z(x) = sqrt(2/D) [cos(W x), sin(W x)],     z(x).z(x) = 1
 
 with the rows of W drawn from the kernel's spectral density.  ``transform``
-runs over row chunks: a BLAS GEMM writes X @ W into the preallocated output,
-then one numba-parallel pass adds the offset, takes the (hand-vectorised)
-cosine and scales, in place.  float32 input gives float32 output.
+runs over row chunks.  For d <= ``FUSED_MAX_D`` one numba kernel does both
+steps per block of rows (single-threaded BLAS writes the block's X @ W, the
+cosine follows while it is in cache); above, a BLAS GEMM writes the chunk's
+X @ W into the preallocated output, then one numba-parallel pass adds the
+offset, takes the (hand-vectorised) cosine and scales, in place.  float32
+input gives float32 output, computed in float32.
 """
 from __future__ import annotations
 
