@@ -45,6 +45,10 @@ def test_speed_records_vocabulary_and_consistency():
         t["transform/numpy"] / t["transform/rff"], rel=1e-12)
     assert v["transform/rff", "fraction_of_limit"] == pytest.approx(
         v["transform/rff", "limit_time_s"] / t["transform/rff"], rel=1e-12)
+    # every rffbench implementation has a limit
+    for m in ("transform/rff", "transform/sorf", "gram/rffbench_gaussian", "gram/rffbench_laplacian",
+              "train/rffbench_ridge", "train/rffbench_exact_krr"):
+        assert v[m, "fraction_of_limit"] > 0 and v[m, "limit_time_s"] > 0, m
     # a pair map's GEMM has D/2 columns: its limit is below the rff map's
     assert v["transform/rff_pairs", "limit_time_s"] < v["transform/rff", "limit_time_s"]
     assert v["transform/rff", "throughput_rows_per_s"] == pytest.approx(

@@ -17,11 +17,14 @@ medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
   at the GEMM's flop rate, plus the pass.
 * ``gram``: the exact Gram of min(N, ``gram_max_n``) rows: rffbench's numba
   Gram vs scikit-learn ``rbf_kernel`` / ``laplacian_kernel`` (same
-  lengthscale); limit = a GEMM X X^T of that shape plus one pass.
+  lengthscale); limit = a GEMM X X^T of that shape plus one pass (Gaussian),
+  three such instruction counts (sub, abs, add) plus the pass (Laplacian, L1).
 * ``train``: on min(N, ``train_max_n``) rows and the same targets: rffbench
   ridge on ``rff`` features (map + accumulate + solve) vs scikit-learn
   ``RBFSampler`` + ``Ridge``, and rffbench exact KRR vs scikit-learn
-  ``KernelRidge`` (lam = ``model.lam`` when a number, else 1e-3).
+  ``KernelRidge`` (lam = ``model.lam`` when a number, else 1e-3); limit = the
+  flop count (projection, Z^T Z, Cholesky; or X X^T, Cholesky) at the rate of
+  a syrk of the ridge's own Z^T Z shape, plus one pass over Z (or K).
 
 Records: ``measurement`` = ``speed``, ``method`` = ``<task>/<implementation>``,
 ``metric`` in time_s, throughput_rows_per_s, speedup_vs_sklearn,
@@ -186,7 +189,9 @@ def _part_gram(ctx, cfg, X):
     for kern, sk in (("gaussian", "rbf_kernel"), ("laplacian", "laplacian_kernel")):
         ours = f"gram/rffbench_{kern}"
         part = {ours: res[ours], f"gram/sklearn_{sk}": res[f"gram/sklearn_{sk}"]}
-        limits = {ours: (gemm + pas, how)} if kern == "gaussian" else {}
+        limits = {ours: (gemm + pas, how)} if kern == "gaussian" else {
+            ours: (3.0 * gemm + pas, "sub, abs and add per pair and coordinate at the X X^T "
+                   f"GEMM's instruction rate (3 x {gemm:.4g} s) + one pass ({pas:.4g} s)")}
         rows += _records("gram", part, n, limits, f"gram/sklearn_{sk}", None, [ours],
                          note=f"{n} x {d}")
     return rows
@@ -216,20 +221,35 @@ def _part_train(ctx, cfg, X, y):
         Z = RBFSampler(gamma=0.5 / ls**2, n_components=D, random_state=0).fit_transform(Xt)
         Ridge(alpha=lam, fit_intercept=False, solver="cholesky").fit(Z, yt)
 
+    Zt = np.random.default_rng(0).standard_normal((D, n))  # a features-shaped operand
+    G = np.empty((D, D))
     impls = {
         "train/rffbench_ridge": ours_ridge,
         "train/sklearn_rbfsampler_ridge": sk_ridge,
         "train/rffbench_exact_krr": lambda: ExactKRR(gauss, lam, center=False).fit(Xt, Y),
         "train/sklearn_kernelridge": lambda: KernelRidge(alpha=lam, kernel="rbf",
                                                          gamma=0.5 / ls**2).fit(Xt, yt),
+        "limit/syrk": lambda: np.matmul(Zt, Zt.T, out=G),
+        "limit/pass": lambda: nbk.scale_inplace(Zt, 1.0),
     }
     log.info("speed: training on %d rows (D=%d, lam=%g): ridge on features and exact KRR vs "
              "scikit-learn", n, D, lam)
     res = interleaved(impls, cfg.repeats)
+    syrk, pas = res["limit/syrk"][0], res["limit/pass"][0]
+    rate = float(n) * D * D / syrk  # flop/s of BLAS syrk on the ridge's own Z^T Z
+    d = Xt.shape[1]
+    ridge_lim = (2.0 * n * d * D + n * D * D + D**3 / 3.0) / rate + pas
+    exact_lim = (2.0 * n * n * d + n**3 / 3.0) / rate + pas * n / D
+    limits = {
+        "train/rffbench_ridge": (ridge_lim, f"projection + Z^T Z + Cholesky flops at the syrk rate "
+                                 f"({rate / 1e9:.1f} GFLOP/s) + one pass over Z"),
+        "train/rffbench_exact_krr": (exact_lim, "X X^T + Cholesky flops at the syrk rate "
+                                     f"({rate / 1e9:.1f} GFLOP/s) + one pass over K"),
+    }
     rows = []
     for ours, sk in (("train/rffbench_ridge", "train/sklearn_rbfsampler_ridge"),
                      ("train/rffbench_exact_krr", "train/sklearn_kernelridge")):
-        rows += _records("train", {ours: res[ours], sk: res[sk]}, n, {}, sk, None, [ours],
+        rows += _records("train", {ours: res[ours], sk: res[sk]}, n, limits, sk, None, [ours],
                          note=f"{n} rows, Gaussian kernel")
     return rows
 
