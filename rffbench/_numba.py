@@ -184,20 +184,27 @@ def _cos_row(row, offset, scale, fast):
 
 
 @nb.njit(inline="always", cache=True, fastmath=FMA)
-def _sincos_row(row, m, scale, fast):
-    """row[:m] holds arguments a; row <- scale * [cos(a), sin(a)] (length 2m)."""
+def _sincos_core(args, m, scale, fast, row):
+    """row[:m], row[m:2m] <- scale * [cos(args), sin(args)]; args may be row itself
+    (each args[j] is read before row[j] is written); libm unless ``fast``."""
     if fast:
         for j in range(m):
-            r, sign = _reduce_pi(np.float64(row[j]))
+            r, sign = _reduce_pi(np.float64(args[j]))
             z = r * r
             s = scale * sign
             row[m + j] = s * _sin_poly(r, z)
             row[j] = s * _cos_poly(z)
     else:
         for j in range(m):
-            a = np.float64(row[j])
+            a = np.float64(args[j])
             row[m + j] = scale * math.sin(a)
             row[j] = scale * math.cos(a)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _sincos_row(row, m, scale, fast):
+    """row[:m] holds arguments a; row <- scale * [cos(a), sin(a)] (length 2m)."""
+    _sincos_core(row, m, scale, fast, row)
 
 
 # float32: reduction and polynomials in float32 (16 lanes per AVX-512 vector).
@@ -282,19 +289,7 @@ def _sincos_to_f32(args, m, scale, bound, row):
 @nb.njit(inline="always", cache=True, fastmath=FMA)
 def _sincos_to(args, m, scale, bound, row):
     """row[:m], row[m:2m] <- scale * cos(args), scale * sin(args) (float64)."""
-    fast = bound <= FAST_TRIG_MAX
-    if fast:
-        for j in range(m):
-            r, sign = _reduce_pi(np.float64(args[j]))
-            z = r * r
-            s = scale * sign
-            row[m + j] = s * _sin_poly(r, z)
-            row[j] = s * _cos_poly(z)
-    else:
-        for j in range(m):
-            a = np.float64(args[j])
-            row[m + j] = scale * math.sin(a)
-            row[j] = scale * math.cos(a)
+    _sincos_core(args, m, scale, bound <= FAST_TRIG_MAX, row)
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
