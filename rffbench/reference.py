@@ -7,7 +7,7 @@ figures and summary.md; PDFs and the full tables stay in the sweep dirs, which
 are not committed) and writes ``results/README.md`` with each preset's
 question, its figures and its summary tables.
 
-    python -m rffbench.reference                 # all presets (~10 min on 2 cores)
+    python -m rffbench.reference                 # all presets (~12 min on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
 """
 from __future__ import annotations
@@ -34,8 +34,10 @@ def main(argv=None):
 
     ap = argparse.ArgumentParser(prog="python -m rffbench.reference", description=__doc__)
     ap.add_argument("--only", action="append", choices=PRESETS, help="preset(s) to regenerate")
+    ap.add_argument("--readme-only", action="store_true",
+                    help="only rewrite results/README.md from the existing summaries")
     args = ap.parse_args(argv)
-    names = args.only or PRESETS
+    names = [] if args.readme_only else (args.only or PRESETS)
     ref = ROOT / "results" / "reference"
     for name in names:
         print(f"== {name}", flush=True)
@@ -46,8 +48,14 @@ def main(argv=None):
                   "reporting what completed", file=sys.stderr)
         make_report(ROOT / "results" / "multirun" / name, ref / name, pdf=False, dpi=DPI,
                     tables=False)
+    write_readme(ref)
+    return 0
+
+
+def write_readme(ref):
+    """results/README.md from the summaries in ``ref`` (no runs)."""
     parts = ["# rffbench reference report", "",
-             "Regenerate with `python -m rffbench.reference` (all presets, ~10 min on 2 cores; "
+             "Regenerate with `python -m rffbench.reference` (all presets, ~12 min on 2 cores; "
              "one preset: `--only NAME`). Each section is one preset of `conf/experiment/`, "
              "run as `python run.py -m experiment=NAME`; full tables and PDF figures are in "
              "`results/multirun/NAME/report/` after a run.", ""]
@@ -55,13 +63,20 @@ def main(argv=None):
         summary = ref / name / "summary.md"
         if not summary.exists():
             continue
-        body = summary.read_text().splitlines()[1:]  # drop its title
+        body, skipping = [], False
+        for ln in summary.read_text().splitlines()[1:]:  # drop its title
+            if ln.startswith("Skipped (data absent)"):  # the preset's other figures: noise here
+                skipping = True
+                continue
+            if skipping and (ln.startswith("- ") or not ln.strip()):
+                continue
+            skipping = False
+            body.append(ln)
         body = [ln.replace("](", f"](reference/{name}/") if ln.startswith("![") else
                 (("#" + ln) if ln.startswith("## ") else ln) for ln in body]
         parts += [f"## {name}", "", f"*{question(name)}*", "", *body, ""]
     (ROOT / "results" / "README.md").write_text("\n".join(parts))
     print(f"wrote {ROOT / 'results' / 'README.md'}")
-    return 0
 
 
 if __name__ == "__main__":
