@@ -44,10 +44,10 @@ def pairs_at(d, dists, seed=0):
 
 @pytest.mark.parametrize("L", [1, 2, 8, 64])
 def test_fwht_matches_hadamard(L, rng):
-    A = rng.normal(size=(7, L))
+    A = rng.normal(size=(L, 7))  # 7 columns: full tiles and a partial one
     B = A.copy()
-    nbk.fwht_inplace(B)
-    np.testing.assert_allclose(B, A @ hadamard(L).T, rtol=0, atol=1e-12 * L)
+    nbk.fwht_columns(B)
+    np.testing.assert_allclose(B, hadamard(L) @ A, rtol=0, atol=1e-12 * L)
 
 
 def _check_projection(f, X, W):

@@ -178,22 +178,26 @@ class FourierMap(FeatureMap):
         W, offset = self._draw(X.shape[1], self.n_freq_, rng)
         if W is not None:  # dense frequencies (m, d)
             self.random_weights_ = np.ascontiguousarray(W.T)
-            self._weights_by_dtype = {np.dtype(np.float64): self.random_weights_}
             self._w_absmax = np.abs(self.random_weights_).max(axis=1)
         if not self.pairs:
             self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_) \
                 if offset is None else offset
-        self._offset32 = None
+        self._cast_cache = {}
 
     def _draw(self, d, m, rng):
         """(W of shape (m, d) or None for structured maps, offsets or None = uniform)."""
         return self.kernel_.sample_frequencies(m, d, rng), None
 
+    def _as(self, name, dtype):
+        """Fitted array ``name`` in ``dtype`` (cast once, then kept)."""
+        key = (name, np.dtype(dtype))
+        arr = self._cast_cache.get(key)
+        if arr is None:
+            arr = self._cast_cache[key] = getattr(self, name).astype(dtype, copy=False)
+        return arr
+
     def _weights(self, dtype):
-        W = self._weights_by_dtype.get(dtype)
-        if W is None:
-            W = self._weights_by_dtype[dtype] = self.random_weights_.astype(dtype)
-        return W
+        return self._as("random_weights_", dtype)
 
     def _project(self, X, out):
         """out (n, m) <- X @ W^T, the frequencies' arguments."""
@@ -208,10 +212,7 @@ class FourierMap(FeatureMap):
         scale = math.sqrt(2.0 / self.n_components)
         m = self.n_freq_
         bound = self.trig_arg_bound(X)
-        f32 = out.dtype == np.float32
-        if f32 and not self.pairs and self._offset32 is None:
-            self._offset32 = self.random_offset_.astype(np.float32)
-        offset = None if self.pairs else (self._offset32 if f32 else self.random_offset_)
+        offset = None if self.pairs else self._as("random_offset_", out.dtype)
         if hasattr(self, "random_weights_") and X.shape[1] <= FUSED_MAX_D:
             # dense W, small d: fused GEMM + cosine by row blocks
             W = self._weights(X.dtype)
@@ -223,10 +224,7 @@ class FourierMap(FeatureMap):
             return
         self._project(X, out[:, :m])  # chunk GEMM (or structured projection), cosine pass
         if self.pairs:
-            (nbk.sincos_pairs_inplace_f32 if f32 else nbk.sincos_pairs_inplace)(
-                out, m, scale, bound)
-        elif f32:
-            nbk.cos_offset_scale_inplace_f32(out, offset, scale, bound)
+            nbk.sincos_pairs_inplace(out, m, scale, bound)
         else:
             nbk.cos_offset_scale_inplace(out, offset, scale, bound)
 
