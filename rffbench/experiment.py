@@ -90,18 +90,14 @@ class RunContext:
     def map_cls(self):
         return feature_map_class(self.cfg.features.name)
 
-    def make_map(self, seed=None):
-        """An unfitted feature map of this run (seed defaults to the run's seed)."""
-        return self.map_cls(kernel=self.kernel, n_components=self.cfg.D,
-                            random_state=self.cfg.seed if seed is None else seed,
-                            chunk_rows=self.cfg.features.chunk_rows,
-                            **self.cfg.features.map_params())
-
-    def make_map_named(self, name, kernel=None):
-        """An unfitted map ``name`` (its default parameters) with this run's D and seed."""
-        return feature_map_class(name)(kernel=kernel or self.kernel, n_components=self.cfg.D,
-                                       random_state=self.cfg.seed,
-                                       chunk_rows=self.cfg.features.chunk_rows)
+    def make_map(self, seed=None, name=None, kernel=None):
+        """An unfitted feature map with this run's D: the run's map and its configured
+        parameters, or map ``name`` with its defaults (seed: the run's by default)."""
+        cls, params = (self.map_cls, self.cfg.features.map_params()) if name is None \
+            else (feature_map_class(name), {})
+        return cls(kernel=kernel or self.kernel, n_components=self.cfg.D,
+                   random_state=self.cfg.seed if seed is None else seed,
+                   chunk_rows=self.cfg.features.chunk_rows, **params)
 
     def rng(self, purpose: str):
         """A Generator for one purpose, derived from the seed (stable across runs)."""
@@ -143,11 +139,12 @@ def run(cfg, threads=None):
     n_freq = ctx.map_cls.n_freq_for(conf.D, **conf.features.map_params())
     # output columns: D, or (binning) the bins the training set occupies
     n_columns = ctx.make_map().fit(data.X_train).n_columns_ \
-        if getattr(ctx.map_cls, "sparse_output", False) else conf.D
+        if ctx.map_cls.sparse_output else conf.D
+    rid = run_id(conf)
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
-             run_id(conf), ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
+             rid, ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
              kernel.describe(), kernel.ls, conf.D)
-    identity = dict(run_id=run_id(conf), experiment=conf.experiment, dataset=data.name,
+    identity = dict(run_id=rid, experiment=conf.experiment, dataset=data.name,
                     task=data.task, n_train=data.X_train.shape[0], n_test=data.X_test.shape[0],
                     d=data.d, kernel=kernel.name,
                     nu=conf.kernel.nu if kernel.name == "matern" else None,

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.linalg import blas
 
 from .exact import solve_regularised
+from .features import gram_of
 from .progress import Progress
 
 #: output elements per feature chunk when ``chunk_rows`` is null (32 MB float64)
@@ -115,7 +116,7 @@ class FeatureRidge:
         self.chunk_rows = chunk_rows
 
     def fit(self, fmap, X, Y):
-        if getattr(fmap, "sparse_output", False):
+        if fmap.sparse_output:
             return self._fit_dual(fmap, X, Y)
         timer = Timer()
         ne = accumulate(fmap, X, Y, self.chunk_rows, timer)
@@ -132,7 +133,7 @@ class FeatureRidge:
         t0 = time.perf_counter()
         Z = fmap.transform(X)
         t0 = timer.add("map_time_s", t0)
-        K = (Z @ Z.T).toarray().astype(np.float64)
+        K = np.asarray(gram_of(Z), dtype=np.float64)
         t0 = timer.add("accumulate_time_s", t0)
         self.offset_ = Y.mean(axis=0) if self.center else np.zeros(Y.shape[1])
         alpha, _, _ = solve_regularised(K, Y - self.offset_, self.lam)
@@ -151,7 +152,7 @@ class FeatureRidge:
     def select_lambda(self, fmap, X_fit, Y_fit, X_val, grid):
         """Validation predictions (one matrix per lambda) from one accumulation
         pass over X_fit and one transform pass over X_val."""
-        if getattr(fmap, "sparse_output", False):
+        if fmap.sparse_output:
             return [FeatureRidge(lam, self.center).fit(fmap, X_fit, Y_fit).predict(X_val)
                     for lam in grid]
         ne = accumulate(fmap, X_fit, Y_fit, self.chunk_rows)

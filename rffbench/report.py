@@ -82,8 +82,7 @@ def collect(sweep_dir):
         if (job / RECORDS_FILE).exists():
             status, reason = "complete", ""
         elif err.exists():
-            status, reason = "failed", err.read_text().strip().splitlines()[0] if \
-                err.read_text().strip() else "failed"
+            status, reason = "failed", (err.read_text().strip().splitlines() or ["failed"])[0]
         else:
             status, reason = "incomplete", "no records and no error: killed or still running"
         overrides = (hydra_dir / "overrides.yaml")

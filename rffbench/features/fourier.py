@@ -70,6 +70,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     name = "feature_map"
     variance = None
+    #: transform returns scipy.sparse CSR (binning) instead of a dense array
+    sparse_output = False
 
     def __init__(self, *, kernel="gaussian", n_components=100, random_state=None,
                  chunk_rows=None):

@@ -81,14 +81,14 @@ def _maps_ok(ctx, names):
         except ConfigError as exc:
             skipped.append((name, str(exc)))
             continue
-        if getattr(cls, "sparse_output", False):
+        if cls.sparse_output:
             skipped.append((name, "sparse output: not comparable with dense transforms"))
             continue
         ok.append(name)
     return ok, skipped
 
 
-def _records(task, res, rows_n, limits, sklearn_key=None, numpy_key=None, ours=(), note=""):
+def _records(res, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, ours=(), note=""):
     out = []
     sk = res.get(sklearn_key, (None,))[0] if sklearn_key else None
     npy = res.get(numpy_key, (None,))[0] if numpy_key else None
@@ -96,7 +96,7 @@ def _records(task, res, rows_n, limits, sklearn_key=None, numpy_key=None, ours=(
         if name.startswith("limit/"):
             continue
         out.append(record("speed", "time_s", t, "s", method=name, spread=spread,
-                          note=note))
+                          n_repeats=repeats, note=note))
         out.append(record("speed", "throughput_rows_per_s", rows_n / t, "rows/s", method=name))
         if sk and name != sklearn_key and name in ours:
             out.append(record("speed", "speedup_vs_sklearn", sk / t, method=name,
@@ -117,8 +117,8 @@ def _part_maps(ctx, cfg, X):
 
     D = ctx.cfg.D
     names, skipped = _maps_ok(ctx, cfg.maps)
-    fitted = {m: ctx.make_map_named(m).fit(X) for m in names}
-    rff = ctx.make_map_named("rff").fit(X)
+    fitted = {m: ctx.make_map(name=m).fit(X) for m in names}
+    rff = ctx.make_map(name="rff").fit(X)
     W, b = rff.random_weights_.astype(X.dtype), rff.random_offset_.astype(X.dtype)
     scale = X.dtype.type(math.sqrt(2.0 / D))
     buf = np.empty((X.shape[0], D), dtype=X.dtype)
@@ -151,7 +151,7 @@ def _part_maps(ctx, cfg, X):
                            f"preallocated output ({g:.4g} s at {rate / 1e9:.1f} GFLOP/s) + one "
                            f"pass over the N x D output ({pas:.4g} s)")
     ours = [f"transform/{m}" for m in fitted]
-    rows = _records("transform", res, X.shape[0], limits,
+    rows = _records(res, X.shape[0], limits, cfg.repeats,
                     "transform/sklearn_rbf" if gaussian else None, "transform/numpy", ours)
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
              for m, why in skipped]
@@ -192,7 +192,7 @@ def _part_gram(ctx, cfg, X):
         limits = {ours: (gemm + pas, how)} if kern == "gaussian" else {
             ours: (3.0 * gemm + pas, "sub, abs and add per pair and coordinate at the X X^T "
                    f"GEMM's instruction rate (3 x {gemm:.4g} s) + one pass ({pas:.4g} s)")}
-        rows += _records("gram", part, n, limits, f"gram/sklearn_{sk}", None, [ours],
+        rows += _records(part, n, limits, cfg.repeats, f"gram/sklearn_{sk}", None, [ours],
                          note=f"{n} x {d}")
     return rows
 
@@ -214,7 +214,7 @@ def _part_train(ctx, cfg, X, y):
     gauss = make_kernel("gaussian", lengthscale=ls).fit(None)
 
     def ours_ridge():
-        fmap = ctx.make_map_named("rff", kernel=gauss).fit(Xt)
+        fmap = ctx.make_map(name="rff", kernel=gauss).fit(Xt)
         FeatureRidge(lam, center=False).fit(fmap, Xt, Y)
 
     def sk_ridge():
@@ -249,7 +249,7 @@ def _part_train(ctx, cfg, X, y):
     rows = []
     for ours, sk in (("train/rffbench_ridge", "train/sklearn_rbfsampler_ridge"),
                      ("train/rffbench_exact_krr", "train/sklearn_kernelridge")):
-        rows += _records("train", {ours: res[ours], sk: res[sk]}, n, limits, sk, None, [ours],
+        rows += _records({ours: res[ours], sk: res[sk]}, n, limits, cfg.repeats, sk, None, [ours],
                          note=f"{n} rows, Gaussian kernel")
     return rows
 
@@ -261,13 +261,6 @@ def measure(ctx, cfg):
         rows += _part_maps(ctx, cfg, X)
     if "gram" in cfg.parts:
         rows += _part_gram(ctx, cfg, X)
-    if "train" in cfg.parts:
-        if ctx.data.task != "regression":
-            y = ctx.data.y_train.astype(np.float64)
-        else:
-            y = ctx.data.y_train
-        rows += _part_train(ctx, cfg, X, y)
-    for r in rows:
-        r["n_repeats"] = cfg.repeats if r["value"] is not None and r["metric"] == "time_s" \
-            else r["n_repeats"]
+    if "train" in cfg.parts:  # any task: the labels serve as regression targets
+        rows += _part_train(ctx, cfg, X, ctx.data.y_train)
     return rows
