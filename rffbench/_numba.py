@@ -379,6 +379,8 @@ PROFILE_EXP = 1  # k = exp(-a s)                      gaussian (s=d^2), laplacia
 PROFILE_EXP_SQRT = 2  # k = exp(-a sqrt(s))          matern 0.5 (s = d^2, a = 1/l)
 PROFILE_MATERN15 = 3  # t = a sqrt(s): (1+t) exp(-t)           a = sqrt(3)/l
 PROFILE_MATERN25 = 4  # t = a sqrt(s): (1+t+t^2/3) exp(-t)     a = sqrt(5)/l
+#: beyond this t, exp(-t) is 0 in float64 and the Matern polynomial must not reach inf
+MATERN_T_MAX = 800.0
 
 
 @nb.njit(inline="always", cache=True, fastmath=FMA)
@@ -390,13 +392,13 @@ def _profile_row(row, profile, a):
     elif profile == PROFILE_EXP_SQRT:
         for j in range(m):
             row[j] = fast_exp_scalar(-a * math.sqrt(np.float64(row[j])))
-    elif profile == PROFILE_MATERN15:
+    elif profile == PROFILE_MATERN15:  # t capped where exp(-t) is 0: no inf * 0
         for j in range(m):
-            t = a * math.sqrt(np.float64(row[j]))
+            t = min(a * math.sqrt(np.float64(row[j])), MATERN_T_MAX)
             row[j] = (1.0 + t) * fast_exp_scalar(-t)
     elif profile == PROFILE_MATERN25:
         for j in range(m):
-            t = a * math.sqrt(np.float64(row[j]))
+            t = min(a * math.sqrt(np.float64(row[j])), MATERN_T_MAX)
             row[j] = (1.0 + t + t * t / 3.0) * fast_exp_scalar(-t)
 
 

@@ -23,6 +23,8 @@ from omegaconf import DictConfig, OmegaConf
 from .errors import ConfigError
 
 DTYPES = ("float64", "float32")
+#: the largest seed: scikit-learn's random_state (the train/test split) takes 0..2**32 - 1
+MAX_SEED = 2**32 - 1
 TASKS = ("regression", "classification")
 FILE_FORMATS = ("svmlight", "csv", "npz")
 
@@ -356,7 +358,8 @@ class Config:
         from .features import FEATURE_MAPS
 
         _require(self.dtype in DTYPES, "dtype", self.dtype, f"use one of {', '.join(DTYPES)}")
-        _require(_is_int(self.seed) and self.seed >= 0, "seed", self.seed, "use an integer >= 0")
+        _require(_is_int(self.seed) and 0 <= self.seed <= MAX_SEED, "seed", self.seed,
+                 f"use an integer in 0..{MAX_SEED} (what scikit-learn's splitter accepts)")
         _require(self.threads is None or (_is_int(self.threads) and self.threads >= 1), "threads",
                  self.threads, "use an integer >= 1 or null (all cores)")
         FEATURE_MAPS[self.features.name].check_params(self.D, self.kernel.name,

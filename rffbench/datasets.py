@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import DataError
-from .memory import available_bytes
+from .memory import Need, Plan, available_bytes, human
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +137,10 @@ def _file(cfg, seed):
         raise DataError(f"dataset.path={cfg.path!r}: y must be 1-d with {X.shape[0]} entries "
                         f"(one per row of X), got shape {y.shape}")
     for name, a in (("X", X), ("y", y)):
+        if np.issubdtype(a.dtype, np.complexfloating):
+            raise DataError(f"dataset.path={cfg.path!r}: {name} is complex (dtype {a.dtype}); "
+                            "rffbench takes real data: store the real and imaginary parts as "
+                            "separate columns")
         if not np.issubdtype(a.dtype, np.number):
             raise DataError(f"dataset.path={cfg.path!r}: {name} is not numeric (dtype {a.dtype})")
     task = cfg.file_task or _guess_task(y)
@@ -247,8 +251,108 @@ DATASETS = {
 
 
 # --------------------------------------------------------------------------
+# memory of loading, known before loading
+# --------------------------------------------------------------------------
+#: rows x columns of the bundled datasets
+KNOWN_SHAPES = {"digits": (1797, 64), "breast_cancer": (569, 30), "wine": (178, 13),
+                "diabetes": (442, 10), "fashion_mnist": (70000, 784)}
+#: peak bytes of loading per float64 value: the array, the split copies, the
+#: standardised copies (and a cast)
+LOAD_COPIES = 3.5
+
+
+def _file_shape(cfg):
+    """(rows, columns) a user file will load into, estimated without parsing it, or
+    None (then the size of the file bounds it)."""
+    import zipfile
+
+    path = os.path.expanduser(cfg.path)
+    fmt = cfg.format or _infer_format(path)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return None  # the loader says why
+    budget = available_bytes()
+    if fmt == "npz":
+        try:
+            shapes = {}
+            with zipfile.ZipFile(path) as z:
+                for name in ("X.npy", "y.npy"):
+                    with z.open(name) as fh:
+                        version = np.lib.format.read_magic(fh)
+                        shape, _, _ = np.lib.format._read_array_header(fh, version)
+                        shapes[name] = shape
+            X = shapes["X.npy"]
+            return (X[0], int(np.prod(X[1:]))) if len(X) >= 1 else None
+        except Exception:
+            return None
+    # a value takes >= 2 characters ("1,"): at most size / 2 values
+    if budget is None or LOAD_COPIES * 8.0 * size / 2 < budget / 4:
+        return None
+    if fmt == "csv":
+        with open(path, "rb") as fh:
+            header = fh.readline()
+            rows = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
+        return rows, max(1, header.count(b","))
+    return None
+
+
+def data_plan(cfg, dtype="float64"):
+    """The memory plan of loading ``dataset`` (before it is loaded): synthetic data from
+    ``dataset.n`` and ``dataset.d``; the bundled sets from their known shapes; a user
+    file from its header (CSV rows x columns, .npz array headers) or its size."""
+    plan = Plan()
+    if cfg.name == "synthetic":
+        plan.add("load", [Need("generating the synthetic data (dataset.n x dataset.d, with "
+                               "the split and standardised copies)",
+                               lambda v: LOAD_COPIES * 8.0 * v["dataset.n"] * v["dataset.d"]
+                               + 24.0 * v["dataset.n"],
+                               {"dataset.n": (cfg.n, 2), "dataset.d": (cfg.d or 8, 1)})])
+    elif cfg.name in KNOWN_SHAPES:
+        n, d = KNOWN_SHAPES[cfg.name]
+        plan.add("load", [Need(f"loading dataset={cfg.name} ({n} x {d})",
+                               lambda v: LOAD_COPIES * 8.0 * n * d)])
+    elif cfg.name == "file" and cfg.path:
+        shape = _file_shape(cfg)
+        if shape is not None:
+            n, d = shape
+            plan.add("load", [Need(f"dataset.path={cfg.path!r}: loading its {n} x {d} values",
+                                   lambda v: LOAD_COPIES * 8.0 * n * d)])
+        else:
+            path = os.path.expanduser(cfg.path)
+            size = os.path.getsize(path) if os.path.isfile(path) else 0
+            fmt = cfg.format or _infer_format(path)
+            per_byte = 3.0 if fmt == "svmlight" else LOAD_COPIES * 8.0 / 2
+            plan.add("load", [Need(f"dataset.path={cfg.path!r}: loading a {human(size)} "
+                                   f"{fmt} file", lambda v: per_byte * size)])
+    return plan
+
+
+# --------------------------------------------------------------------------
 # the common part
 # --------------------------------------------------------------------------
+#: largest |value| of a feature or regression target: squares of distances
+#: (times d) and of errors stay far inside float64's range
+MAX_ABS_VALUE = 1e100
+#: the same for float32 features (float32 overflows above 3.4e38)
+MAX_ABS_VALUE_F32 = 1e15
+#: the largest |feature value| must reach this: smaller data has squared distances that
+#: underflow (use dataset.standardize=true)
+MIN_ABS_VALUE = 1e-100
+
+
+def standardize(X_train, X_test):
+    """z-scores with the training statistics, overflow-safe: each column is first
+    divided by its largest |value| (the result is the same z-score)."""
+    peak = np.max(np.abs(X_train), axis=0)
+    peak[peak == 0] = 1.0
+    A, B = X_train / peak, X_test / peak
+    mu = A.mean(axis=0)
+    sd = A.std(axis=0)
+    sd[sd == 0] = 1.0
+    return (A - mu) / sd, (B - mu) / sd
+
+
 def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     """Load, check, subsample, split, standardise and cast one dataset."""
     X, y, info = DATASETS[cfg.name](cfg, seed)
@@ -257,6 +361,9 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
         raise DataError(f"{where}: no rows")
     if X.shape[1] == 0:
         raise DataError(f"{where}: no feature columns")
+    if X.shape[0] < 3:
+        raise DataError(f"{where}: {X.shape[0]} row(s); a run needs at least 3 (2 to train, 1 "
+                        "to test)")
     bad = ~np.isfinite(X)
     if bad.any():
         i, j = np.argwhere(bad)[0]
@@ -273,6 +380,10 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
                             f"{classes.size}")
     else:
         y = y.astype(np.float64)
+        big = float(np.max(np.abs(y))) if y.size else 0.0
+        if big > MAX_ABS_VALUE:
+            raise DataError(f"{where}: targets up to {big:.3g} in absolute value; squared errors "
+                            f"leave float64's range above {MAX_ABS_VALUE:g}: rescale the target")
     notes = []
     rng = np.random.default_rng([seed, 0xDA7A])
     if cfg.n_max is not None and X.shape[0] > cfg.n_max:
@@ -291,11 +402,22 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=n_test, random_state=seed,
                                           stratify=stratify)
     if cfg.standardize:
-        mu = Xtr.mean(axis=0)
-        sd = Xtr.std(axis=0)
-        sd[sd == 0] = 1.0
-        Xtr = (Xtr - mu) / sd
-        Xte = (Xte - mu) / sd
+        Xtr, Xte = standardize(Xtr, Xte)
+    limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
+    tiny = float(np.max(np.abs(Xtr)))
+    if 0 < tiny < MIN_ABS_VALUE:
+        raise DataError(f"{where}: every feature value is at most {tiny:.3g} in absolute value; "
+                        f"squared distances underflow below {MIN_ABS_VALUE:g}: rescale the data"
+                        + ("" if cfg.standardize else " or set dataset.standardize=true"))
+    for part in (Xtr, Xte):
+        big = float(np.max(np.abs(part)))
+        if big > limit:
+            j = int(np.argmax(np.max(np.abs(part), axis=0)))
+            after = " after standardising" if cfg.standardize else ""
+            raise DataError(f"{where}: feature values up to {big:.3g} (column {j}){after}; "
+                            f"squared distances leave {dtype}'s range above {limit:g}: rescale "
+                            "the data" + ("" if cfg.standardize else
+                                          " or set dataset.standardize=true"))
     dt = np.dtype(dtype)
     diameter = info.get("diameter") if not cfg.standardize else None
     return Dataset(name=cfg.name, task=task, X_train=np.ascontiguousarray(Xtr, dtype=dt),

@@ -11,3 +11,7 @@ class ConfigError(RffbenchError):
 
 class DataError(RffbenchError):
     """A dataset that cannot be used: missing file, bad values, wrong shape."""
+
+
+class RunDirError(RffbenchError):
+    """An output directory that cannot be created or written."""

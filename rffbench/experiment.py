@@ -21,12 +21,15 @@ from typing import Optional
 import numpy as np
 
 from .config import Config, default_threads, validate
-from .datasets import Dataset, load_dataset
+from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
 from .features import feature_map_class
 from .kernels import Kernel, make_kernel
+from .memory import Need, Plan
 from .measure import MEASUREMENTS
-from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_atomic
+from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
+from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, config_text,
+                    write_config, write_text_atomic)
 
 log = logging.getLogger("rffbench")
 
@@ -80,7 +83,7 @@ class RunContext:
 
     cfg: Config
     data: Dataset
-    kernel: Kernel
+    kernel: Optional[Kernel]  # set once the memory plan has passed
     threads: int
     tables: dict = field(default_factory=dict)
     #: wall seconds from interpreter start to the first measurement (None if unknown)
@@ -89,6 +92,26 @@ class RunContext:
     @property
     def map_cls(self):
         return feature_map_class(self.cfg.features.name)
+
+    @property
+    def map_params(self):
+        return self.cfg.features.map_params()
+
+    @property
+    def itemsize(self):
+        return np.dtype(self.cfg.dtype).itemsize
+
+    @property
+    def n_train(self):
+        return self.data.X_train.shape[0]
+
+    def rows_key(self):
+        """(config key that sets the number of rows, its value now, n_train as a function
+        of it): ``dataset.n`` for synthetic data, ``dataset.n_max`` otherwise."""
+        total = self.data.X_train.shape[0] + self.data.X_test.shape[0]
+        ts = self.cfg.dataset.test_size
+        key = "dataset.n" if self.cfg.dataset.name == "synthetic" else "dataset.n_max"
+        return key, total, (lambda rows: rows - int(round(ts * rows)))
 
     def make_map(self, seed=None, name=None, kernel=None):
         """An unfitted feature map with this run's D: the run's map and its configured
@@ -125,14 +148,17 @@ def run(cfg, threads=None):
     """
     conf = validate(cfg)
     threads = apply_threads(conf.threads or threads)
+    data_plan(conf.dataset, conf.dtype).check()
     data = load_dataset(conf.dataset, seed=conf.seed, dtype=conf.dtype)
     for note in data.notes:
         log.info("dataset: %s", note)
-    kernel = resolve_kernel(conf.kernel, data.X_train, conf.seed)
-    ctx = RunContext(conf, data, kernel, threads)
+    ctx = RunContext(conf, data, None, threads)
     ctx.map_cls.check_data(conf.D, data.X_train.shape[0])
     enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
                if getattr(conf.measure, name).enabled]
+    run_plan(ctx, enabled).check()  # every allocation that grows with n, d, D, before any
+    ctx.kernel = kernel = resolve_kernel(conf.kernel, data.X_train, conf.seed)
+    check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts
         if hasattr(m, "check"):
             m.check(ctx, block)
@@ -165,6 +191,50 @@ def run(cfg, threads=None):
     return records_frame(identity, rows), tables
 
 
+#: frequencies (about 1 / lengthscale) times the data must stay this far inside the dtype
+FREQUENCY_HEADROOM = {"float64": 1e200, "float32": 1e30}
+
+
+def check_frequency_range(kernel, data, conf):
+    """|w.x| ~ max|x| / lengthscale must be representable in the run's dtype (float32:
+    frequencies are cast to it)."""
+    limit = FREQUENCY_HEADROOM[conf.dtype]
+    scale = max(1.0, float(np.max(np.abs(data.X_train))))
+    if scale / kernel.ls > limit:
+        raise ConfigError(f"kernel.lengthscale={kernel.ls:.3g} is not allowed with dtype="
+                          f"{conf.dtype} and data up to {scale:.3g}: frequencies times the data "
+                          f"(about {scale / kernel.ls:.3g}) leave {conf.dtype}'s range; use a "
+                          f"lengthscale >= {scale / limit:.3g}"
+                          + (" or dtype=float64" if conf.dtype == "float32" else ""))
+
+
+def run_plan(ctx, enabled):
+    """The memory plan of a run once its data is loaded (rffbench.memory): the median
+    lengthscale's distances, the map fitted for ``n_columns`` (sparse maps), and every
+    enabled measurement's needs, each a phase of its own."""
+    conf, data = ctx.cfg, ctx.data
+    plan = Plan()
+    if conf.kernel.lengthscale == "median":
+        d = data.d
+        m = min(data.X_train.shape[0], conf.kernel.median_subsample)
+        plan.add("median", [Need("the median lengthscale (pairwise distances of "
+                                 "kernel.median_subsample training points)",
+                                 lambda v: 8.0 * (v["kernel.median_subsample"] ** 2 / 2
+                                                  + v["kernel.median_subsample"] * d),
+                                 {"kernel.median_subsample": (m, 2)})])
+    if ctx.map_cls.sparse_output:
+        key, total, n_train_of = ctx.rows_key()
+        plan.add("n_columns", [Need(
+            f"fitting features={ctx.map_cls.name} on the training set",
+            lambda v: ctx.map_cls.memory_bytes(0, data.d, v["D"], ctx.itemsize,
+                                               fit_rows=n_train_of(v[key]), **ctx.map_params),
+            {"D": (conf.D, 1), key: (total, 4)})])
+    for m, block in enabled:
+        if hasattr(m, "needs"):
+            plan.add(m.__name__.rsplit(".", 1)[-1], m.needs(ctx, block))
+    return plan
+
+
 def summary_table(df) -> str:
     """Compact text of one run's records: per measurement, metric values by
     (method, delta); pointwise rows (``dist`` set) and notes stay in the file."""
@@ -188,63 +258,109 @@ def summary_table(df) -> str:
     return "\n".join(out)
 
 
-def find_records(sweep_dir, rid):
-    """A records.csv under ``sweep_dir`` (any depth) holding run ``rid``, or None."""
-    import pandas as pd
-
-    for f in sorted(Path(sweep_dir).rglob(RECORDS_FILE)):
-        try:
-            first = pd.read_csv(f, usecols=["run_id"], nrows=1, dtype=str)
-        except (ValueError, OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
-            continue
-        if len(first) and first.run_id.iloc[0] == rid:
-            return f
-    return None
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C inside a run: its one line is printed; the entry point exits 130."""
 
 
-def _fail(output_dir, code, message, in_sweep):
+def _fail(run_dir, code, message, in_sweep):
     print(f"rffbench: error: {message}", file=sys.stderr)
-    if in_sweep:  # the report lists the job as failed with this line
-        (Path(output_dir) / ERROR_FILE).write_text(message.splitlines()[0] + "\n")
+    if in_sweep and run_dir is not None:  # the report lists the run as failed with this line
+        try:
+            write_text_atomic(Path(run_dir) / ERROR_FILE, message.splitlines()[0] + "\n")
+        except OSError:
+            pass  # the directory itself is the problem: the line above is all we can do
     return code
 
 
-def main(cfg, output_dir, sweep_dir=None, jobs_threads=None) -> int:
-    """Run, write ``records.csv`` into ``output_dir``, print the summary; exit code.
+def _os_message(exc):
+    """One line for an OSError: the path and the system's reason."""
+    where = exc.filename if exc.filename is not None else "(unknown path)"
+    return f"cannot write {where}: {exc.strerror or exc}"
 
-    In a sweep (``sweep_dir`` given): a run whose ``run_id`` already has records
-    anywhere under ``sweep_dir`` is skipped (resume); a failure writes its one
-    line to ``error.txt`` in the job directory and returns its code instead of
-    stopping the sweep; ``jobs_threads`` (derived from the launcher: cores /
-    parallel jobs) is used when ``threads`` is null.
+
+def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
+    """Run one configuration, write its records, print the summary; exit code.
+
+    Alone (``sweep_dir`` None): records go into ``output_dir``.  In a sweep:
+    records go into ``SWEEP/runs/<run_id>/`` (:mod:`rffbench.store`), the job
+    directory ``output_dir`` gets a ``run`` link to it, and the job's
+    ``overrides`` are recorded with its run_id for the report.  A run that
+    already has records is skipped (resume); one being computed by another
+    process is waited for; a failure writes its one line to ``error.txt`` and
+    returns its code instead of stopping the sweep; ``jobs_threads`` (cores /
+    parallel jobs) is used when ``threads`` is null.  Ctrl-C releases the run
+    (resumable) and raises :class:`Interrupted` after one line.
     """
     in_sweep = sweep_dir is not None
-    out = Path(output_dir)
-    (out / ERROR_FILE).unlink(missing_ok=True)
+    store = SweepStore(sweep_dir) if in_sweep else None
+    out, claim, rid = Path(output_dir), None, None
     try:
-        conf = validate(cfg)
-        rid = run_id(conf)
+        try:
+            conf = validate(cfg)
+            rid = run_id(conf)
+        except RffbenchError as exc:
+            if in_sweep:
+                store.write_ticket(overrides, error=str(exc).splitlines()[0], job_dir=out)
+            return _fail(out, 2, str(exc), in_sweep)
         if in_sweep:
-            done = find_records(sweep_dir, rid)
-            if done is not None:
-                print(f"rffbench: run {rid} already has records in {done}: skipped (resume)")
-                log.info("run %s already done (%s): skipped", rid, done)
+            store.write_ticket(overrides, rid=rid, job_dir=out)
+            out = store.run_dir(rid)
+            out.mkdir(parents=True, exist_ok=True)
+            store.link_job(output_dir, rid)
+
+            def busy(holder):
+                print(f"rffbench: run {rid} is being computed by pid {holder.get('pid')} on "
+                      f"{holder.get('host')}: waiting for it", flush=True)
+
+            claim = acquire(out, on_wait=busy)
+            if claim is None:
+                print(f"rffbench: run {rid} already has records in {out / RECORDS_FILE}: "
+                      "skipped (resume)")
+                log.info("run %s already done (%s): skipped", rid, out)
                 return 0
+        if in_sweep:  # the report can tell what a failed or interrupted run was
+            write_config(out, rid, asdict(conf), overrides)
         log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
-        df, tables = run(conf, threads=jobs_threads if in_sweep else None)
-    except RffbenchError as exc:
-        return _fail(out, 2, str(exc), in_sweep)
-    except Exception as exc:  # a bug: in a sweep, keep the other jobs going
+        try:
+            df, tables = run(conf, threads=jobs_threads if in_sweep else None)
+        except RffbenchError as exc:
+            return _fail(out, 2, str(exc), in_sweep)
+        except OSError as exc:
+            return _fail(out, 2, f"{exc.filename or 'input'}: {exc.strerror or exc}", in_sweep)
+        except MemoryError as exc:
+            return _fail(out, 2, f"out of memory while measuring ({exc}); the memory plan did "
+                         "not foresee this allocation: please report it, and lower D or the "
+                         "data size", in_sweep)
+        except Exception as exc:  # a bug: in a sweep, keep the other jobs going
+            if not in_sweep:
+                raise
+            log.exception("run failed")
+            return _fail(out, 3, f"internal error: {type(exc).__name__}: {exc}", in_sweep)
+        if df.empty:
+            return _fail(out, 2, "nothing measured (every measure.<name>.enabled is false); no "
+                         "records written", in_sweep)
+        out.mkdir(parents=True, exist_ok=True)
+        files = [(t, out / name) for name, t in tables.items()]
         if not in_sweep:
-            raise
-        log.exception("run failed")
-        return _fail(out, 3, f"internal error: {type(exc).__name__}: {exc}", in_sweep)
-    if df.empty:
-        return _fail(out, 2, "nothing measured (every measure.<name>.enabled is false); no "
-                     "records written", in_sweep)
-    for name, table in tables.items():  # records.csv last: its presence means complete
-        write_atomic(table, out / name)
-    path = write_atomic(df, out / RECORDS_FILE)
+            files.append((config_text(rid, asdict(conf), overrides), out / CONFIG_FILE))
+        # all or nothing, records.csv last: its presence means complete
+        path = write_all_atomic(files + [(df, out / RECORDS_FILE)])[-1]
+    except KeyboardInterrupt:
+        where = "" if rid is None else f" run {rid}"
+        if claim is not None:
+            try:
+                write_text_atomic(out / INTERRUPTED_FILE, "interrupted by Ctrl-C\n")
+            except OSError:
+                pass
+        print(f"rffbench: interrupted:{where} stopped before its records were written; "
+              + ("re-run the same command to resume" if in_sweep else "nothing was written"),
+              file=sys.stderr)
+        raise Interrupted() from None
+    except OSError as exc:  # the run or job directory cannot be created or written
+        return _fail(out if claim is not None else None, 2, _os_message(exc), in_sweep)
+    finally:
+        if claim is not None:
+            claim.release()
     print(summary_table(df))
     print(f"records: {path}")
     log.info("wrote %d records to %s", len(df), path)

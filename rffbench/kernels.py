@@ -50,8 +50,15 @@ def _as_float_2d(X, name="X"):
     return np.ascontiguousarray(X)
 
 
-def check_lengthscale(ls):
-    """'median' or a float > 0 (numeric strings accepted); ConfigError otherwise.
+#: allowed lengthscales: 1/l^2, l^2, d/l^2 and |x - y|^2 / l^2 (data within
+#: rffbench.datasets.MAX_ABS_VALUE) stay inside float64's range
+LENGTHSCALE_RANGE = (1e-100, 1e100)
+
+
+def check_lengthscale(ls, median_of=None):
+    """'median' or a float in ``LENGTHSCALE_RANGE`` (numeric strings accepted);
+    ConfigError otherwise.  ``median_of`` (a description of the data) marks a
+    lengthscale that the median heuristic resolved.
 
     The one rule for ``kernel.lengthscale``, used by the config and by Kernel.fit."""
     if isinstance(ls, str) and ls != "median":
@@ -61,10 +68,16 @@ def check_lengthscale(ls):
             pass
     if ls == "median":
         return ls
+    lo, hi = LENGTHSCALE_RANGE
     if not isinstance(ls, numbers.Real) or isinstance(ls, bool) or not math.isfinite(ls) \
-            or not ls > 0:
-        raise ConfigError(f"kernel.lengthscale={ls!r} is not allowed: use a number > 0 or "
-                          "'median'")
+            or not lo <= ls <= hi:
+        if median_of is not None:
+            raise DataError(f"kernel.lengthscale='median' resolved to {ls:.3g}, the median "
+                            f"distance of {median_of}, outside {lo:g}..{hi:g} (where the "
+                            "kernel's squares and inverses stay in float64's range); rescale "
+                            "the data (e.g. dataset.standardize=true)")
+        raise ConfigError(f"kernel.lengthscale={ls!r} is not allowed: use a number in "
+                          f"{lo:g}..{hi:g} or 'median'")
     return float(ls)
 
 
@@ -98,7 +111,8 @@ class Kernel(BaseEstimator):
             if not med > 0:
                 raise DataError("kernel.lengthscale='median' is 0: the data has (almost) "
                                 "only duplicate points; set kernel.lengthscale to a number")
-            self.lengthscale_ = med
+            self.lengthscale_ = check_lengthscale(
+                med, median_of=f"{X.shape[0]} training points")
         else:
             self.lengthscale_ = ls
         return self
@@ -196,7 +210,8 @@ class Gaussian(Kernel):
 
     def k_of_delta(self, delta):
         delta = np.asarray(delta, dtype=np.float64)
-        return np.exp(-np.sum(delta**2, axis=-1) / (2.0 * self.ls**2))
+        with np.errstate(over="ignore"):  # an overflowing square is a kernel value of 0
+            return np.exp(-np.sum(delta**2, axis=-1) / (2.0 * self.ls**2))
 
     def _gram_into(self, X, Y, out):
         _sqdist_gram(X, Y, out, nbk.PROFILE_EXP, 0.5 / self.ls**2)
@@ -219,7 +234,8 @@ class Laplacian(Kernel):
 
     def k_of_delta(self, delta):
         delta = np.asarray(delta, dtype=np.float64)
-        return np.exp(-np.sum(np.abs(delta), axis=-1) / self.ls)
+        with np.errstate(over="ignore"):
+            return np.exp(-np.sum(np.abs(delta), axis=-1) / self.ls)
 
     def _gram_into(self, X, Y, out):
         nbk.l1dist_profile(X, np.ascontiguousarray(Y.T), out, nbk.PROFILE_EXP, 1.0 / self.ls)
@@ -242,7 +258,8 @@ class Cauchy(Kernel):
 
     def k_of_delta(self, delta):
         delta = np.asarray(delta, dtype=np.float64)
-        return np.prod(1.0 / (1.0 + delta**2 / self.ls**2), axis=-1)
+        with np.errstate(over="ignore"):
+            return np.prod(1.0 / (1.0 + delta**2 / self.ls**2), axis=-1)
 
     def _gram_into(self, X, Y, out):
         nbk.cauchy_product(X, np.ascontiguousarray(Y.T), out, 1.0 / self.ls**2)
@@ -287,8 +304,10 @@ class Matern(Kernel):
         return d / self.ls**2 * self.nu / (self.nu - 1.0)
 
     def k_of_delta(self, delta):
-        r = np.sqrt(np.sum(np.asarray(delta, dtype=np.float64) ** 2, axis=-1))
-        t = math.sqrt(2.0 * self.nu) * r / self.ls
+        with np.errstate(over="ignore"):
+            r = np.sqrt(np.sum(np.asarray(delta, dtype=np.float64) ** 2, axis=-1))
+            # capped where exp(-t) is 0: the polynomial must not reach inf (inf * 0)
+            t = np.minimum(math.sqrt(2.0 * self.nu) * r / self.ls, nbk.MATERN_T_MAX)
         if self.nu == 0.5:
             return np.exp(-t)
         if self.nu == 1.5:

@@ -41,3 +41,112 @@ def threads_per_job(launcher):
         cpus = remote.get("num_cpus") if hasattr(remote, "get") else None
         return max(1, int(cpus)) if cpus else 1
     return n
+
+
+# --------------------------------------------------------------------------
+# the output directory, checked before Hydra writes into it
+# --------------------------------------------------------------------------
+def check_output_dir(path, key):
+    """Create ``path`` (and parents) and prove it writable with a small probe file.
+
+    Raises :class:`~rffbench.errors.RunDirError` with one line naming ``key``,
+    the directory and the system's reason (read-only file system, a path under
+    a file, a full disk, no permission); directories it created are removed
+    again, so nothing is left behind.
+    """
+    from pathlib import Path
+
+    from .errors import RunDirError
+
+    p = Path(path)
+    missing = []
+    q = p
+    while not q.exists() and q != q.parent:
+        missing.append(q)
+        q = q.parent
+    probe = p / f".rffbench-write-test-{os.getpid()}"
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with open(probe, "wb") as fh:
+            fh.write(b"\0" * 65536)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        try:
+            probe.unlink()
+        except OSError:
+            pass
+        for d in missing:  # deepest first
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        why = exc.strerror or str(exc)
+        raise RunDirError(f"{key}={str(path)!r}: cannot create or write this directory ({why}"
+                          + (f": {exc.filename}" if exc.filename and str(exc.filename) != str(probe)
+                             else "") + ")") from None
+    finally:
+        try:
+            probe.unlink()
+        except OSError:
+            pass
+
+
+def _callback_base():
+    from hydra.experimental.callback import Callback
+
+    return Callback
+
+
+class RffbenchCallback(_callback_base()):
+    """Hydra callback (conf/config.yaml ``hydra.callbacks``).
+
+    * before a run or a sweep: its output directory must be creatable and
+      writable (one line and exit 2 otherwise, before Hydra writes anything);
+    * at the end of a multirun: the report (``SWEEP/report``); exit 1 when the
+      sweep is incomplete (failed, missing or damaged runs).
+    """
+
+    def __init__(self, report=True):
+        self.report = report
+
+    @staticmethod
+    def _check(path, key):
+        import sys
+
+        from .errors import RunDirError
+
+        try:
+            check_output_dir(path, key)
+        except RunDirError as exc:
+            print(f"rffbench: error: {exc}", file=sys.stderr)
+            raise SystemExit(2)
+
+    def on_run_start(self, config, **kwargs):
+        self._check(config.hydra.run.dir, "hydra.run.dir")
+
+    def on_multirun_start(self, config, **kwargs):
+        self._check(config.hydra.sweep.dir, "hydra.sweep.dir")
+
+    def on_multirun_end(self, config, **kwargs):
+        import sys
+
+        from .errors import RffbenchError
+        from .report import make_report
+
+        if not self.report:
+            return
+        try:
+            rep = make_report(config.hydra.sweep.dir)
+        except RffbenchError as exc:
+            print(f"rffbench report: error: {exc}", file=sys.stderr)
+            raise SystemExit(1)
+        except OSError as exc:
+            print(f"rffbench report: error: cannot write the report ({exc.filename or ''}: "
+                  f"{exc.strerror or exc})", file=sys.stderr)
+            raise SystemExit(1)
+        print(f"rffbench report: {rep.index} ({rep.status_line})")
+        for line in rep.problem_lines():
+            print(f"rffbench: {line}", file=sys.stderr)
+        if not rep.complete:
+            raise SystemExit(1)

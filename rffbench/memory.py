@@ -1,17 +1,29 @@
-"""Memory checks: refuse a request that cannot fit before any work is done.
+"""The memory plan of a run: refuse a request that cannot fit, before any work.
 
-``require(nbytes, key, value, what)`` raises a one-line
-:class:`~rffbench.errors.ConfigError` naming the config key when ``nbytes``
-exceeds ``MEMORY_FRACTION`` of the memory currently available (MemAvailable
-from /proc/meminfo; the check is skipped where that is unknown).
+Every allocation that grows with n, d or D is a :class:`Need`: what it is, a
+function of the config values it depends on, and those keys (current value,
+smallest allowed value).  A :class:`Plan` holds the needs that live all run
+long (``base``) and one list per phase (a measurement, the median
+lengthscale, ...): its peak is the base plus the largest phase.  When the
+peak exceeds ``MEMORY_FRACTION`` of the memory available now, :meth:`Plan.check`
+raises one :class:`~rffbench.errors.ConfigError` naming the key to change and
+the largest value that fits (found by bisection on the plan itself), e.g.::
+
+    D=1000000000 is not allowed: the timing measurement (the n_train x D features of
+    the training set) needs 10.1 TiB at its peak, more than 80% of the 19.3 GiB
+    available; D <= 1918217 fits
+
+The same plan runs before the data is loaded (the data itself: synthetic
+``dataset.n`` x ``dataset.d``, or a file's size) and after (every measurement).
 """
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 
 from .errors import ConfigError
 
-#: at most this share of the available memory may be planned for one request
+#: at most this share of the available memory may be planned for one run
 MEMORY_FRACTION = 0.8
 GIB = float(1 << 30)
 
@@ -31,10 +43,109 @@ def available_bytes():
         return None
 
 
+def human(nbytes):
+    """1536 -> '1.5 KiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(nbytes) < 1024 or unit == "EiB":
+            return f"{nbytes:.3g} {unit}"
+        nbytes /= 1024.0
+    return f"{nbytes:.3g} EiB"
+
+
+@dataclass
+class Need:
+    """One allocation: ``nbytes(values)`` for a dict of config values; ``keys`` maps each
+    config key it depends on to (current value, smallest allowed value)."""
+
+    what: str
+    nbytes: object
+    keys: dict = field(default_factory=dict)
+
+    def at(self, values):
+        return float(self.nbytes(values))
+
+
+@dataclass
+class Plan:
+    base: list = field(default_factory=list)
+    phases: dict = field(default_factory=dict)  # name -> list of Need
+
+    def add(self, phase, needs):
+        """Needs of one phase (None: the base, live all run long)."""
+        if phase is None:
+            self.base.extend(needs)
+        else:
+            self.phases.setdefault(phase, []).extend(needs)
+        return self
+
+    def values(self):
+        vals = {}
+        for n in self._all():
+            for k, (cur, _) in n.keys.items():
+                vals.setdefault(k, cur)
+        return vals
+
+    def _all(self):
+        return self.base + [n for ns in self.phases.values() for n in ns]
+
+    def peak(self, values=None):
+        """(bytes at the peak, the phase of the peak) for config ``values``."""
+        values = self.values() if values is None else values
+        base = sum(n.at(values) for n in self.base)
+        best, which = 0.0, None
+        for name, needs in self.phases.items():
+            b = sum(n.at(values) for n in needs)
+            if b > best:
+                best, which = b, name
+        return base + best, which
+
+    def check(self, avail=None):
+        """ConfigError naming the key to change when the peak does not fit."""
+        avail = available_bytes() if avail is None else avail
+        if avail is None:
+            return
+        budget = MEMORY_FRACTION * avail
+        values = self.values()
+        total, phase = self.peak(values)
+        if total <= budget:
+            return
+        live = self.base + (self.phases[phase] if phase else [])
+        culprit = max(live, key=lambda n: n.at(values))
+        keys = list(culprit.keys) + [k for n in live for k in n.keys if k not in culprit.keys]
+        where = f"{culprit.what} needs {human(total)} at its peak"
+        for key in dict.fromkeys(keys):
+            cur = values[key]
+            lo = next(n.keys[key][1] for n in self._all() if key in n.keys)
+            fit = self._largest(key, lo, cur, values, budget)
+            if fit is not None:
+                raise ConfigError(f"{key}={cur!r} is not allowed: {where}, more than "
+                                  f"{MEMORY_FRACTION:.0%} of the {human(avail)} available; "
+                                  f"{key} <= {fit} fits")
+        key = next(iter(culprit.keys), None)
+        raise ConfigError((f"{key}={values[key]!r} is not allowed: " if key else "")
+                          + f"{where}, more than {MEMORY_FRACTION:.0%} of the {human(avail)} "
+                          "available" + (", and no single smaller value fits" if key else "")
+                          + "; use a smaller problem")
+
+    def _largest(self, key, lo, cur, values, budget):
+        """Largest integer v in [lo, cur) with the peak at v within budget, or None."""
+        def fits(v):
+            return self.peak(dict(values, **{key: v}))[0] <= budget
+
+        if not isinstance(cur, int) or cur <= lo or not fits(lo):
+            return None
+        a, b = lo, cur  # fits(a), not fits(b)
+        while b - a > 1:
+            m = (a + b) // 2
+            a, b = (m, b) if fits(m) else (a, m)
+        return a
+
+
 def require(nbytes, key, value, what):
-    """Raise ConfigError if ``nbytes`` (for ``what``) cannot fit in memory."""
+    """Raise ConfigError if ``nbytes`` (for ``what``) cannot fit: a single allocation
+    outside a run's plan (e.g. a map fitted from Python)."""
     avail = available_bytes()
     if avail is not None and nbytes > MEMORY_FRACTION * avail:
-        raise ConfigError(f"{key}={value!r} is not allowed: {what} needs {nbytes / GIB:.3g} GiB, "
-                          f"more than {MEMORY_FRACTION:.0%} of the {avail / GIB:.3g} GiB "
-                          "available; use a smaller value")
+        raise ConfigError(f"{key}={value!r} is not allowed: {what} needs {human(nbytes)}, more "
+                          f"than {MEMORY_FRACTION:.0%} of the {human(avail)} available; use a "
+                          "smaller value")

@@ -3,9 +3,10 @@
 Runs every standard preset of ``conf/experiment/`` (``python run.py -m
 experiment=NAME``, sweep dir ``results/multirun/NAME``: an interrupted
 regeneration resumes), reports each into ``results/reference/NAME/`` (PNG
-figures and summary.md; PDFs and the full tables stay in the sweep dirs, which
-are not committed) and writes ``results/README.md`` with each preset's
-question, its figures and its summary tables.
+figures, summary.md and the self-contained index.html; PDFs, results.csv and
+jobs.csv stay in the sweep dirs, which are not committed) and writes
+``results/README.md`` with each preset's question, a link to its page, its
+figures with their captions and its tables.
 
     python -m rffbench.reference                 # all presets (~12 min on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
@@ -57,7 +58,8 @@ def write_readme(ref):
     parts = ["# rffbench reference report", "",
              "Regenerate with `python -m rffbench.reference` (all presets, ~12 min on 2 cores; "
              "one preset: `--only NAME`). Each section is one preset of `conf/experiment/`, "
-             "run as `python run.py -m experiment=NAME`; full tables and PDF figures are in "
+             "run as `python run.py -m experiment=NAME`; its self-contained page is "
+             "`reference/NAME/index.html`, and the full tables and PDF figures are in "
              "`results/multirun/NAME/report/` after a run.", ""]
     for name in PRESETS:
         summary = ref / name / "summary.md"
@@ -65,7 +67,7 @@ def write_readme(ref):
             continue
         body, skipping = [], False
         for ln in summary.read_text().splitlines()[1:]:  # drop its title
-            if ln.startswith("Skipped (data absent)"):  # the preset's other figures: noise here
+            if ln.startswith("Not drawn (their data is absent"):  # other presets' figures
                 skipping = True
                 continue
             if skipping and (ln.startswith("- ") or not ln.strip()):
@@ -73,8 +75,10 @@ def write_readme(ref):
             skipping = False
             body.append(ln)
         body = [ln.replace("](", f"](reference/{name}/") if ln.startswith("![") else
-                (("#" + ln) if ln.startswith("## ") else ln) for ln in body]
-        parts += [f"## {name}", "", f"*{question(name)}*", "", *body, ""]
+                (("#" + ln) if ln.startswith("#") else ln) for ln in body]
+        parts += [f"## {name}", "", f"*{question(name)}*", "",
+                  f"Page: [reference/{name}/index.html](reference/{name}/index.html)", "",
+                  *body, ""]
     (ROOT / "results" / "README.md").write_text("\n".join(parts))
     print(f"wrote {ROOT / 'results' / 'README.md'}")
 

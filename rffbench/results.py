@@ -12,13 +12,16 @@ import os
 import subprocess
 from pathlib import Path
 
+import numpy as np
+
 RECORDS_FILE = "records.csv"
 #: a failed job of a sweep leaves its one-line reason here (instead of records)
 ERROR_FILE = "error.txt"
 #: per-trial values of the bounds measurement, next to records.csv
 TRIALS_FILE = "bounds_trials.csv"
-#: bump when the columns or the meaning of a metric change
-SCHEMA_VERSION = 2
+#: bump when the columns or the meaning of a metric change (3: cpu and blas columns; records
+#: of a sweep live in runs/<run_id>/ next to config.json)
+SCHEMA_VERSION = 3
 
 IDENTITY_COLUMNS = ["run_id", "experiment", "dataset", "task", "n_train", "n_test", "d", "kernel",
                     "nu", "lengthscale", "features", "D", "n_freq", "n_columns", "seed", "dtype",
@@ -27,8 +30,8 @@ IDENTITY_COLUMNS = ["run_id", "experiment", "dataset", "task", "n_train", "n_tes
 #: the pair a pointwise value refers to (bounds); empty elsewhere
 MEASURE_COLUMNS = ["measurement", "metric", "method", "value", "unit", "spread", "n_repeats",
                    "delta", "dist", "note"]
-ENV_COLUMNS = ["schema", "rffbench", "numba", "numpy", "scipy", "sklearn", "runtime_env", "date",
-               "git_sha"]
+ENV_COLUMNS = ["schema", "rffbench", "numba", "numpy", "scipy", "sklearn", "runtime_env", "cpu",
+               "blas", "date", "git_sha"]
 COLUMNS = IDENTITY_COLUMNS + MEASURE_COLUMNS + ENV_COLUMNS
 
 
@@ -44,18 +47,60 @@ def record(measurement, metric, value, unit="", method="", spread=None, n_repeat
                 dist=_num(dist), note=note)
 
 
+_STATIC_ENV = {}
+
+
 def environment():
-    import numba
-    import numpy
-    import scipy
-    import sklearn
+    """The environment columns of a record (the static part computed once per process)."""
+    if not _STATIC_ENV:
+        import numba
+        import numpy
+        import scipy
+        import sklearn
 
-    from . import __version__, runtime_env
+        from . import __version__
 
-    return dict(schema=SCHEMA_VERSION, rffbench=__version__, numba=numba.__version__,
-                numpy=numpy.__version__, scipy=scipy.__version__, sklearn=sklearn.__version__,
-                runtime_env=runtime_env(), date=_dt.datetime.now().isoformat(timespec="seconds"),
-                git_sha=git_sha())
+        _STATIC_ENV.update(schema=SCHEMA_VERSION, rffbench=__version__, numba=numba.__version__,
+                           numpy=numpy.__version__, scipy=scipy.__version__,
+                           sklearn=sklearn.__version__, cpu=cpu_name(), git_sha=git_sha())
+    from . import runtime_env
+
+    return dict(_STATIC_ENV, runtime_env=runtime_env(), blas=blas_info(),
+                date=_dt.datetime.now().isoformat(timespec="seconds"))
+
+
+def cpu_name():
+    """CPU model and logical core count, e.g. ``AMD EPYC (2 cores)``."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    if not model:
+        import platform
+
+        model = platform.processor() or platform.machine()
+    return f"{model} ({os.cpu_count()} logical cores)"
+
+
+def blas_info():
+    """The BLAS libraries loaded, their version, kernel architecture and threads now."""
+    from threadpoolctl import threadpool_info
+
+    parts = []
+    for lib in threadpool_info():
+        if lib.get("user_api") != "blas":
+            continue
+        owner = "scipy" if "scipy.libs" in lib.get("filepath", "") else \
+            "numpy" if "numpy" in lib.get("filepath", "") else os.path.basename(lib["filepath"])
+        parts.append(f"{lib.get('internal_api')} {lib.get('version')} "
+                     f"{lib.get('architecture') or ''} {lib.get('num_threads')} threads "
+                     f"({owner})".replace("  ", " "))
+    return "; ".join(sorted(set(parts))) or "unknown"
 
 
 def git_sha():
@@ -79,12 +124,128 @@ def records_frame(identity, rows, env=None):
 
 def write_atomic(df, path):
     """Write a DataFrame as CSV via temp file + rename (never half-written)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    return write_all_atomic([(df, path)])[0]
+
+
+def write_all_atomic(items):
+    """Write several files (DataFrame -> CSV, str -> text) all or none: every one to a
+    temporary file first, then renamed in the given order (put the file whose presence
+    means complete last).  A failed write (full disk, ...) removes the temporary files
+    and raises OSError naming the file."""
+    tmps = []
     try:
-        df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
+        for obj, path in items:
+            path = Path(path)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmps.append((tmp, path))
+            try:
+                if isinstance(obj, str):
+                    tmp.write_text(obj)
+                else:
+                    obj.to_csv(tmp, index=False)
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        for tmp, path in tmps:
+            os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+        for tmp, _ in tmps:
+            if tmp.exists():
+                tmp.unlink()
+    return [path for _, path in tmps]
+
+
+#: columns that must parse as numbers (empty allowed)
+NUMERIC_COLUMNS = ["n_train", "n_test", "d", "nu", "lengthscale", "D", "n_freq", "n_columns",
+                   "seed", "threads", "value", "spread", "n_repeats", "delta", "dist", "schema"]
+#: older schema versions this rffbench knows of (their records are "outdated", not damaged)
+OLD_SCHEMAS = (1, 2)
+
+
+class DamagedRecords(ValueError):
+    """A records file that cannot be trusted; ``status`` is damaged or outdated."""
+
+    def __init__(self, path, reason, status="damaged"):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason, self.status = path, reason, status
+
+
+def read_records(path, run_id=None):
+    """Read and check one records file; :class:`DamagedRecords` says why it is unusable.
+
+    Checks: the file ends with a newline (a cut file does not), the header is
+    this schema's, every row has every field, numeric columns are numbers,
+    ``schema`` is this version, and one ``run_id`` (``run_id`` if given) runs
+    through the file.  Never returns half a file.
+    """
+    import csv
+
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DamagedRecords(path, f"cannot read ({exc.strerror or exc})") from None
+    if not raw:
+        raise DamagedRecords(path, "empty file")
+    if not raw.endswith(b"\n"):
+        raise DamagedRecords(path, "cut mid-line (the last line has no end): the write was "
+                             "interrupted")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DamagedRecords(path, f"not UTF-8 text (byte {exc.start})") from None
+    rows = list(csv.reader(text.splitlines()))
+    header = rows[0] if rows else []
+    if header != COLUMNS:
+        old = "schema" in header and len(rows) > 1 and len(rows[1]) == len(header)
+        if old:
+            v = rows[1][header.index("schema")]
+            try:
+                v = int(float(v))
+            except ValueError:
+                v = None
+            if v in OLD_SCHEMAS:
+                raise DamagedRecords(path, f"schema {v} records (an older rffbench); this one "
+                                     f"reads schema {SCHEMA_VERSION}: rerun the run",
+                                     status="outdated")
+        missing = [c for c in COLUMNS if c not in header]
+        extra = [c for c in header if c not in COLUMNS]
+        raise DamagedRecords(path, "not this schema's columns ("
+                             + ", ".join(filter(None, [
+                                 f"missing {', '.join(missing[:5])}" if missing else "",
+                                 f"unknown {', '.join(extra[:5])}" if extra else ""]))
+                             + ")")
+    if len(rows) < 2:
+        raise DamagedRecords(path, "no records (header only)")
+    for i, r in enumerate(rows[1:], start=2):
+        if len(r) != len(COLUMNS):
+            raise DamagedRecords(path, f"line {i} has {len(r)} fields, expected {len(COLUMNS)} "
+                                 "(cut or edited)")
+    df = pd.read_csv(path, dtype={c: str for c in COLUMNS if c not in NUMERIC_COLUMNS},
+                     keep_default_na=True)
+    for col in NUMERIC_COLUMNS:
+        num = pd.to_numeric(df[col], errors="coerce")
+        bad = num.isna() & df[col].notna()
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DamagedRecords(path, f"column {col}, line {i + 2}: {df[col].iloc[i]!r} is not a "
+                                 "number")
+        df[col] = num
+    schemas = set(df.schema.dropna().astype(int))
+    if schemas != {SCHEMA_VERSION}:
+        bad = sorted(schemas - {SCHEMA_VERSION}) or ["(empty)"]
+        status = "outdated" if schemas and schemas <= set(OLD_SCHEMAS) else "damaged"
+        raise DamagedRecords(path, f"schema value {', '.join(map(str, bad))}: this rffbench reads "
+                             f"schema {SCHEMA_VERSION}" + ("; rerun the run" if status == "outdated"
+                                                           else " (unknown value)"), status=status)
+    ids = set(df.run_id.dropna())
+    if len(ids) != 1 or df.run_id.isna().any():
+        raise DamagedRecords(path, f"{len(ids)} run_ids in one file (expected one)")
+    if run_id is not None and ids != {run_id}:
+        raise DamagedRecords(path, f"holds run {ids.pop()} but lies in the directory of run "
+                             f"{run_id}")
+    for col in ("measurement", "metric"):
+        if df[col].isna().any():
+            raise DamagedRecords(path, f"empty {col} at line {int(df[col].isna().argmax()) + 2}")
+    return df

@@ -52,7 +52,18 @@ def rahimi_recht(eps, D, d, sigma_p, diam, output_dim=False):
     = output dimension (``output_dim``) the exponent is D eps^2 / (8 (d+2)).
     """
     c = 8.0 if output_dim else 4.0
-    return RR_PREFACTOR * (sigma_p * diam / eps) ** 2 * math.exp(-D * eps * eps / (c * (d + 2)))
+    return _exp(math.log(RR_PREFACTOR) + 2.0 * _log_ratio(sigma_p * diam, eps)
+                - D * eps * eps / (c * (d + 2)))
+
+
+def _log_ratio(a, b):
+    """log(a / b) without overflow (a = sigma_p diam may be huge, b = eps tiny)."""
+    return (math.log(a) if a > 0 else -math.inf) - math.log(b)
+
+
+def _exp(x):
+    """exp(x) capped at float64's largest (bounds above 1 say nothing anyway)."""
+    return math.exp(min(x, 709.0))
 
 
 def beta_d(d):
@@ -63,10 +74,11 @@ def beta_d(d):
 
 def sutherland_schneider(eps, D, d, sigma_p, diam, pairs):
     """Uniform bound for the map in use (pairs: beta_d form; rff: 98 form, unverified)."""
+    lr = _log_ratio(sigma_p * diam, eps)
     if pairs:
-        return beta_d(d) * (sigma_p * diam / eps) ** (2.0 * d / (d + 2.0)) \
-            * math.exp(-D * eps * eps / (8.0 * (d + 2)))
-    return SS_RFF_PREFACTOR * (sigma_p * diam / eps) ** 2 * math.exp(-D * eps * eps / (32.0 * (d + 2)))
+        return _exp(math.log(beta_d(d)) + (2.0 * d / (d + 2.0)) * lr
+                    - D * eps * eps / (8.0 * (d + 2)))
+    return _exp(math.log(SS_RFF_PREFACTOR) + 2.0 * lr - D * eps * eps / (32.0 * (d + 2)))
 
 
 def sriperumbudur_szabo_eps(delta, n_freq, d, sigma_p, diam):
@@ -176,6 +188,11 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
     pairs = family == "pairs"
     rr_max = sp * diam
     rr_max_note = f"Claim 1's proof assumes sigma_p diam(M) / eps >= 1, i.e. eps <= {rr_max:.4g}"
+    # S&S refine the same eps-net argument: below sigma_p diam(M) / eps = 1 the optimal net
+    # radius exceeds the set, the covering number cannot drop below 1 and the formula
+    # would claim less than its own one-anchor term (e.g. a huge lengthscale: sigma_p -> 0)
+    ss_max_note = (f"its eps-net argument (as Claim 1's) assumes sigma_p diam(M) / eps >= 1, "
+                   f"i.e. eps <= {rr_max:.4g}")
     out = list(refs)
     if pairs:
         out += [
@@ -188,7 +205,8 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
                   "Claim 1 in output-dimension units: D/2 frequencies",
                   eps_max=rr_max, eps_max_note=rr_max_note),
             Bound("sutherland_schneider", lambda e, D: sutherland_schneider(e, D, d, sp, diam, True),
-                  f"pair map, beta_d = {beta_d(d):.4g}"),
+                  f"pair map, beta_d = {beta_d(d):.4g}", eps_max=rr_max,
+                  eps_max_note=ss_max_note),
             Bound("sriperumbudur_szabo",
                   lambda e, D: sriperumbudur_szabo(e, D / 2.0, d, sp, diam),
                   "Thm 1 (unverified constants), m = D/2 frequencies"),
@@ -201,7 +219,8 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
             Bound("rahimi_recht_output_dim", None, rr_na),
             Bound("sutherland_schneider", lambda e, D: sutherland_schneider(e, D, d, sp, diam,
                                                                             False),
-                  "cos + offset map, 98 exp(-D eps^2 / (32 (d+2))) form (unverified constants)"),
+                  "cos + offset map, 98 exp(-D eps^2 / (32 (d+2))) form (unverified constants)",
+                  eps_max=rr_max, eps_max_note=ss_max_note),
             Bound("sriperumbudur_szabo", None, "Thm 1 is proved for the cos/sin pair estimator "
                   "(1/m) sum cos(w.delta), not for the cos + offset map"),
         ]

@@ -38,7 +38,7 @@ def test_multirun_sweep_one_records_file_per_job(tmp_path):
                 "dataset.n=200", "dataset.d=2,5", "measure.approximation.n_points=60",
                 f"hydra.sweep.dir={sweep}")
     assert p.returncode == 0, p.stderr
-    files = sorted(sweep.glob(f"*/{RECORDS_FILE}"))
+    files = sorted(sweep.glob(f"runs/*/{RECORDS_FILE}"))  # stored by run identity
     assert len(files) == 8
     df = pd.concat([pd.read_csv(f) for f in files])
     combos = set(zip(df.kernel, df.D, df.d))

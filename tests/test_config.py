@@ -40,7 +40,12 @@ def test_every_group_option_composes(group, names):
     (["D=0"], r"D=0 is not allowed: use an integer >= 1"),
     (["D=-5"], r"D=-5 is not allowed"),
     (["features=rff_pairs", "D=33"], r"D=33 is not allowed for features=rff_pairs"),
-    (["kernel.lengthscale=0"], r"kernel.lengthscale=0 is not allowed: use a number > 0"),
+    (["kernel.lengthscale=0"], r"kernel.lengthscale=0 is not allowed: use a number in "
+                               r"1e-100\.\.1e\+100"),
+    (["kernel.lengthscale=1e200"], r"kernel.lengthscale=1e\+200 is not allowed: use a number in"),
+    (["kernel.lengthscale=1e-101"], r"kernel.lengthscale=1e-101 is not allowed"),
+    (["seed=4294967296"], r"seed=4294967296 is not allowed: use an integer in 0\.\.4294967295"),
+    (["seed=-1"], r"seed=-1 is not allowed"),
     (["kernel.lengthscale=-2"], r"kernel.lengthscale=-2 is not allowed"),
     (["kernel.lengthscale=mean"], r"kernel.lengthscale='mean' is not allowed"),
     (["kernel=matern", "kernel.nu=2.0"], r"kernel.nu=2.0 is not allowed: use one of 0.5, 1.5"),

@@ -1,5 +1,4 @@
 """Feature maps: unbiasedness and exact variance (statistical), exactness, API."""
-import math
 import warnings
 
 import numba

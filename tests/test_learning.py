@@ -86,7 +86,7 @@ def test_sgd_and_peers_in_one_table():
     (["features=sklearn_rbf", "kernel=laplacian"], "features=sklearn_rbf is not allowed with "
                                                    "kernel=laplacian"),
     (["features=nystrom", "D=5000", "dataset=wine"], "D=5000 is not allowed for features=nystrom"),
-    (["D=300000"], "D=300000 is not allowed: ridge on features (3 D x D"),
+    (["D=300000"], "D=300000 is not allowed: the learning measurement (ridge on features: 3 D x D"),
     (["model.val_size=1.5"], "model.val_size=1.5 is not allowed"),
 ])
 def test_bad_input_one_line(tmp_path, capsys, overrides, match):

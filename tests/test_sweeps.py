@@ -1,13 +1,18 @@
-"""Sweeps and the report: launchers, failed jobs, resume, presets, report figures and errors."""
+"""Sweeps: launchers, storage by run identity, resume (changed value lists, concurrent sweeps,
+Ctrl-C, SIGKILL), presets."""
 import itertools
-from pathlib import Path
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from conftest import CONF_DIR, compose_config, run_cli
-from rffbench import report
+from conftest import CONF_DIR, ROOT, compose_config, run_cli
+from rffbench import report as rreport
 from rffbench.config import validate
 from rffbench.results import RECORDS_FILE
 
@@ -32,6 +37,10 @@ def _check_report(sweep, n_jobs):
     return res, summary
 
 
+def _records(sweep):
+    return {f.parent.name: f for f in sweep.glob(f"runs/*/{RECORDS_FILE}")}
+
+
 @pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
 def test_parallel_launchers_then_report(tmp_path, launcher):
     sweep = tmp_path / "sweep"
@@ -45,36 +54,115 @@ def test_parallel_launchers_then_report(tmp_path, launcher):
     import os
     assert (res.threads * 2 <= max(2, len(os.sched_getaffinity(0)))).all() \
         if launcher == "joblib" else (res.threads == 1).all()
-    assert "error_vs_D" in summary and "Skipped (data absent)" in summary
+    assert "error_vs_D" in summary and "Not drawn (their data is absent" in summary
 
 
-def test_failed_job_is_listed_and_others_reported(tmp_path):
-    sweep = tmp_path / "sweep"
-    p = run_cli("-m", *TINY, "features=rff_pairs", "D=16,15,32", f"hydra.sweep.dir={sweep}")
-    assert p.returncode == 1  # the sweep finishes, then says a job failed
-    assert "rffbench: job 1 failed: D=15 is not allowed" in p.stderr
-    jobs = pd.read_csv(sweep / "report" / "jobs.csv").set_index("job_dir")
-    assert jobs.status.to_dict() == {0: "complete", 1: "failed", 2: "complete"}
-    res = pd.read_csv(sweep / "report" / "results.csv")
-    assert set(res.D) == {16, 32}
-    summary = (sweep / "report" / "summary.md").read_text()
-    assert "## Failed or incomplete jobs" in summary and "must be even" in summary
-
-
-def test_resume_skips_done_jobs_and_reruns_missing(tmp_path):
+def test_resume_skips_done_runs_and_reruns_missing(tmp_path):
     sweep = tmp_path / "sweep"
     args = ["-m", *TINY, "D=16,32", f"hydra.sweep.dir={sweep}", "measure.bounds.enabled=false"]
     assert run_cli(*args).returncode == 0
-    mtimes = {f: f.stat().st_mtime_ns for f in sweep.glob(f"*/{RECORDS_FILE}")}
+    mtimes = {f: f.stat().st_mtime_ns for f in _records(sweep).values()}
     assert len(mtimes) == 2
     p = run_cli(*args)
     assert p.returncode == 0 and p.stdout.count("skipped (resume)") == 2
     assert {f: f.stat().st_mtime_ns for f in mtimes} == mtimes  # nothing rewritten
-    (sweep / "1" / RECORDS_FILE).unlink()
+    gone = sorted(mtimes)[1]
+    gone.unlink()
     p = run_cli(*args)
     assert p.returncode == 0 and p.stdout.count("skipped (resume)") == 1
-    assert (sweep / "1" / RECORDS_FILE).exists()
-    assert (sweep / "0" / RECORDS_FILE).stat().st_mtime_ns == mtimes[sweep / "0" / RECORDS_FILE]
+    assert gone.exists()
+    kept = sorted(mtimes)[0]
+    assert kept.stat().st_mtime_ns == mtimes[kept]
+
+
+def test_resume_with_changed_value_lists_loses_nothing(tmp_path):
+    """D=16,32,64 then D=32,64,128 into one directory: job numbers now mean other runs,
+    yet every run keeps its records and the report shows all four D."""
+    sweep = tmp_path / "sweep"
+    base = ["-m", *TINY, f"hydra.sweep.dir={sweep}", "measure.bounds.enabled=false",
+            "measure.learning.enabled=false"]
+    assert run_cli(*base, "D=16,32,64").returncode == 0
+    first = {rid: (f, f.stat().st_mtime_ns) for rid, f in _records(sweep).items()}
+    p = run_cli(*base, "D=32,64,128")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.count("skipped (resume)") == 2
+    for rid, (f, t) in first.items():
+        assert f.stat().st_mtime_ns == t  # untouched
+    res = pd.read_csv(sweep / "report" / "results.csv")
+    assert sorted(res.D.unique()) == [16, 32, 64, 128]
+    jobs = pd.read_csv(sweep / "report" / "jobs.csv")
+    runs = jobs[jobs.kind == "run"].set_index("run_id")
+    for rid, (f, _) in first.items():  # each run directory holds the D its records say
+        assert runs.loc[rid, "status"] == "complete"
+        assert pd.read_csv(f).D.iloc[0] in (16, 32, 64)
+    summary = (sweep / "report" / "summary.md").read_text()
+    assert "3 jobs expected: 3 complete" in summary
+    assert "1 of them from earlier commands into this directory" in summary
+    # the job directory now numbered 2 points at D=128's run, not at D=64's
+    link = sweep / "2" / "run"
+    assert pd.read_csv(link.resolve() / RECORDS_FILE).D.iloc[0] == 128
+
+
+def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
+    sweep = tmp_path / "sweep"
+    args = [sys.executable, str(ROOT / "run.py"), "-m", *TINY, "D=16,32,48,64",
+            "measure.bounds.enabled=false", f"hydra.sweep.dir={sweep}"]
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
+    procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    computed = sum(o[0].count("records: ") for o in outs)
+    assert computed == 4  # each of the 4 runs measured by exactly one of the two sweeps
+    res = pd.read_csv(sweep / "report" / "results.csv")
+    assert res.run_id.nunique() == 4
+    assert not res.duplicated(["run_id", "measurement", "metric", "method", "delta",
+                               "dist"]).any()
+
+
+def _sweep_process(sweep, values, extra=()):
+    args = [sys.executable, str(ROOT / "run.py"), "-m", *TINY, f"D={values}",
+            "measure.bounds.trials=400", "measure.bounds.n_points=100",
+            f"hydra.sweep.dir={sweep}", *extra]
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
+    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _wait_for(pred, timeout=300):
+    t0 = time.time()
+    while not pred():
+        assert time.time() - t0 < timeout, "timed out"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+def test_interrupted_sweep_resumes(tmp_path, sig):
+    sweep = tmp_path / "sweep"
+    p = _sweep_process(sweep, "16,24,32")
+    # stop it while the second run is being computed (its claim exists, no records yet)
+    _wait_for(lambda: len(_records(sweep)) >= 1 and any(
+        (d / "claim").exists() and not (d / RECORDS_FILE).exists()
+        for d in (sweep / "runs").iterdir()))
+    done_before = {rid: f.stat().st_mtime_ns for rid, f in _records(sweep).items()}
+    os.killpg(p.pid, sig) if sig == signal.SIGKILL else os.kill(p.pid, sig)
+    out, err = p.communicate(timeout=120)
+    if sig == signal.SIGINT:
+        assert p.returncode == 130
+        lines = [ln for ln in err.splitlines() if ln.startswith("rffbench")]
+        assert "Traceback" not in err and len(lines) == 1
+        assert lines[0].startswith("rffbench: interrupted: run ") and "resume" in lines[0]
+        assert list(sweep.glob("runs/*/interrupted.txt"))
+    # the report knows: incomplete, exit 1
+    assert rreport.main([str(sweep), "--no-pdf"]) == 1
+    # resume: the finished runs are kept, the interrupted and the missing one computed
+    r = _sweep_process(sweep, "16,24,32")
+    out, err = r.communicate(timeout=600)
+    assert r.returncode == 0, err[-2000:]
+    assert out.count("skipped (resume)") == len(done_before)
+    assert {rid: f.stat().st_mtime_ns for rid, f in _records(sweep).items()
+            if rid in done_before} == done_before
+    assert len(_records(sweep)) == 3 and not list(sweep.glob("runs/*/claim"))
 
 
 @pytest.mark.parametrize("name", PRESETS)
@@ -100,24 +188,6 @@ def test_unknown_preset_is_a_clear_error(tmp_path):
     assert "error_vs_D" in p.stderr  # the available options are listed
 
 
-def test_report_errors(tmp_path, capsys):
-    assert report.main([str(tmp_path)]) == 2
-    assert "no records.csv found" in capsys.readouterr().err
-    assert report.main([str(tmp_path / "missing")]) == 2
-    assert "no such directory" in capsys.readouterr().err
-    # two jobs of different schema versions
-    p = run_cli("-m", *TINY, "D=16,32", f"hydra.sweep.dir={tmp_path / 's'}",
-                "measure.bounds.enabled=false", "measure.learning.enabled=false")
-    assert p.returncode == 0, p.stderr[-2000:]
-    f = tmp_path / "s" / "1" / RECORDS_FILE
-    df = pd.read_csv(f)
-    df["schema"] = 1
-    df.to_csv(f, index=False)
-    assert report.main([str(tmp_path / "s")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "incompatible record versions: schema [1, 2]" in err and "\n" not in err
-
-
 def test_figures_skipped_with_a_note_when_data_is_absent(tmp_path):
     sweep = tmp_path / "s"
     p = run_cli("-m", *TINY, "D=16", "measure.bounds.enabled=false",
@@ -125,12 +195,6 @@ def test_figures_skipped_with_a_note_when_data_is_absent(tmp_path):
     assert p.returncode == 0
     summary = (sweep / "report" / "summary.md").read_text()
     assert not list((sweep / "report").glob("*.png"))  # one D: no curve to draw
+    assert "Not drawn (their data is absent from this sweep)" in summary
     for name in ("approximation error vs D", "bound tightness vs D", "learning vs D"):
         assert name in summary
-
-
-def test_crossover_interpolation():
-    n = [1000.0, 2000.0, 4000.0]
-    assert report.crossover(n, [1.0, 1.0, 1.0], [0.5, 2.0, 8.0]) == pytest.approx(
-        1000 * 2 ** 0.5, rel=1e-12)
-    assert report.crossover(n, [1.0, 1.0, 1.0], [0.1, 0.2, 0.3]) is None

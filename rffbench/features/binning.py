@@ -47,6 +47,13 @@ class RandomBinning(FeatureMap):
     def n_freq_for(cls, n_components, **params):
         return n_components  # grids
 
+    @classmethod
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+        """Pitches and shifts (P x d), the bin keys of the fitted rows and their vocabulary,
+        and per transformed row P keys, columns, flags and CSR entries (about 40 bytes)."""
+        P = n_components
+        return 16.0 * P * d + 16.0 * fit_rows * P + 40.0 * n_rows * P
+
     def _fit(self, X, rng):
         P, d = self.n_components, X.shape[1]
         self.pitch_ = rng.gamma(2.0, self.kernel_.ls, size=(P, d))

@@ -119,6 +119,14 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def check_data(cls, n_components, n_samples):
         """Raise ConfigError if the map cannot be fitted on ``n_samples`` rows."""
 
+    @classmethod
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+        """Bytes to fit the map on ``fit_rows`` rows of dimension d and hold the features
+        of ``n_rows`` rows (the memory plan, rffbench.memory): dense frequencies (m x d,
+        with a transposed and a cast copy), offsets, and the output."""
+        m = cls.n_freq_for(n_components, **params)
+        return 8.0 * (3 * d + 2) * m + float(n_rows) * n_components * itemsize
+
     def _check_chunk_rows(self):
         c = self.chunk_rows
         if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1):

@@ -30,6 +30,12 @@ class Nystrom(FeatureMap):
                               f"landmarks from the {n_samples} training rows; use D <= "
                               f"{n_samples}")
 
+    @classmethod
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+        """Landmarks, K_LL and its eigendecomposition (about 4 D x D), k(x, L) and the output."""
+        D = n_components
+        return 8.0 * (D * d + 4 * D * D) + float(n_rows) * D * (8 + itemsize)
+
     def _fit(self, X, rng):
         n, D = X.shape[0], self.n_components
         self.check_data(D, n)

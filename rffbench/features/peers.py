@@ -6,7 +6,6 @@ the cos + offset one, so the ``rff`` variances and bounds apply.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from .fourier import FeatureMap
 
@@ -20,6 +19,11 @@ class SklearnRBF(FeatureMap):
     KERNELS = ("gaussian",)
     KERNEL_REASON = ("scikit-learn's RBFSampler approximates the Gaussian kernel only; use "
                      "features=rff (any kernel) or kernel=gaussian")
+
+    @classmethod
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+        """RBFSampler's weights, and its transform's temporaries (about 3 n x D float64)."""
+        return 8.0 * (d + 1) * n_components + float(n_rows) * n_components * (24 + itemsize)
 
     def _fit(self, X, rng):
         from sklearn.kernel_approximation import RBFSampler

@@ -72,6 +72,14 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
 class _FWHTMap(GaussianOnlyMap):
     """Shared part of sorf and fastfood: padding, memory check, the projection."""
 
+    @classmethod
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+        L = next_pow2(d)
+        m = cls.n_freq_for(n_components, **params)
+        rows = max(1, (1 << 22) // n_components)
+        return 8.0 * (L * 8 + L * max(1, -(-m // L)) * 4 + min(rows, max(n_rows, 1)) * L) \
+            + float(n_rows) * n_components * itemsize
+
     def _blocks(self, d, m):
         L = next_pow2(d)
         rows = self.chunk_rows or max(1, (1 << 22) // self.n_components)

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.sparse.linalg import eigsh
 
 from .. import _numba as nbk
-from .. import memory
+from ..memory import Need
 from ..features import gram_of
 from ..results import record
 from .points import resolve_n_points, sample_points
@@ -43,6 +43,8 @@ VARIANCE_TERMS = {
 def spectral_norm(A):
     """Largest |eigenvalue| of a symmetric matrix (deterministic ARPACK start)."""
     n = A.shape[0]
+    if not np.any(A):  # ARPACK cannot start on the zero matrix
+        return 0.0
     if n <= 64:
         return float(np.max(np.abs(np.linalg.eigvalsh(A))))
     val = eigsh(A, k=1, which="LM", v0=np.ones(n), return_eigenvectors=False, tol=1e-10)
@@ -81,10 +83,22 @@ def gram_errors(kernel, fmap, M):
 
 
 def check(ctx, cfg):
+    resolve_n_points(ctx, "approximation", cfg)
+
+
+def needs(ctx, cfg):
+    """K (n x n float64, E in place), a block of k(2 delta), M in float64, the map and Z
+    (+ its float64 copy), ARPACK's vectors."""
     n, _ = resolve_n_points(ctx, "approximation", cfg)
-    # K (n x n, float64), one block of k(2 delta), Z (n x D)
-    need = 8 * (n * n + BLOCK_ROWS * n + n * ctx.cfg.D)
-    memory.require(need, "measure.approximation.n_points", n, "the n x n exact Gram")
+    d, it, key = ctx.data.d, ctx.itemsize, "measure.approximation.n_points"
+
+    def nbytes(v):
+        m, D = v[key], v["D"]
+        return 8.0 * (m * m + BLOCK_ROWS * m + m * d + 24 * m + m * D) \
+            + ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params)
+
+    return [Need("the approximation measurement (the n_points x n_points exact Gram and the "
+                 "n_points x D features)", nbytes, {key: (n, 2), "D": (ctx.cfg.D, 1)})]
 
 
 def measure(ctx, cfg):

@@ -50,7 +50,8 @@ from scipy.spatial.distance import pdist
 from threadpoolctl import threadpool_limits
 
 from .. import _numba as nbk
-from .. import memory, theory
+from .. import theory
+from ..memory import Need
 from ..errors import ConfigError
 from ..features import gram_of
 from ..progress import Progress
@@ -75,11 +76,24 @@ def check(ctx, cfg):
         raise ConfigError(f"measure.bounds.diameter='domain' is not allowed for "
                           f"dataset={ctx.data.name}: its support's diameter is unknown (known "
                           "for the unstandardised synthetic ball); use points or auto")
-    w = _workers(ctx, cfg)
-    # K, one Z Z^T buffer and one Z per worker, the condensed distances, a k(2 delta) block
-    need = 8 * (n * n * (1 + w) + n * n // 2 + BLOCK_ROWS * n + w * n * ctx.cfg.D)
-    memory.require(need, "measure.bounds.n_points", n,
-                   f"the bounds measurement ({1 + w} n x n matrices)")
+
+
+def needs(ctx, cfg):
+    """K, one Z Z^T buffer and one fitted map with its Z per worker, the condensed
+    distances, a k(2 delta) block, and per trial its seed and results."""
+    n, _ = resolve_n_points(ctx, "bounds", cfg)
+    w, d, it = _workers(ctx, cfg), ctx.data.d, ctx.itemsize
+    key, tkey = "measure.bounds.n_points", "measure.bounds.trials"
+
+    def nbytes(v):
+        m, D, T = v[key], v["D"], v[tkey]
+        return 8.0 * (m * m * (1 + w) + m * m / 2 + BLOCK_ROWS * m + m * d) \
+            + w * ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params) \
+            + T * (512.0 + 8.0 * (cfg.pairs + 1))
+
+    return [Need(f"the bounds measurement ({1 + w} n_points x n_points matrices, {w} map(s) "
+                 "at a time)", nbytes, {key: (n, 2), "D": (ctx.cfg.D, 1),
+                                        tkey: (cfg.trials, 2)})]
 
 
 # --------------------------------------------------------------------------
@@ -310,7 +324,7 @@ def measure(ctx, cfg):
         for delta in deltas:
             rows.append(record("bounds", "eps_empirical", eps_pair[delta], method="empirical",
                                n_repeats=cfg.trials, delta=delta, dist=dist,
-                               note=f"(1 - delta) quantile of |error| at one pair over trials"))
+                               note="(1 - delta) quantile of |error| at one pair over trials"))
         for b in theory.pointwise_bounds(fam, kk, k2, map_name):
             rows += bound_records(b, deltas, D, eps_pair, fam, dist=dist)
 

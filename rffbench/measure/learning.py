@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from .. import memory
+from ..memory import Need
 from ..config import SGD_LOSSES
 from ..errors import ConfigError
 from ..exact import ExactKRR
@@ -67,7 +68,7 @@ def exact_plan(ctx):
 
 
 def check(ctx, cfg):
-    m, task, D = ctx.cfg.model, ctx.data.task, ctx.cfg.D
+    m, task = ctx.cfg.model, ctx.data.task
     if m.name == "sgd" and m.loss is not None and m.loss not in SGD_LOSSES[task]:
         raise ConfigError(f"model.loss={m.loss!r} is not allowed for the {task} dataset="
                           f"{ctx.data.name}: use one of {', '.join(SGD_LOSSES[task])}")
@@ -75,10 +76,35 @@ def check(ctx, cfg):
     if m.lam == "auto" and n - int(round(m.val_size * n)) < 2:
         raise ConfigError(f"model.lam='auto' is not allowed with {n} training rows: the "
                           "validation split leaves fewer than 2 rows to fit; set model.lam")
-    rows = min(chunk_rows(D, m.chunk_rows), n)
-    if m.name == "ridge":  # Z^T Z, its symmetric copy for the solve, a feature chunk
-        memory.require(8 * (3 * D * D + 2 * rows * D), "D", D,
-                       "ridge on features (3 D x D float64 matrices)")
+
+
+def needs(ctx, cfg):
+    """The model on features: ridge holds Z^T Z, its symmetric copy and the factor (3 D x D)
+    and one feature chunk (and its float64 copy); the dual (sparse maps) an n_train x
+    n_train Gram and its factor; sgd one chunk; lam=auto adds the validation predictions.
+    Exact KRR is not planned here: it is skipped with its reason when it cannot fit."""
+    m, it, d = ctx.cfg.model, ctx.itemsize, ctx.data.d
+    key, total, n_train_of = ctx.rows_key()
+    n_out = max(ctx.data.n_classes, 1)
+    grid = len(m.lam_grid) if m.lam == "auto" else 0
+    sparse = ctx.map_cls.sparse_output
+
+    def nbytes(v):
+        D, n = v["D"], n_train_of(v[key])
+        rows = min(chunk_rows(D, m.chunk_rows), n)
+        fmap = ctx.map_cls.memory_bytes(rows, d, D, it, fit_rows=n, **ctx.map_params)
+        preds = 8.0 * grid * n * n_out
+        if sparse and m.name == "ridge":
+            return 16.0 * n * n + ctx.map_cls.memory_bytes(n, d, D, it, fit_rows=n) + preds
+        if m.name == "ridge":
+            return 8.0 * (3 * D * D + rows * D + D * n_out) + fmap + preds
+        return 8.0 * (2 * rows * D + D * n_out) + fmap + preds
+
+    what = ("the learning measurement (ridge on features: 3 D x D matrices)"
+            if m.name == "ridge" and not sparse else
+            "the learning measurement (ridge in the dual: n_train x n_train)"
+            if m.name == "ridge" else "the learning measurement (sgd on feature chunks)")
+    return [Need(what, nbytes, {"D": (ctx.cfg.D, 1), key: (total, 4)})]
 
 
 def _score_fn(task, y_true):
@@ -116,9 +142,13 @@ def _metric_rows(method, task, pred, y_test, note=""):
                        method=method, note=note)]
     rmse = float(np.sqrt(np.mean((pred - y_test) ** 2)))
     sd = float(np.std(y_test))
+    why = "test RMSE / std(y_test)" if sd > 0 else (
+        "undefined: std(y_test) = 0 (" + ("a single test row" if y_test.size == 1 else
+                                          f"the {y_test.size} test targets are all equal")
+        + "); see test_rmse")
     return [record("learning", "test_rmse", rmse, method=method, note=note),
             record("learning", "test_rel_rmse", rmse / sd if sd > 0 else None, method=method,
-                   note="test RMSE / std(y_test)")]
+                   note=why)]
 
 
 def _feature_model(ctx, cfg):

@@ -40,6 +40,7 @@ import numpy as np
 
 from .. import _numba as nbk
 from ..errors import ConfigError
+from ..memory import Need
 from ..results import record
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,30 @@ def check(ctx, cfg):
     if unknown:
         raise ConfigError(f"measure.speed.maps={list(cfg.maps)} is not allowed: unknown map(s) "
                           f"{', '.join(unknown)}; use names from {', '.join(FEATURE_MAPS)}")
+
+
+def needs(ctx, cfg):
+    """maps: the fitted maps, a preallocated output and the transient outputs of numpy's
+    and scikit-learn's transforms (about 5 N x D); gram: ours, scikit-learn's and the limit's
+    n x n outputs (4 n^2); train: exact KRR and KernelRidge (4 t^2) and ridge (3 D^2)."""
+    key, total, n_train_of = ctx.rows_key()
+    d, it = ctx.data.d, ctx.itemsize
+    gkey, tkey = "measure.speed.gram_max_n", "measure.speed.train_max_n"
+    parts = set(cfg.parts)
+
+    def nbytes(v):
+        N, D = n_train_of(v[key]), v["D"]
+        maps = 8.0 * (3 * d + 2) * D * (len(cfg.maps) + 2) + 5.0 * N * D * max(it, 8) \
+            if "maps" in parts else 0.0
+        g = min(N, v[gkey])
+        gram = 8.0 * 4 * g * g if "gram" in parts else 0.0
+        t = min(N, v[tkey])
+        train = 8.0 * (4 * t * t + 3 * D * D + 2 * t * D) if "train" in parts else 0.0
+        return max(maps, gram, train)
+
+    return [Need("the speed measurement (" + ", ".join(sorted(parts)) + ")", nbytes,
+                 {"D": (ctx.cfg.D, 1), key: (total, 4), gkey: (cfg.gram_max_n, 2),
+                  tkey: (cfg.train_max_n, 2)})]
 
 
 def _maps_ok(ctx, names):

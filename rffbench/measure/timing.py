@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from ..memory import Need
 from ..results import record
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,20 @@ def time_call(fn, repeats):
         fn()
         times.append(time.perf_counter() - t)
     return float(np.median(times)), float(np.max(times) - np.min(times))
+
+
+def needs(ctx, cfg):
+    """The map and the features of the whole training set (transform is not chunked
+    for the caller: it returns n_train x D)."""
+    key, total, n_train_of = ctx.rows_key()
+    d, it = ctx.data.d, ctx.itemsize
+
+    def nbytes(v):
+        n = n_train_of(v[key])
+        return ctx.map_cls.memory_bytes(n, d, v["D"], it, fit_rows=n, **ctx.map_params)
+
+    return [Need("the timing measurement (the n_train x D features of the training set)",
+                 nbytes, {"D": (ctx.cfg.D, 1), key: (total, 4)})]
 
 
 def measure(ctx, cfg):

@@ -1,0 +1,372 @@
+"""Sweep report: what was run, what is missing, every figure with its caption, the tables.
+
+    python -m rffbench.report SWEEP_DIR [--out DIR] [--tail-D D] [--delta X] [--no-pdf]
+
+(also run at the end of every multirun by :class:`rffbench.launch.RffbenchCallback`).
+
+* :mod:`.collect` finds every run under SWEEP_DIR (``runs/<run_id>/``, single
+  run directories, nested sweeps) with its status, and expands each
+  ``multirun.yaml`` into the jobs its command asked for: a job that never
+  ran is ``missing``; a records file cut mid-line, with wrong types or an
+  unknown schema value is ``damaged`` (with its path), never half-read.
+* :mod:`.grouping` decides, once for every figure and table, what is a panel,
+  a line, a table row or a separate file: every condition that varies except
+  the seed.  :mod:`.figures` and :mod:`.tables` draw from that grouping only.
+* Written into the report directory (default SWEEP_DIR/report):
+  ``index.html`` (one self-contained page: what was run, job counts, problems,
+  every figure with its caption, the tables, the environment), ``summary.md``
+  (the same in Markdown), ``results.csv`` (every record of every complete run
+  with its conditions), ``jobs.csv`` (every run and expected job with its
+  status) and the figures as PNG (and PDF).
+
+Exit codes: 0 complete; 1 incomplete (failed, missing, interrupted, running or
+damaged runs: listed in the report); 2 nothing to report (no such directory,
+no run at all).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime as _dt
+import html
+import logging
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RffbenchError
+from ..results import write_atomic
+from ..store import write_text_atomic
+from .collect import BAD, ReportError, collect
+from .figures import FIGURES, STYLE, FigContext, crossover, plt
+from .grouping import attach_conditions, fmt
+from .tables import all_tables
+
+log = logging.getLogger(__name__)
+
+__all__ = ["make_report", "main", "Report", "ReportError", "crossover", "collect"]
+
+
+@dataclass
+class Report:
+    out: Path
+    index: Path
+    summary: Path
+    complete: bool
+    counts: Counter
+    problems: list = field(default_factory=list)  # (status, what, reason)
+    figures: list = field(default_factory=list)  # Drawn (closed)
+    skipped: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+
+    @property
+    def status_line(self):
+        parts = ", ".join(f"{v} {k}" for k, v in sorted(self.counts.items()))
+        return ("complete" if self.complete else "INCOMPLETE") + (f": {parts}" if parts else "")
+
+    def problem_lines(self):
+        return [f"{status}: {what}: {reason}" for status, what, reason in self.problems]
+
+
+# --------------------------------------------------------------------------
+# status of the sweep
+# --------------------------------------------------------------------------
+def _status(col):
+    """(counts, problems, complete, jobs table) of a :class:`Collection`."""
+    import pandas as pd
+
+    root = col.root
+    rows, problems = [], []
+    expected_runs = set()
+    for j in col.jobs:
+        expected_runs.add(j.run_id)
+        rows.append(dict(kind="job", sweep=j.sweep, job=j.index, status=j.status,
+                         run_id=j.run_id or "", overrides=" ".join(j.overrides),
+                         path="", reason=j.reason))
+        if j.status != "complete":
+            problems.append((j.status, f"job {j.index} of sweep {j.sweep} ("
+                             + (" ".join(j.overrides) or "no overrides") + ")", j.reason))
+    counts = Counter(j.status for j in col.jobs)
+    earlier = Counter()
+    for r in col.runs:
+        rel = os.path.relpath(r.path, root)
+        expected = r.run_id in expected_runs
+        rows.append(dict(kind="run", sweep="", job="", status=r.status, run_id=r.run_id or "",
+                         overrides=" ".join(r.overrides), path=rel, reason=r.reason))
+        if expected:
+            continue
+        earlier[r.status] += 1
+        if r.status in ("damaged", "outdated") or (not col.jobs and r.status != "complete"):
+            problems.append((r.status, f"run {r.run_id or ''} ({rel})", r.reason))
+    if not col.jobs:  # no multirun.yaml: the runs found are the sweep
+        counts = Counter(r.status for r in col.runs)
+    damaged = any(r.status in ("damaged", "outdated") for r in col.runs)
+    complete = not damaged and all(s == "complete" for s in counts.elements()) and \
+        sum(counts.values()) > 0
+    jobs = pd.DataFrame(rows, columns=["kind", "sweep", "job", "status", "run_id", "overrides",
+                                       "path", "reason"])
+    return counts, earlier, problems, complete, jobs
+
+
+# --------------------------------------------------------------------------
+# the report
+# --------------------------------------------------------------------------
+def _save(fig, path, fmt_, dpi):
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fig.savefig(tmp, format=fmt_, dpi=dpi)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=110,
+                tables=True):
+    """Write the report of ``sweep_dir``; returns a :class:`Report`."""
+    import pandas as pd
+
+    root = Path(sweep_dir)
+    col = collect(root)
+    out = Path(out_dir) if out_dir else root / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    counts, earlier, problems, complete, jobs = _status(col)
+    good = col.complete_runs
+    rep = Report(out, out / "index.html", out / "summary.md", complete, counts, problems)
+    rep.earlier = earlier
+    if good:
+        df = pd.concat([r.records for r in good], ignore_index=True)
+        df, origins = attach_conditions(df, good)
+        ctx = FigContext(df, origins, {r.run_id: r.path for r in good}, delta=delta,
+                         tail_D=tail_D)
+        rep.tables = all_tables(df, origins)
+        _draw(rep, ctx, out, pdf, dpi)
+    else:
+        df = None
+        rep.skipped.append("every figure: no complete run")
+    if tables:
+        if df is not None:
+            write_atomic(df, out / "results.csv")
+        write_atomic(jobs, out / "jobs.csv")
+    env = _environment(df)
+    write_text_atomic(rep.summary, render_markdown(rep, col, env))
+    write_text_atomic(rep.index, render_html(rep, col, env))
+    return rep
+
+
+def _draw(rep, ctx, out, pdf, dpi):
+    p = plt()
+    made = set()
+    with p.rc_context(STYLE):
+        for name, fn in FIGURES.items():
+            try:
+                drawn, why = fn(ctx)
+            except Exception as exc:  # a bug: the figure is listed as failed, the report goes on
+                log.debug("figure %s failed", name, exc_info=True)
+                drawn, why = [], f"{name}: failed to draw ({type(exc).__name__}: {exc})"
+            if not drawn:
+                rep.skipped.append(why)
+            for d in drawn:
+                _save(d.fig, out / f"{d.name}.png", "png", dpi)
+                made.add(f"{d.name}.png")
+                if pdf:
+                    _save(d.fig, out / f"{d.name}.pdf", "pdf", dpi)
+                    made.add(f"{d.name}.pdf")
+                p.close(d.fig)
+                d.fig = None
+                rep.figures.append(d)
+    for f in list(out.glob("*.png")) + list(out.glob("*.pdf")):  # figures of an older report
+        if f.name not in made and f.stem.split("__")[0] in FIGURES:
+            f.unlink()
+
+
+def _environment(df):
+    """[(name, text)] of the runs' environment: each distinct value with its run count."""
+    import matplotlib
+    import pandas as pd
+
+    rows = []
+    if df is not None:
+        runs = df.drop_duplicates("run_id")
+        for col in ("rffbench", "numba", "numpy", "scipy", "sklearn", "threads", "blas", "cpu",
+                    "runtime_env", "git_sha"):
+            vc = runs[col].fillna("").astype(str).value_counts()
+            text = "; ".join(f"{fmt(v) if v else '(none)'}" + (f" ({n} runs)" if len(vc) > 1
+                                                                else "") for v, n in vc.items())
+            rows.append((col, text))
+        dates = pd.to_datetime(runs.date, errors="coerce").dropna()
+        if len(dates):
+            rows.append(("run dates", f"{dates.min()} to {dates.max()}"))
+    import hydra
+
+    rows.append(("report made with", f"python {sys.version.split()[0]}, pandas {pd.__version__}, "
+                                      f"matplotlib {matplotlib.__version__}, hydra "
+                                      f"{hydra.__version__}, on "
+                                      f"{_dt.datetime.now().isoformat(timespec='seconds')}"))
+    return rows
+
+
+def _what_was_run(rep, col):
+    """[(title, [lines])] describing each sweep and the runs found."""
+    items = []
+    for s in col.sweeps:
+        lines = [f"command overrides: {' '.join(s.overrides) or '(none)'}"]
+        if s.params:
+            lines.append("swept by its config (hydra.sweeper.params): "
+                         + "; ".join(f"{k}={v}" for k, v in s.params.items()))
+        lines.append(f"launcher: {s.launcher or 'basic'}; sweeper: {s.sweeper}")
+        jobs = [j for j in col.jobs if j.sweep == s.path]
+        if s.n_jobs is None:
+            lines.append(s.note)
+        else:
+            c = Counter(j.status for j in jobs)
+            lines.append(f"{s.n_jobs} jobs expected: "
+                         + ", ".join(f"{c[k]} {k}" for k in ("complete",) + BAD if c[k]))
+        items.append((f"sweep {s.path}", lines))
+    n_runs = Counter(r.status for r in col.runs)
+    lines = [f"{len(col.runs)} run directories: "
+             + ", ".join(f"{v} {k}" for k, v in sorted(n_runs.items()))]
+    if col.jobs and sum(rep.earlier.values()):
+        lines.append(f"{sum(rep.earlier.values())} of them from earlier commands into this "
+                     "directory (not among the jobs above): "
+                     + ", ".join(f"{v} {k}" for k, v in sorted(rep.earlier.items()))
+                     + "; their complete runs are included in the figures and tables")
+    items.append(("runs found", lines))
+    return items
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+def _md_table(frame):
+    cols = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in frame.iterrows():
+        lines.append("| " + " | ".join(str(v) for v in row.values) + " |")
+    return "\n".join(lines)
+
+
+def render_markdown(rep, col, env):
+    out = [f"# rffbench report: {col.root}", "", f"**Status: {rep.status_line}**", ""]
+    out += ["## What was run", ""]
+    for title, lines in _what_was_run(rep, col):
+        out += [f"- {title}: " + "; ".join(lines)]
+    out.append("")
+    if rep.problems:
+        out += ["## Problems", "", "| status | what | reason |", "|---|---|---|"]
+        out += [f"| {s} | {w} | {r} |" for s, w, r in rep.problems]
+        out.append("")
+    out += ["## Figures", ""]
+    for d in rep.figures:
+        out += [f"### {d.name}", "", f"![{d.name}]({d.name}.png)", "", d.caption, ""]
+    if rep.skipped:
+        out += ["Not drawn (their data is absent from this sweep):", ""]
+        out += [f"- {s}" for s in rep.skipped] + [""]
+    if rep.tables:
+        out += ["## Tables", ""]
+        for t in rep.tables:
+            out += [f"### {t.title}", "", t.caption, "", _md_table(t.frame), ""]
+    out += ["## Environment", ""] + [f"- {k}: {v}" for k, v in env] + [""]
+    return "\n".join(out)
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1250px;
+margin:1.5em auto;padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+.status{display:inline-block;padding:.3em .7em;border-radius:4px;font-weight:bold;color:#fff}
+.ok{background:#2e7d32}.bad{background:#c62828}
+figure{margin:1.2em 0;padding:.6em;border:1px solid #e3e3e3;border-radius:4px}
+figure img{max-width:100%;height:auto;display:block;margin:auto}
+figcaption{font-size:.9em;color:#333;margin-top:.5em}
+table{border-collapse:collapse;font-size:.82em;margin:.5em 0 1.2em 0;display:block;
+overflow-x:auto;max-width:100%}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}
+th{background:#f3f3f3}td.l,th.l{text-align:left}
+.caption{font-size:.9em;color:#333}code{background:#f5f5f5;padding:0 .2em}
+"""
+
+
+def _html_table(frame, n_keys):
+    """A table whose first ``n_keys`` columns are row labels (left-aligned)."""
+    e = html.escape
+    cls = ["l" if i < n_keys else "" for i in range(frame.shape[1])]
+    head = "<tr>" + "".join(f"<th class='{c}'>{e(str(h))}</th>"
+                            for c, h in zip(cls, frame.columns)) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td class='{c}'>{e(str(v))}</td>"
+                                    for c, v in zip(cls, row.values)) + "</tr>"
+                   for _, row in frame.iterrows())
+    return f"<table>{head}{body}</table>"
+
+
+def render_html(rep, col, env):
+    e = html.escape
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+             f"<title>rffbench report: {e(str(col.root))}</title>",
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>rffbench report: <code>{e(str(col.root))}</code></h1>",
+             f"<p><span class='status {'ok' if rep.complete else 'bad'}'>"
+             f"{e(rep.status_line)}</span></p>",
+             "<h2 id='run'>What was run</h2><ul>"]
+    for title, lines in _what_was_run(rep, col):
+        parts.append(f"<li><b>{e(title)}</b><ul>"
+                     + "".join(f"<li>{e(ln)}</li>" for ln in lines) + "</ul></li>")
+    parts.append("</ul>")
+    if rep.problems:
+        parts.append("<h2 id='problems'>Problems</h2><table><tr><th class='l'>status</th>"
+                     "<th class='l'>what</th><th class='l'>reason</th></tr>")
+        parts += [f"<tr><td class='l'>{e(s)}</td><td class='l'>{e(w)}</td>"
+                  f"<td class='l'>{e(r)}</td></tr>" for s, w, r in rep.problems]
+        parts.append("</table>")
+    parts.append("<h2 id='figures'>Figures</h2>")
+    for d in rep.figures:
+        data = base64.b64encode((rep.out / f"{d.name}.png").read_bytes()).decode()
+        parts.append(f"<figure id='fig-{e(d.name)}'><img alt='{e(d.name)}' "
+                     f"src='data:image/png;base64,{data}'><figcaption><b>{e(d.name)}.</b> "
+                     f"{e(d.caption)}</figcaption></figure>")
+    if rep.skipped:
+        parts.append("<p>Not drawn (their data is absent from this sweep):</p><ul>"
+                     + "".join(f"<li>{e(s)}</li>" for s in rep.skipped) + "</ul>")
+    if rep.tables:
+        parts.append("<h2 id='tables'>Tables</h2>")
+        for t in rep.tables:
+            parts.append(f"<h3 id='table-{e(t.name)}'>{e(t.title)}</h3>"
+                         f"<p class='caption'>{e(t.caption)}</p>{_html_table(t.frame, t.n_keys)}")
+    parts.append("<h2 id='environment'>Environment</h2><table>")
+    parts += [f"<tr><th class='l'>{e(k)}</th><td class='l'>{e(v)}</td></tr>" for k, v in env]
+    parts.append("</table></body></html>")
+    return "\n".join(parts)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m rffbench.report",
+                                 description="Report a sweep directory: index.html, summary.md, "
+                                             "results.csv, jobs.csv, figures. Exit 0: complete; "
+                                             "1: incomplete (listed in the report); 2: nothing "
+                                             "to report.")
+    ap.add_argument("sweep_dir")
+    ap.add_argument("--out", default=None, help="report directory (default SWEEP_DIR/report)")
+    ap.add_argument("--tail-D", type=int, default=None,
+                    help="only this D in the empirical-tail figure (default: every D)")
+    ap.add_argument("--delta", type=float, default=None,
+                    help="only this delta in the bound figures (default: every recorded delta)")
+    ap.add_argument("--no-pdf", action="store_true", help="PNG only")
+    args = ap.parse_args(argv)
+    try:
+        rep = make_report(args.sweep_dir, args.out, args.tail_D, args.delta,
+                          pdf=not args.no_pdf)
+    except RffbenchError as exc:
+        print(f"rffbench report: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"rffbench report: error: cannot write the report ({exc.filename}: "
+              f"{exc.strerror or exc})", file=sys.stderr)
+        return 2
+    print(f"rffbench report: {rep.index} ({rep.status_line})")
+    for line in rep.problem_lines():
+        print(f"rffbench report: {line}", file=sys.stderr)
+    return 0 if rep.complete else 1

@@ -1,0 +1,879 @@
+"""Report figures: pure functions of the grouped records (DESIGN.md section 6).
+
+Each ``fig_*(ctx)`` returns ``(list of Drawn, reason)``: the files it draws
+(several when the panels would not fit one readable figure) each with its
+caption, or none and the reason (data absent).  Grouping, panels, lines and
+files come from :class:`~rffbench.report.grouping.Grouping`; a figure
+function never chooses what to pool.  Lines carry a ``gid``
+(``observed:<metric>``, ``expected:<metric>``, ``bound:<method>``,
+``pointwise:<method>``, ``exact_krr``) so that tests can read the plotted
+values back.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..results import TRIALS_FILE
+from .grouping import Grouping, fmt, fmt_list, pooled_text
+
+UNIFORM = ["rahimi_recht", "rahimi_recht_output_dim", "sutherland_schneider",
+           "sriperumbudur_szabo"]
+POINTWISE = ["hoeffding", "bernstein"]
+BOUND_LABEL = {"hoeffding": "Hoeffding", "bernstein": "Bernstein",
+               "rahimi_recht": "Rahimi-Recht (as stated)",
+               "rahimi_recht_output_dim": "Rahimi-Recht (output dim.)",
+               "sutherland_schneider": "Sutherland-Schneider",
+               "sriperumbudur_szabo": "Sriperumbudur-Szabo"}
+BOUND_COLOR = {"rahimi_recht": "tab:red", "rahimi_recht_output_dim": "tab:brown",
+               "sutherland_schneider": "tab:green", "sriperumbudur_szabo": "tab:purple",
+               "hoeffding": "0.45", "bernstein": "0.65"}
+BOUND_STYLE = {"rahimi_recht": "--", "rahimi_recht_output_dim": (0, (8, 2)),
+               "sutherland_schneider": "-.", "sriperumbudur_szabo": (0, (1, 1.5)),
+               "hoeffding": ":", "bernstein": ":"}
+METRIC_LABEL = {"test_error_rate": "test error rate", "test_rel_rmse": "test RMSE / std(y_test)",
+                "rel_fro_error": "relative Frobenius error ||K - ZZ'||_F / ||K||_F",
+                "eps_empirical": "sup error max |z(x)'z(y) - k(x,y)|"}
+STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
+         "xtick.labelsize": 8, "ytick.labelsize": 8, "figure.titlesize": 10,
+         "axes.grid": True, "grid.alpha": 0.25}
+#: panels per file before a figure is split over several files
+MAX_PANELS = 12
+#: panels per file of the figures whose panels are two axes tall
+MAX_TALL_PANELS = 8
+
+
+@dataclass
+class Drawn:
+    name: str  # file stem
+    fig: object
+    caption: str
+
+
+@dataclass
+class FigContext:
+    df: object  # records of complete runs + condition columns
+    origins: dict  # condition column -> config keys
+    run_dirs: dict  # run_id -> run directory
+    delta: float = None
+    tail_D: int = None
+
+
+def plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+
+    return pyplot
+
+
+def new_figure(n_panels, n_rows_per_panel=1, ncols=None, w=4.0, h=3.1, extra_h=0.0):
+    """A constrained-layout figure with ``n_panels`` panels (each ``n_rows_per_panel``
+    axes tall); returns (fig, list of per-panel axes lists)."""
+    p = plt()
+    ncols = ncols or min(n_panels, 4)
+    if n_panels == 1 and n_rows_per_panel == 1:
+        h = max(h, 4.2)
+    nrows = -(-n_panels // ncols)
+    # at least 9 in wide: the legend below must fit a one- or two-panel figure
+    fig, axes = p.subplots(nrows * n_rows_per_panel, ncols, squeeze=False, layout="constrained",
+                           figsize=(max(w * ncols, 9.0), h * nrows * n_rows_per_panel + extra_h))
+    panels = []
+    for i in range(nrows * ncols):
+        r, c = divmod(i, ncols)
+        col = [axes[r * n_rows_per_panel + k, c] for k in range(n_rows_per_panel)]
+        if i < n_panels:
+            panels.append(col)
+        else:
+            for ax in col:
+                ax.set_visible(False)
+    return fig, panels
+
+
+def log_axis(ax, which="y", values=None):
+    """A log axis with readable tick labels: at the swept values when there are few,
+    else at 1-2-5 (or every integer multiple) of the decades the data spans."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, \
+        NullLocator
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+    label = FuncFormatter(lambda v, _: fmt(float(f"{v:.6g}")))
+    vals = sorted({float(v) for v in (values if values is not None else []) if v > 0})
+    if vals and len(vals) <= 12:
+        axis.set_major_locator(FixedLocator(vals))
+        axis.set_major_formatter(label)
+        axis.set_minor_locator(NullLocator())
+        return
+    lo, hi = (ax.get_ylim() if which == "y" else ax.get_xlim())
+    span = math.log10(max(hi, 1e-300) / max(lo, 1e-300))
+    subs = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0) if span <= 1.2 else \
+        (1.0, 2.0, 5.0) if span <= 2.5 else (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(label)
+    axis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) * 1.0))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1.6):
+    """Median over seeds and a min-max band; returns the line."""
+    stats = rows.groupby(x).value.agg(["median", "min", "max"]).sort_index()
+    (ln,) = ax.plot(stats.index, stats["median"], linestyle=ls, marker=marker, ms=3.5,
+                    label=label, color=color, lw=lw)
+    if gid:
+        ln.set_gid(gid)
+    if (stats["max"] > stats["min"]).any():
+        ax.fill_between(stats.index, stats["min"], stats["max"], color=ln.get_color(),
+                        alpha=0.18, lw=0)
+    return ln
+
+
+def colors_for(values):
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10"].colors
+    return {v: cmap[i % len(cmap)] for i, v in enumerate(sorted(values, key=str))}
+
+
+def legend_below(fig, handles, labels, ncol=None):
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center",
+                   ncol=ncol or min(len(handles), 4), frameon=False)
+
+
+def proxy(**kw):
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **kw)
+
+
+def file_name(base, suffix):
+    return f"{base}__{suffix}" if suffix else base
+
+
+def caption(what, g, pooled, split_keys=(), panel_keys=None, extra=""):
+    return " ".join(filter(None, [what, g.layout_text(panel_keys, split_keys), pooled, extra]))
+
+
+def _by(g):
+    return [*g.keys, *g.lines] + ([g.x] if g.x else [])
+
+
+# --------------------------------------------------------------------------
+# approximation error vs D
+# --------------------------------------------------------------------------
+def fig_error_vs_D(ctx):
+    df = ctx.df
+    a = df[(df.measurement == "approximation")
+           & df.metric.isin(["rel_fro_error", "expected_rel_fro_error"])]
+    obs = a[(a.metric == "rel_fro_error") & a.value.notna()]
+    if obs.empty or obs.D.nunique() < 2:
+        return [], "approximation error vs D: needs rel_fro_error records at >= 2 values of D"
+    g = Grouping(obs, ctx.origins, ["approximation"], x="D", lines=["features"])
+    if not g.require_x():
+        return [], "approximation error vs D: no panel has rel_fro_error at >= 2 values of D"
+    colors = colors_for(obs.features.unique())
+    theo_all = a[(a.metric == "expected_rel_fro_error") & a.value.notna()]
+    out = []
+    for suffix, fixed, panels in g.files(MAX_PANELS):
+        fig, axes = new_figure(len(panels))
+        for (ax,), (label, _, rows) in zip(axes, panels):
+            first = []
+            for feat, grp in rows.groupby("features"):
+                ln = band(ax, grp, "D", label=g.name("features", feat), color=colors[feat],
+                          gid=f"observed:rel_fro_error:{feat}")
+                first.append((grp.D.min(), grp[grp.D == grp.D.min()].value.median()))
+                theo = theo_all[theo_all.run_id.isin(grp.run_id)]
+                if not theo.empty:
+                    t = theo.groupby("D").value.median().sort_index()
+                    (tl,) = ax.plot(t.index, t.values, "--", color=ln.get_color(), lw=1.1)
+                    tl.set_gid(f"expected:rel_fro_error:{feat}")
+            Ds = np.array(sorted(rows.D.unique()), float)
+            D0, y0 = min(first)
+            (rl,) = ax.plot(Ds, y0 * np.sqrt(D0 / Ds), color="0.55", lw=0.9)
+            rl.set_gid("reference:1/sqrt(D)")
+            ax.set(title=label, xlabel="D (output dimension)",
+                   ylabel="relative Frobenius error")
+            log_axis(ax, "x", Ds)
+            log_axis(ax, "y")
+        handles = [proxy(color=colors[f], marker="o", ms=3.5, label=g.name("features", f))
+                   for f in sorted(rows_all(panels).features.unique(), key=str)]
+        handles += [proxy(color="k", label="observed ||K - ZZ'||_F / ||K||_F: median, band "
+                                          "min-max over seeds"),
+                    proxy(color="k", ls="--", lw=1.1, label="expected error (exact variance "
+                                                             "formula)"),
+                    proxy(color="0.55", lw=0.9, label="1/sqrt(D) slope through the first point")]
+        legend_below(fig, handles, [h.get_label() for h in handles], ncol=4)
+        fig.suptitle("Approximation error vs D" + (f" ({g.label(fixed)})" if fixed else ""))
+        no_theory = sorted(set(obs.features) - set(theo_all.features))
+        cap = caption("Relative Frobenius error of the Gram matrix on the measurement points, "
+                      "log-log; dashed: the exact expected error of the map (RMS over redraws)"
+                      + (f", not available for {', '.join(no_theory)}" if no_theory else "")
+                      + ".", g, "Each point: " + pooled_text(obs, _by(g)) + ".",
+                      split_keys=g.split_keys, extra=g.dropped_text())
+        out.append(Drawn(file_name("error_vs_D", suffix), fig, cap))
+    return out, ""
+
+
+# --------------------------------------------------------------------------
+# bounds vs D
+# --------------------------------------------------------------------------
+def _sup_rows(df):
+    return df[(df.measurement == "bounds") & df.dist.isna()]
+
+
+def _na_text(b, run_ids):
+    """Which uniform bounds are n/a for these runs, where and why (one phrase per reason;
+    numbers in the reasons are left out so that one reason reads once)."""
+    import re
+
+    na = b[b.run_id.isin(run_ids) & (b.metric == "eps_bound") & b.value.isna()
+           & b.method.isin(UNIFORM)]
+    if na.empty:
+        return ""
+    na = na.assign(reason=na.note.fillna("").map(
+        lambda t: re.sub(r",? (i\.e\.|but) [^;()]*", "", t).rstrip(". ")))
+    ran = b[b.run_id.isin(run_ids)].groupby("features").D.unique()
+    parts = []
+    for (feat, reason), grp in na.groupby(["features", "reason"]):
+        methods = ", ".join(BOUND_LABEL[m] for m in sorted(grp.method.unique()))
+        Ds = sorted(grp.D.unique())
+        where = "" if len(Ds) == len(ran[feat]) else f" at D={fmt_list(Ds)}"
+        parts.append(f"{methods} for {feat}{where} ({reason})")
+    return "Not drawn (n/a): " + "; ".join(parts) + "."
+
+
+def fig_bounds(ctx):
+    b = _sup_rows(ctx.df)
+    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical") & b.value.notna()]
+    if ctx.delta is not None:
+        emp = emp[np.isclose(emp.delta, ctx.delta)]
+    if emp.empty or emp.D.nunique() < 2:
+        return [], "bound tightness vs D: needs bounds records at >= 2 values of D"
+    g = Grouping(emp, ctx.origins, ["bounds"], x="D", row_cols=["delta"])
+    if not g.require_x():
+        return [], "bound tightness vs D: no panel has bounds records at >= 2 values of D"
+    out = []
+    for suffix, fixed, panels in g.files(MAX_TALL_PANELS):
+        fig, axes = new_figure(len(panels), 2, w=4.2, h=2.9)
+        seen, violated = {}, []
+        for (top, bot), (label, keys, rows) in zip(axes, panels):
+            delta = float(rows.delta.iloc[0])
+            sel = b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)]
+            ln = band(top, rows, "D", color="k", gid="observed:eps_empirical",
+                      label="observed (1-delta) quantile of the sup over redraws (band: min-max "
+                            "over seeds)")
+            seen.setdefault(ln.get_label(), ln)
+            for m in POINTWISE + UNIFORM:
+                eb = sel[(sel.metric == "eps_bound") & (sel.method == m) & sel.value.notna()]
+                if eb.empty:
+                    continue
+                s = eb.groupby("D").value.median().sort_index()
+                pointwise = m in POINTWISE
+                lab = (f"{BOUND_LABEL[m]}: pointwise reference (one pair), not a bound on the "
+                       "sup" if pointwise else f"{BOUND_LABEL[m]} (uniform bound)")
+                (l1,) = top.plot(s.index, s.values, linestyle=BOUND_STYLE[m],
+                                 color=BOUND_COLOR[m], marker="x" if pointwise else ".",
+                                 ms=4, lw=0.9 if pointwise else 1.4, label=lab)
+                l1.set_gid(("pointwise:" if pointwise else "bound:") + m)
+                seen.setdefault(lab, l1)
+                if pointwise:
+                    continue
+                tt = sel[(sel.metric == "tightness") & (sel.method == m) & sel.value.notna()]
+                t = tt.groupby("D").value.median().sort_index()
+                (l2,) = bot.plot(t.index, t.values, linestyle=BOUND_STYLE[m], color=BOUND_COLOR[m],
+                                 marker=".", ms=4, lw=1.4)
+                l2.set_gid("tightness:" + m)
+                if (t < 1).any():
+                    violated.append(f"{BOUND_LABEL[m]} at {label}")
+            lo = min([0.5] + [ln.get_ydata().min() * 0.7 for ln in bot.get_lines()
+                              if len(ln.get_ydata())])
+            hi = max([2.0] + [ln.get_ydata().max() * 1.5 for ln in bot.get_lines()
+                              if len(ln.get_ydata())])
+            bot.axhspan(lo, 1.0, color="tab:red", alpha=0.10, lw=0)
+            bot.axhline(1.0, color="tab:red", lw=0.8)
+            bot.text(0.98, 0.03, "violated (< 1)", transform=bot.transAxes, ha="right",
+                     va="bottom", color="tab:red", fontsize=7)
+            bot.set_ylim(lo, hi)
+            if not bot.get_lines()[:-1]:
+                bot.text(0.5, 0.55, "no uniform bound applies", transform=bot.transAxes,
+                         ha="center", fontsize=8, color="0.3")
+            Ds = sorted(rows.D.unique())
+            top.set(title=label, ylabel="epsilon")
+            bot.set(xlabel="D (output dimension)", ylabel="tightness eps_bound / eps_observed")
+            for ax in (top, bot):
+                log_axis(ax, "x", Ds)
+            log_axis(top, "y")
+            log_axis(bot, "y")
+        handles = list(seen.values())
+        handles.append(proxy(color="tab:red", lw=6, alpha=0.25,
+                             label="tightness < 1: a uniform bound below the observed error "
+                                   "(violated)"))
+        legend_below(fig, handles, [h.get_label() for h in handles], ncol=2)
+        fig.suptitle("Observed sup error and published bounds vs D"
+                     + (f" ({g.label(fixed)})" if fixed else ""))
+        cap = caption("Top: the (1-delta) quantile over redraws of the map of the largest error "
+                      "over all pairs of the measurement points, and each bound's epsilon at that "
+                      "delta. Bottom: tightness of the uniform bounds (bound / observed); "
+                      "Hoeffding and Bernstein hold for one pair at a time and are drawn only as "
+                      "grey reference lines, not as bounds on the sup.", g,
+                      "Each point: " + pooled_text(rows_all(panels), _by(g)) + ".",
+                      split_keys=g.split_keys,
+                      extra=" ".join(filter(None, [
+                          g.dropped_text(), _na_text(b, rows_all(panels).run_id),
+                          ("VIOLATED: " + "; ".join(violated) + ".") if violated else
+                          "No uniform bound is violated."])))
+        out.append(Drawn(file_name("bounds_vs_D", suffix), fig, cap))
+    return out, ""
+
+
+def rows_all(panels):
+    import pandas as pd
+
+    return pd.concat([rows for _, _, rows in panels])
+
+
+# --------------------------------------------------------------------------
+# empirical tail of the sup vs the bounds' tails
+# --------------------------------------------------------------------------
+def fig_tail(ctx):
+    import pandas as pd
+
+    from .. import theory
+    from ..features import FEATURE_MAPS
+
+    b = _sup_rows(ctx.df)
+    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical") & b.value.notna()]
+    if ctx.tail_D is not None:
+        emp = emp[emp.D == ctx.tail_D]
+    emp = emp.drop_duplicates("run_id")
+    has = [rid for rid in emp.run_id if (Path(ctx.run_dirs[rid]) / TRIALS_FILE).exists()]
+    emp = emp[emp.run_id.isin(has)]
+    if emp.empty:
+        return [], "empirical tail: needs bounds records with their " + TRIALS_FILE + (
+            f" at D={ctx.tail_D}" if ctx.tail_D is not None else "")
+    applies = b[(b.metric == "eps_bound") & b.method.isin(UNIFORM) & b.value.notna()]
+    with_bound = emp[emp.run_id.isin(applies.run_id)]
+    without = sorted(set(emp.features) - set(with_bound.features))
+    if with_bound.empty:
+        return [], ("empirical tail: no map with an applicable uniform bound ("
+                    + ", ".join(without) + ")")
+    g = Grouping(with_bound, ctx.origins, ["bounds"])
+    out = []
+    for suffix, fixed, panels in g.files(MAX_PANELS):
+        fig, axes = new_figure(len(panels), w=3.9, h=3.0)
+        seen = {}
+        for (ax,), (label, _, rows) in zip(axes, panels):
+            sups, T = [], 0
+            shades = np.linspace(0.0, 0.55, max(1, len(rows)))
+            for shade, r in zip(shades, rows.sort_values("seed").itertuples()):
+                tr = pd.read_csv(Path(ctx.run_dirs[r.run_id]) / TRIALS_FILE)
+                sup = np.sort(tr[tr.quantity == "sup"].error.to_numpy())
+                T = max(T, len(sup))
+                sups.append(sup)
+                surv = 1.0 - np.arange(len(sup)) / len(sup)
+                (ln,) = ax.step(sup, surv, where="post", color=str(shade), lw=1.3,
+                                label="observed P[sup >= eps] over the redraws"
+                                + (", one line per seed" if len(rows) > 1 else ""))
+                ln.set_gid(f"observed:seed={fmt(r.seed)}")
+                seen.setdefault("observed", ln)
+            r0 = rows.sort_values("seed").iloc[0]
+            rec = b[b.run_id == r0.run_id]
+            diam_rows = rec[rec.metric == "diam"]
+            used = diam_rows[diam_rows.note.fillna("").str.contains("used by the bounds")]
+            diam = float((used if not used.empty else diam_rows).value.iloc[0])
+            sigma_p2 = float(rec[rec.metric == "sigma_p2"].value.iloc[0])
+            fam = FEATURE_MAPS[r0.features].variance if r0.features in FEATURE_MAPS else None
+            all_sup = np.concatenate(sups)
+            eb = applies[applies.run_id == r0.run_id]
+            hi = max(all_sup.max() * 3, float(eb.value.max()) * 1.5 if not eb.empty else 0)
+            eps = np.geomspace(max(all_sup.min() / 2, 1e-6), max(hi, 0.1), 400)
+            for bnd in theory.uniform_bounds(fam, int(r0.d), sigma_p2, diam,
+                                             map_name=r0.features):
+                if bnd.prob is None or not bnd.uniform:
+                    continue
+                p = np.array([min(bnd.prob(e, int(r0.D)), 1.0) for e in eps])
+                lab = f"{BOUND_LABEL[bnd.method]} (uniform bound)"
+                (bl,) = ax.plot(eps, p, linestyle=BOUND_STYLE[bnd.method],
+                                color=BOUND_COLOR[bnd.method], lw=1.3, label=lab)
+                bl.set_gid("bound:" + bnd.method)
+                seen.setdefault(lab, bl)
+                mk = eb[eb.method == bnd.method]
+                ax.plot(mk.value, mk.delta, "o", ms=4, mfc="none", color=BOUND_COLOR[bnd.method])
+            deltas = sorted(rows_delta(b, rows.run_id))
+            for dl in deltas:
+                ax.axhline(dl, color="0.6", lw=0.6, ls=":")
+            ax.set_ylim(min([0.5 / T] + [dl / 2 for dl in deltas]), 1.5)
+            ax.set(title=label or f"{r0.features}, D={fmt(r0.D)}", xlabel="epsilon",
+                   ylabel="P[sup error >= epsilon]")
+            log_axis(ax, "y")
+            log_axis(ax, "x")
+        handles = list(seen.values()) + [
+            proxy(color="0.3", marker="o", mfc="none", ls="none",
+                  label="recorded eps_bound at each delta (dotted lines)")]
+        legend_below(fig, handles, [h.get_label() for h in handles], ncol=3)
+        fig.suptitle("Empirical tail of the sup error vs the bounds' tails"
+                     + (f" ({g.label(fixed)})" if fixed else ""))
+        n_tr = rows_all(panels).drop_duplicates("run_id")
+        cap = caption("Fraction of the redraws of the map whose largest error over the "
+                      "measurement points is at least epsilon (step lines), against each "
+                      "applicable uniform bound's probability at this D; circles: the recorded "
+                      "eps_bound at each delta. Bound curves use the constants (diam, sigma_p^2) "
+                      "of the first seed's run.", g,
+                      "Each step line: one run (" + pooled_text(n_tr, [*g.keys, "seed"],
+                                                                what="line",
+                                                                band=False) + "), not pooled.",
+                      split_keys=g.split_keys,
+                      extra=(f"Not drawn: {', '.join(without)} (no uniform bound applies)."
+                             if without else ""))
+        out.append(Drawn(file_name("bounds_tail", suffix), fig, cap))
+    return out, ""
+
+
+def rows_delta(b, run_ids):
+    d = b[b.run_id.isin(run_ids) & (b.metric == "eps_empirical") & b.delta.notna()].delta
+    return set(d.unique())
+
+
+# --------------------------------------------------------------------------
+# learning
+# --------------------------------------------------------------------------
+def _learning(df, metrics):
+    return df[(df.measurement == "learning") & df.metric.isin(metrics)]
+
+
+def fig_learning_vs_D(ctx):
+    lr = _learning(ctx.df, ["test_error_rate", "test_rel_rmse"])
+    feat = lr[(lr.method != "exact_krr") & lr.value.notna()]
+    if feat.empty or feat.D.nunique() < 2:
+        return [], "learning vs D: needs learning records at >= 2 values of D"
+    g = Grouping(feat, ctx.origins, ["learning"], x="D", lines=["features", "method"],
+                 row_cols=["metric"])
+    if not g.require_x():
+        return [], "learning vs D: no panel has learning records at >= 2 values of D"
+    colors = colors_for(set(zip(feat.features, feat.method)))
+    out = []
+    for suffix, fixed, panels in g.files(MAX_PANELS):
+        fig, axes = new_figure(len(panels))
+        skipped = set()
+        for (ax,), (label, keys, rows) in zip(axes, panels):
+            metric = rows.metric.iloc[0]
+            for (f, m), grp in rows.groupby(["features", "method"]):
+                band(ax, grp, "D", label=f"{g.name('features', f)} + {m}", color=colors[(f, m)],
+                     gid=f"observed:{metric}:{f}+{m}")
+            ex = lr[(lr.method == "exact_krr") & lr.run_id.isin(rows.run_id)
+                    & (lr.metric == metric)]
+            per_seed = ex.dropna(subset=["value"]).groupby("seed").value.median()
+            if per_seed.empty:
+                skipped |= set(ex.note.dropna())
+            else:
+                ax.axhspan(per_seed.min(), max(per_seed.max(), per_seed.min() * 1.0001),
+                           color="tab:red", alpha=0.18, lw=0)
+                exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2)
+                exl.set_gid("exact_krr")
+            Ds = sorted(rows.D.unique())
+            ax.set(title=label, xlabel="D (output dimension)", ylabel=METRIC_LABEL[metric])
+            log_axis(ax, "x", Ds)
+        names = sorted(colors, key=str)
+        handles = [proxy(color=colors[k], marker="o", ms=3.5,
+                         label=f"{g.name('features', k[0])} + {k[1]}")
+                   for k in names if k in set(zip(rows_all(panels).features,
+                                                    rows_all(panels).method))]
+        handles.append(proxy(color="tab:red", lw=1.2, label="exact kernel ridge (median; band: "
+                                                            "min-max over seeds)"))
+        legend_below(fig, handles, [h.get_label() for h in handles], ncol=4)
+        fig.suptitle("Test error vs D" + (f" ({g.label(fixed)})" if fixed else ""))
+        cap = caption("Test error of the model on D random features (median line, min-max band "
+                      "over seeds) and of exact kernel ridge (red), which does not depend on D or "
+                      "the map: its line pools the exact results of the panel's runs, identical "
+                      "per seed.", g, "Each point: " + pooled_text(rows_all(panels), _by(g)) + ".",
+                      split_keys=g.split_keys,
+                      extra=" ".join(filter(None, [g.dropped_text(), (
+                          "Exact kernel ridge not drawn where it was " + "; ".join(
+                              sorted(skipped)) + ".") if skipped else ""])))
+        out.append(Drawn(file_name("learning_vs_D", suffix), fig, cap))
+    return out, ""
+
+
+def crossover(n, t_feat, t_exact):
+    """n_train where the exact time first exceeds the feature model's (log-linear
+    interpolation between the two swept sizes around the sign change), or None."""
+    n, t_feat, t_exact = (np.asarray(a, float) for a in (n, t_feat, t_exact))
+    r = np.log(t_exact) - np.log(t_feat)
+    for i in range(1, len(n)):
+        if r[i - 1] < 0 <= r[i]:
+            f = -r[i - 1] / (r[i] - r[i - 1])
+            return float(np.exp(np.log(n[i - 1]) + f * (np.log(n[i]) - np.log(n[i - 1]))))
+    return None
+
+
+def fig_train_time(ctx):
+    t = _learning(ctx.df, ["train_time_s"])
+    t = t[t.value.notna()]
+    feat, ex = t[t.method != "exact_krr"], t[t.method == "exact_krr"]
+    if feat.empty or ex.empty or feat.n_train.nunique() < 2:
+        return [], ("train time vs n_train: needs train_time_s of exact KRR and a feature model "
+                    "at >= 2 values of n_train")
+    g = Grouping(feat, ctx.origins, ["learning"], x="n_train", lines=["D", "features", "method"])
+    if not g.require_x():
+        return [], "train time vs n_train: no panel has train times at >= 2 values of n_train"
+    colors = colors_for(set(zip(feat.D, feat.features, feat.method)))
+    out = []
+    for suffix, fixed, panels in g.files(MAX_PANELS):
+        fig, axes = new_figure(len(panels), w=4.6, h=3.4)
+        notes = []
+        for (ax,), (label, _, rows) in zip(axes, panels):
+            e = ex[ex.run_id.isin(rows.run_id)].groupby("n_train").value.median().sort_index()
+            (el,) = ax.plot(e.index, e.values, "k-o", ms=4, lw=1.6)
+            el.set_gid("exact_krr")
+            cross = []
+            for (D, f, m), grp in rows.groupby(["D", "features", "method"]):
+                s = grp.groupby("n_train").value.median().sort_index()
+                (ln,) = ax.plot(s.index, s.values, "-o", ms=3.5, color=colors[(D, f, m)])
+                ln.set_gid(f"observed:train_time_s:D={fmt(D)}")
+                common = s.index.intersection(e.index)
+                x = crossover(np.asarray(common, float), s[common].values, e[common].values)
+                if x is not None:
+                    ax.axvline(x, color=ln.get_color(), lw=0.9, ls=":")
+                    cross.append(f"D={fmt(D)}: {x:.0f}")
+                elif len(common) and (s[common].values < e[common].values).all():
+                    cross.append(f"D={fmt(D)}: faster at every n_train")
+                elif len(common) and (s[common].values >= e[common].values).all():
+                    cross.append(f"D={fmt(D)}: slower at every n_train")
+            if cross:
+                notes.append(f"{label or 'all'}: " + ", ".join(cross))
+            ns = sorted(rows.n_train.unique())
+            ax.set(title=(label + "\n" if label else "") + "crossover n_train: "
+                   + ("; ".join(cross) if cross else "none in range"),
+                   xlabel="n_train (training rows)", ylabel="train time (s)")
+            log_axis(ax, "x", ns)
+            log_axis(ax, "y")
+        keys = sorted({k for k in colors if k in set(zip(rows_all(panels).D,
+                                                         rows_all(panels).features,
+                                                         rows_all(panels).method))}, key=str)
+        handles = [proxy(color="k", marker="o", ms=4, label="exact kernel ridge")] + [
+            proxy(color=colors[k], marker="o", ms=3.5, label=f"{k[1]} + {k[2]}, D={fmt(k[0])}")
+            for k in keys] + [proxy(color="0.4", ls=":", label="crossover (log-linear "
+                                                                "interpolation)")]
+        legend_below(fig, handles, [h.get_label() for h in handles], ncol=4)
+        fig.suptitle("Train time: model on random features vs exact kernel ridge"
+                     + (f" ({g.label(fixed)})" if fixed else ""))
+        cap = caption("Training time (map + accumulate + solve, or Gram + Cholesky + solve) vs "
+                      "the number of training rows, log-log; dotted: where exact kernel ridge "
+                      "becomes slower. Exact kernel ridge does not depend on D or the map: its "
+                      "line is the median over the panel's runs of every D and map (repeated "
+                      "measurements of the same fit).", g,
+                      "Each point of a feature model: " + pooled_text(rows_all(panels), _by(g),
+                                                                       band=False) + ".",
+                      split_keys=g.split_keys,
+                      extra=" ".join(filter(None, [g.dropped_text(), (
+                          "Crossovers: " + "; ".join(notes) + ".") if notes else ""])))
+        out.append(Drawn(file_name("train_time_vs_n", suffix), fig, cap))
+    return out, ""
+
+
+# --------------------------------------------------------------------------
+# input dimension
+# --------------------------------------------------------------------------
+def fig_dimension(ctx):
+    import pandas as pd
+
+    df = ctx.df
+    b = _sup_rows(df)
+    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical") & b.value.notna()]
+    if ctx.delta is not None:
+        emp = emp[np.isclose(emp.delta, ctx.delta)]
+    fro = df[(df.measurement == "approximation") & (df.metric == "rel_fro_error")
+             & df.value.notna()]
+    runs = pd.concat([emp, fro]).drop_duplicates("run_id")
+    if runs.empty or runs.d.nunique() < 2:
+        return [], "dimension: needs approximation or bounds records at >= 2 values of d"
+    deltas = sorted(emp.delta.unique(), reverse=True) or [np.nan]
+    base = pd.concat([runs.assign(delta=dl) for dl in deltas], ignore_index=True)
+    meas = [m for m, part in (("bounds", emp), ("approximation", fro)) if not part.empty]
+    g = Grouping(base, ctx.origins, meas, x="d", row_cols=["delta"] if not emp.empty else [])
+    if not g.require_x():
+        return [], "dimension: no panel has records at >= 2 values of d"
+    theo = df[(df.measurement == "approximation") & (df.metric == "expected_rel_fro_error")
+              & df.value.notna()]
+    kinds = [k for k, part in (("sup", emp), ("fro", fro)) if not part.empty]
+    out = []
+    for suffix, fixed, panels in g.files(MAX_TALL_PANELS):
+        fig, axes = new_figure(len(panels), len(kinds), w=4.2, h=2.9)
+        seen = {}
+        for axs, (label, _, rows) in zip(axes, panels):
+            ax_of = dict(zip(kinds, axs))
+            ds = sorted(rows.d.unique())
+            if "sup" in ax_of:
+                ax = ax_of["sup"]
+                delta = float(rows.delta.iloc[0])
+                s = emp[emp.run_id.isin(rows.run_id) & np.isclose(emp.delta, delta)]
+                ln = band(ax, s, "d", color="k", gid="observed:eps_empirical",
+                          label="observed sup error: (1-delta) quantile over redraws")
+                seen.setdefault(ln.get_label(), ln)
+                sel = b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)
+                        & (b.metric == "eps_bound") & b.value.notna()]
+                for m in POINTWISE + UNIFORM:
+                    eb = sel[sel.method == m]
+                    if eb.empty:
+                        continue
+                    pw = m in POINTWISE
+                    lab = (f"{BOUND_LABEL[m]}: pointwise reference (one pair)" if pw else
+                           f"{BOUND_LABEL[m]} (uniform bound)")
+                    v = eb.groupby("d").value.median().sort_index()
+                    (l1,) = ax.plot(v.index, v.values, linestyle=BOUND_STYLE[m],
+                                    color=BOUND_COLOR[m], marker="x" if pw else ".", ms=4,
+                                    lw=0.9 if pw else 1.4, label=lab)
+                    l1.set_gid(("pointwise:" if pw else "bound:") + m)
+                    seen.setdefault(lab, l1)
+                ax.set(title=label, ylabel=f"sup error, delta={fmt(delta)}")
+                log_axis(ax, "x", ds)
+                log_axis(ax, "y")
+            if "fro" in ax_of:
+                ax = ax_of["fro"]
+                f = fro[fro.run_id.isin(rows.run_id)]
+                ln = band(ax, f, "d", color="tab:blue", gid="observed:rel_fro_error",
+                          label="observed relative Frobenius error")
+                seen.setdefault(ln.get_label(), ln)
+                t = theo[theo.run_id.isin(rows.run_id)]
+                if not t.empty:
+                    tv = t.groupby("d").value.median().sort_index()
+                    (tl,) = ax.plot(tv.index, tv.values, "--", color="tab:blue", lw=1.1,
+                                    label="expected relative Frobenius error (exact variance)")
+                    tl.set_gid("expected:rel_fro_error")
+                    seen.setdefault(tl.get_label(), tl)
+                ax.set(ylabel="relative Frobenius error", title=None if "sup" in ax_of else label)
+                log_axis(ax, "x", ds)
+                log_axis(ax, "y")
+            axs[-1].set_xlabel("input dimension d")
+        legend_below(fig, list(seen.values()), list(seen.keys()), ncol=2)
+        fig.suptitle("Error and bounds vs the input dimension d"
+                     + (f" ({g.label(fixed)})" if fixed else ""))
+        what = []
+        if "sup" in kinds:
+            what.append("the (1-delta) quantile of the sup error over redraws with every "
+                        "applicable bound (grey: pointwise reference lines, not bounds on the sup)")
+        if "fro" in kinds:
+            what.append("the relative Frobenius error of one draw with its exact expectation "
+                        "(dashed)")
+        cap = caption("Against d, " + " and ".join(what) + ".", g,
+                      "Each point: " + pooled_text(pd.concat([emp, fro]), _by(g)) + ".",
+                      split_keys=g.split_keys,
+                      extra=" ".join(filter(None, [g.dropped_text(),
+                                                   _na_text(b, rows_all(panels).run_id)])))
+        out.append(Drawn(file_name("dimension", suffix), fig, cap))
+    return out, ""
+
+
+# --------------------------------------------------------------------------
+# maps side by side
+# --------------------------------------------------------------------------
+MAP_METRICS = [("approximation", "rel_fro_error", None, "Gram error ||K - ZZ'||_F / ||K||_F"),
+               ("bounds", "eps_empirical", "empirical", "sup error, (1-delta) quantile"),
+               ("learning", "test_error_rate", "feature", "test error rate (model on features)"),
+               ("learning", "test_rel_rmse", "feature", "test RMSE / std (model on features)"),
+               ("timing", "map_transform_time_s", None, "transform time, training set (s)")]
+
+
+def fig_maps(ctx):
+    import pandas as pd
+
+    df = ctx.df
+    parts = []
+    for meas, metric, method, label in MAP_METRICS:
+        sel = df[(df.measurement == meas) & (df.metric == metric) & df.dist.isna()
+                 & df.value.notna()]
+        if method == "empirical":
+            sel = sel[sel.method == "empirical"]
+            if ctx.delta is not None:
+                sel = sel[np.isclose(sel.delta, ctx.delta)]
+            sel = sel.assign(quantity=[f"{label}, delta={fmt(v)}" for v in sel.delta])
+        elif method == "feature":
+            sel = sel[sel.method != "exact_krr"].assign(quantity=label)
+        else:
+            sel = sel.assign(quantity=label)
+        if sel.features.nunique() >= 2:
+            parts.append(sel)
+    if not parts:
+        return [], "maps side by side: needs a metric of >= 2 feature maps"
+    rows = pd.concat(parts, ignore_index=True)
+    if rows.D.nunique() > 1:
+        return [], ("maps side by side: D varies in this sweep (the maps are compared at each D "
+                    "by error_vs_D, bounds_vs_D and learning_vs_D)")
+    meas = sorted(rows.measurement.unique())
+    g = Grouping(rows, ctx.origins, meas, x="features", row_cols=["quantity"])
+    out = []
+    order_panels = [lab for _, _, _, lab in MAP_METRICS]
+    for suffix, fixed, panels in g.files(6):
+        panels = sorted(panels, key=lambda p: _panel_rank(p[2].quantity.iloc[0], order_panels))
+        fig, axes = new_figure(len(panels), ncols=min(2, len(panels)), w=5.4, h=3.0)
+        for (ax,), (label, _, sel) in zip(axes, panels):
+            med = sel.groupby("features").value.median().sort_values()
+            pos = {f: i for i, f in enumerate(med.index)}
+            ax.scatter(sel.features.map(pos), sel.value, s=14, alpha=0.6, color="tab:blue",
+                       label="one run (seed)")
+            ax.scatter(range(len(med)), med.values, marker="_", s=320, color="k",
+                       label="median over seeds", gid="median")
+            ax.set_xticks(range(len(med)), [g.name("features", f) for f in med.index],
+                          rotation=30, ha="right")
+            ax.grid(True, axis="x", alpha=0)
+            ax.set(title=label.replace("quantity=", ""))
+            ax.set_yscale("log")
+            log_axis(ax, "y")
+        handles = [proxy(color="tab:blue", marker="o", ls="none", alpha=0.6, label="one run (seed)"),
+                   proxy(color="k", marker="_", ms=14, ls="none", label="median over seeds")]
+        legend_below(fig, handles, [h.get_label() for h in handles], ncol=2)
+        fig.suptitle("Feature maps side by side" + (f" ({g.label(fixed)})" if fixed else ""))
+        cap = caption("Each panel one metric, maps sorted by their median; learning panels show "
+                      "the model on features (exact kernel ridge is in the learning table).", g,
+                      "Each bar: " + pooled_text(rows_all(panels), _by(g), what="bar",
+                                                 band=False) + ".", split_keys=g.split_keys)
+        out.append(Drawn(file_name("maps", suffix), fig, cap))
+    return out, ""
+
+
+def _panel_rank(text, order):
+    for i, o in enumerate(order):
+        if text.startswith(o):
+            return (i, text)
+    return (len(order), text)
+
+
+# --------------------------------------------------------------------------
+# speed
+# --------------------------------------------------------------------------
+OURS_NOT = ("numpy", "sklearn_rbf", "sklearn")
+
+
+def _impl(method):
+    return method.split("/", 1)[1] if "/" in method else method
+
+
+def fig_speed_vs_size(ctx):
+    df = ctx.df
+    t = df[(df.measurement == "speed") & (df.metric == "time_s") & df.value.notna()
+           & df.method.str.startswith("transform/")]
+    if t.empty:
+        return [], "speed vs size: needs transform times"
+    g = Grouping(t, ctx.origins, ["speed"], x="n_train", lines=["method"])
+    if not g.require_x():
+        return [], "speed vs size: needs transform times at >= 2 values of N for one (d, D)"
+    colors = colors_for(t.method.unique())
+    out = []
+    for suffix, fixed, panels in g.files(MAX_PANELS):
+        fig, axes = new_figure(len(panels), ncols=min(3, len(panels)), w=4.4, h=3.3)
+        seen = {}
+        for (ax,), (label, _, rows) in zip(axes, panels):
+            for m, grp in rows.groupby("method"):
+                s = grp.groupby("n_train").value.median().sort_index()
+                impl = _impl(m)
+                ours = impl not in OURS_NOT
+                (ln,) = ax.plot(s.index, s.values, "-o" if ours else "--s", ms=3.5,
+                                color=colors[m], label=impl + ("" if ours else " (reference)"))
+                ln.set_gid(f"observed:time_s:{impl}")
+                seen.setdefault(ln.get_label(), ln)
+            ax.set(title=label, xlabel="N (rows transformed)", ylabel="transform time (s)")
+            log_axis(ax, "x", sorted(rows.n_train.unique()))
+            log_axis(ax, "y")
+        legend_below(fig, list(seen.values()), list(seen.keys()), ncol=4)
+        fig.suptitle("Transform time vs N" + (f" ({g.label(fixed)})" if fixed else ""))
+        cap = caption("Median over interleaved warm repeats of each transform; dashed: plain "
+                      "numpy and scikit-learn.", g,
+                      "Each point: " + pooled_text(rows_all(panels), _by(g), band=False) + ".",
+                      split_keys=g.split_keys, extra=g.dropped_text())
+        out.append(Drawn(file_name("speed_vs_size", suffix), fig, cap))
+    return out, ""
+
+
+def fig_speed_bars(ctx):
+    df = ctx.df
+    sp = df[(df.measurement == "speed") & df.metric.isin(["speedup_vs_sklearn",
+                                                          "fraction_of_limit"])
+            & df.value.notna()]
+    if sp.empty:
+        return [], "speed bars: needs speed records"
+    sp = sp.assign(task=sp.method.str.split("/").str[0], impl=sp.method.map(_impl))
+    g = Grouping(sp, ctx.origins, ["speed"], lines=["method"], exclude=["n_train", "d", "D"],
+                 row_cols=[])
+    colors = colors_for(sp.impl.unique())
+    metrics = [m for m in ("speedup_vs_sklearn", "fraction_of_limit") if m in set(sp.metric)]
+    out = []
+    p = plt()
+    for suffix, fixed, panels in g.files(1):
+        rows = rows_all(panels)
+        shapes = rows.groupby(["task", "n_train", "d", "D"]).impl.unique()
+        shapes = shapes.sort_index(level=["task", "d", "D", "n_train"])
+        ypos, ylabels, yticks, y = {}, [], [], 0.0
+        for (task, n, d, D), impls in shapes.items():
+            impls = sorted(impls)
+            start = y
+            for impl in impls:
+                ypos[(task, n, d, D, impl)] = y
+                y += 1
+            yticks.append((start + y - 1) / 2)
+            ylabels.append(f"{task}\nN={fmt(n)} d={fmt(d)} D={fmt(D)}")
+            y += 0.8
+        fig, axes = p.subplots(1, len(metrics), squeeze=False, layout="constrained",
+                               figsize=(6.0 * len(metrics), 0.9 + 0.24 * y))
+        for ax, metric in zip(axes[0], metrics):
+            part = rows[rows.metric == metric]
+            med = part.groupby(["task", "n_train", "d", "D", "impl"]).value.median()
+            vals = []
+            for key, v in med.items():
+                yy = ypos[key]
+                if metric == "speedup_vs_sklearn":
+                    ax.barh(yy, v - 1.0, left=1.0, height=0.85, color=colors[key[-1]])
+                else:
+                    ax.barh(yy, v, height=0.85, color=colors[key[-1]])
+                ax.text(v, yy, f" {v:.3g}" if v >= 1 or metric != "speedup_vs_sklearn"
+                        else f"{v:.3g} ", va="center", fontsize=7,
+                        ha="left" if v >= 1 or metric != "speedup_vs_sklearn" else "right")
+                vals.append(v)
+            ax.axvline(1.0, color="k", lw=0.9)
+            ax.set_yticks(yticks, ylabels)
+            ax.invert_yaxis()
+            ax.grid(True, axis="y", alpha=0)
+            if metric == "speedup_vs_sklearn":
+                ax.set_xscale("log")
+                lo, hi = min(vals + [1.0]) / 1.6, max(vals + [1.0]) * 2.2
+                ax.set_xlim(lo, hi)
+                log_axis(ax, "x")
+                ax.set(xlabel="speed-up over scikit-learn (x, log; < 1: slower)",
+                       title="time of scikit-learn / time of rffbench")
+            else:
+                ax.set_xlim(0, max(vals + [1.0]) * 1.18)
+                ax.set(xlabel="fraction of the measured limit (1 = at the limit)",
+                       title="limit time / measured time")
+        present = sorted(set(rows.impl), key=str)
+        handles = [proxy(color=colors[i], lw=6, label=i) for i in present]
+        legend_below(fig, handles, present, ncol=min(6, len(present)))
+        fig.suptitle("rffbench speed: speed-up over scikit-learn and fraction of the machine's "
+                     "limit" + (f" ({g.label(fixed)})" if fixed else ""))
+        cap = caption("Per shape (task, N, d, D) and implementation: scikit-learn's time divided "
+                      "by rffbench's, and the limit measured in the same loop divided by the "
+                      "measured time (medians of interleaved warm repeats).", g,
+                      "Each bar: " + pooled_text(rows, [*g.keys, "task", "n_train", "d", "D",
+                                                        "impl", "metric"], what="bar",
+                                                 band=False) + ".",
+                      split_keys=g.split_keys)
+        out.append(Drawn(file_name("speed_bars", suffix), fig, cap))
+    return out, ""
+
+
+FIGURES = {
+    "error_vs_D": fig_error_vs_D,
+    "bounds_vs_D": fig_bounds,
+    "bounds_tail": fig_tail,
+    "learning_vs_D": fig_learning_vs_D,
+    "train_time_vs_n": fig_train_time,
+    "dimension": fig_dimension,
+    "maps": fig_maps,
+    "speed_vs_size": fig_speed_vs_size,
+    "speed_bars": fig_speed_bars,
+}
+
+__all__ = ["FIGURES", "FigContext", "Drawn", "STYLE", "crossover", "fmt_list"]

@@ -1,0 +1,270 @@
+"""Where a sweep keeps its runs: storage keyed by run identity (DESIGN.md section 6).
+
+A sweep directory::
+
+    SWEEP/
+      multirun.yaml             Hydra: the sweep's configuration (the report expands its jobs)
+      0/ 1/ ...                 Hydra's job directories, numbered in launch order only:
+                                .hydra/, run.log, and ``run`` -> ../runs/<run_id>
+      runs/<run_id>/            one directory per run identity (hash of the resolved config)
+          config.json           the run's resolved config and the overrides that asked for it
+          claim                 exists while a process computes the run (host, pid; its
+                                mtime is a heartbeat)
+          records.csv           written last, atomically: its presence means complete
+          bounds_trials.csv     extra tables of the run
+          error.txt             a failed run: its one-line reason
+          interrupted.txt       a run stopped by Ctrl-C (resumable)
+      .jobs/<key>.json          one per job of the sweep's command: its overrides and its
+                                run_id (or the error that came before a run_id existed)
+      report/
+
+A run's records are found and written by its ``run_id``, so no job can
+overwrite another run's results, whatever the order or the value lists of
+later sweeps into the same directory.  Resume is one ``stat`` per job.  A
+run is computed by whoever creates its ``claim`` first (``O_CREAT | O_EXCL``);
+another process asking for the same run waits for it (or takes the claim over
+when its holder is dead: same host and the pid is gone, or another host and
+the heartbeat stopped for ``STALE_S`` seconds).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+from .results import ERROR_FILE, RECORDS_FILE
+
+log = logging.getLogger(__name__)
+
+RUNS_DIR = "runs"
+JOBS_DIR = ".jobs"
+CONFIG_FILE = "config.json"
+CLAIM_FILE = "claim"
+INTERRUPTED_FILE = "interrupted.txt"
+#: the job directory's pointer to its run directory (a symlink, or a text file)
+RUN_LINK = "run"
+#: seconds between heartbeats of a claim (its mtime)
+HEARTBEAT_S = 30.0
+#: a claim from another host whose heartbeat is older than this is stale
+STALE_S = 600.0
+#: seconds between checks while waiting for a run claimed by another process
+POLL_S = 0.5
+
+
+def write_text_atomic(path, text):
+    """Write ``text`` to ``path`` via a temporary file and a rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def job_key(overrides):
+    """Key of a job: its override list, order-free."""
+    return hashlib.sha1("\n".join(sorted(map(str, overrides))).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------
+# claims
+# --------------------------------------------------------------------------
+def _proc_start(pid):
+    """Start time of process ``pid`` in clock ticks since boot (None if gone or unknown)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _me():
+    return dict(host=socket.gethostname(), pid=os.getpid(), pid_start=_proc_start(os.getpid()),
+                time=time.time())
+
+
+def holder_alive(holder, mtime, now=None):
+    """Is the process named in a claim still computing? (True when it cannot be told.)"""
+    now = time.time() if now is None else now
+    if holder.get("host") == socket.gethostname() and Path("/proc/self").exists():
+        start = _proc_start(holder.get("pid", -1))
+        return start is not None and (holder.get("pid_start") in (None, start))
+    return now - mtime < STALE_S
+
+
+class Claim:
+    """This process's claim on one run; keeps its heartbeat until released."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self._stop = threading.Event()
+        self._beat = threading.Thread(target=self._heartbeat, daemon=True,
+                                      name="rffbench-claim-heartbeat")
+        self._beat.start()
+
+    def _heartbeat(self):
+        while not self._stop.wait(HEARTBEAT_S):
+            try:
+                os.utime(self.path)
+            except OSError:
+                return
+
+    def release(self):
+        self._stop.set()
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+
+
+def read_claim(path):
+    """(holder dict, mtime) of a claim file, or (None, None) if it is gone."""
+    try:
+        mtime = os.stat(path).st_mtime
+        text = Path(path).read_text()
+    except OSError:
+        return None, None
+    try:
+        holder = json.loads(text)
+    except ValueError:  # being written right now, or cut by a crash
+        holder = {}
+    return holder, mtime
+
+
+def _break_stale(path, holder):
+    """Remove a stale claim unless someone else replaced it meanwhile."""
+    lock = path.with_name(path.name + ".break")
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        try:  # a breaker that died in this window: its lock is old
+            if time.time() - os.stat(lock).st_mtime > 60:
+                lock.unlink()
+        except OSError:
+            pass
+        return
+    os.close(fd)
+    try:
+        again, _ = read_claim(path)
+        if again == holder:
+            path.unlink()
+    except OSError:
+        pass
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def acquire(run_dir, on_wait=None):
+    """Claim ``run_dir`` for this process.
+
+    Returns a :class:`Claim` (compute the run, then ``release()``), or None
+    when the run is complete (its records exist, possibly after waiting for
+    another process that was computing it).  ``on_wait(holder)`` is called
+    once when the run is found busy.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / CLAIM_FILE
+    records = run_dir / RECORDS_FILE
+    waited = False
+    while True:
+        if records.exists():
+            return None
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            holder, mtime = read_claim(path)
+            if holder is None:
+                continue  # released between the two calls: try again
+            if holder_alive(holder, mtime):
+                if not waited and on_wait is not None:
+                    on_wait(holder)
+                waited = True
+                time.sleep(POLL_S)
+            else:
+                log.warning("run %s: claim of %s pid %s is stale (process gone): taking it over",
+                            run_dir.name, holder.get("host"), holder.get("pid"))
+                _break_stale(path, holder)
+            continue
+        try:
+            os.write(fd, json.dumps(_me()).encode())
+        finally:
+            os.close(fd)
+        if records.exists():  # completed by another process just before our claim
+            path.unlink(missing_ok=True)
+            return None
+        for stale in (ERROR_FILE, INTERRUPTED_FILE):
+            (run_dir / stale).unlink(missing_ok=True)
+        for tmp in run_dir.glob(".*.tmp"):  # left by a killed writer
+            tmp.unlink(missing_ok=True)
+        return Claim(path)
+
+
+# --------------------------------------------------------------------------
+# the sweep directory
+# --------------------------------------------------------------------------
+class SweepStore:
+    """The run directories and job tickets of one sweep directory."""
+
+    def __init__(self, sweep_dir):
+        self.root = Path(sweep_dir)
+
+    def run_dir(self, rid):
+        return self.root / RUNS_DIR / rid
+
+    def write_ticket(self, overrides, rid=None, error=None, job_dir=None):
+        """Record which run (or which error) a job of the sweep's command led to."""
+        d = self.root / JOBS_DIR
+        d.mkdir(parents=True, exist_ok=True)
+        ticket = dict(overrides=list(map(str, overrides)), run_id=rid, error=error,
+                      job_dir=None if job_dir is None else os.path.relpath(job_dir, self.root))
+        write_text_atomic(d / f"{job_key(overrides)}.json", json.dumps(ticket))
+
+    def tickets(self):
+        """job key -> ticket dict, for every job that started."""
+        out = {}
+        d = self.root / JOBS_DIR
+        if d.is_dir():
+            for f in d.glob("*.json"):
+                try:
+                    out[f.stem] = json.loads(f.read_text())
+                except (OSError, ValueError):
+                    continue
+        return out
+
+    def link_job(self, job_dir, rid):
+        """``job_dir/run`` -> the run directory (a relative symlink; a text file where
+        symlinks are not available)."""
+        link = Path(job_dir) / RUN_LINK
+        target = os.path.relpath(self.run_dir(rid), job_dir)
+        tmp = link.with_name(f".{RUN_LINK}.{os.getpid()}.tmp")
+        try:
+            tmp.unlink(missing_ok=True)
+            try:
+                os.symlink(target, tmp)
+            except OSError:
+                tmp.write_text(target + "\n")
+            os.replace(tmp, link)
+        except OSError as exc:  # a pointer for people: never fail the run over it
+            log.debug("could not link %s: %s", link, exc)
+            tmp.unlink(missing_ok=True)
+
+
+def config_text(rid, conf_dict, overrides):
+    """``config.json``'s text: the resolved config of a run and the overrides that asked
+    for it."""
+    blob = dict(run_id=rid, overrides=list(map(str, overrides or [])), config=conf_dict)
+    return json.dumps(blob, default=str, indent=1)
+
+
+def write_config(run_dir, rid, conf_dict, overrides):
+    write_text_atomic(Path(run_dir) / CONFIG_FILE, config_text(rid, conf_dict, overrides))

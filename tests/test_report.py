@@ -1,0 +1,328 @@
+"""The report: one grouping rule (no pooling but over seeds), figures that draw the records'
+values, the status of a sweep (complete, failed, missing, damaged) and index.html."""
+import base64
+import itertools
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import run_cli
+from rffbench import report
+from rffbench.report import figures, grouping
+from rffbench.report.collect import collect
+from rffbench.results import RECORDS_FILE, SCHEMA_VERSION, record, records_frame
+from rffbench.store import write_config
+
+TINY = ["dataset=synthetic", "dataset.n=120", "dataset.d=3", "measure.bounds.trials=4",
+        "measure.learning.repeats=1", "measure.timing.repeats=3", "measure.learning.exact=false"]
+ENV = dict(schema=SCHEMA_VERSION, rffbench="t", numba="t", numpy="t", scipy="t", sklearn="t",
+           runtime_env="", cpu="test cpu", blas="test blas", date="2026-01-01T00:00:00",
+           git_sha="")
+
+
+# --------------------------------------------------------------------------
+# a sweep made by hand: known values, so that medians can be checked exactly
+# --------------------------------------------------------------------------
+def truth(kernel, d, feat, D, seed):
+    """The 'observed' value of a run: distinct per condition, seed adds 0, 1, 2 %."""
+    base = {"gaussian": 1.0, "laplacian": 2.0}[kernel] * {2: 1.0, 5: 1.5}[d] \
+        * {"rff": 1.0, "rff_pairs": 0.7}[feat] / np.sqrt(D)
+    return base * (1.0 + 0.01 * seed)
+
+
+def fake_run(root, kernel, d, feat, D, seed, bounds=False):
+    conf = dict(kernel=dict(name=kernel, lengthscale="median"), features=dict(name=feat),
+                dataset=dict(name="synthetic", d=d, n=100), D=D, seed=seed, experiment="t",
+                measure=dict(timing=dict(repeats=3)))
+    rid = f"{kernel[:3]}{d}{feat[-5:]}{D}s{seed}"
+    v = truth(kernel, d, feat, D, seed)
+    rows = [record("approximation", "rel_fro_error", v),
+            record("approximation", "expected_rel_fro_error", v * 1.1, method="theory"),
+            record("approximation", "max_abs_error", 3 * v)]
+    if bounds:
+        rows += [record("bounds", "diam", 2.0, method="domain", note="used by the bounds"),
+                 record("bounds", "sigma_p2", float(d)),
+                 record("bounds", "eps_empirical", 2 * v, method="empirical", delta=0.05),
+                 record("bounds", "eps_bound", 20 * v, method="sutherland_schneider", delta=0.05),
+                 record("bounds", "tightness", 10.0, method="sutherland_schneider", delta=0.05),
+                 record("bounds", "eps_bound", 3 * v, method="hoeffding", delta=0.05),
+                 record("bounds", "tightness", 1.5, method="hoeffding", delta=0.05)]
+    identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
+                    n_train=75, n_test=25, d=d, kernel=kernel, nu=None, lengthscale=1.0 + seed,
+                    features=feat, D=D, n_freq=D, n_columns=D, seed=seed, dtype="float64",
+                    threads=2)
+    out = Path(root) / "runs" / rid
+    out.mkdir(parents=True)
+    write_config(out, rid, conf, [])
+    records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
+    return rid
+
+
+GRID = list(itertools.product(["gaussian", "laplacian"], [2, 5], ["rff", "rff_pairs"],
+                              [16, 64], [0, 1, 2]))
+
+
+@pytest.fixture
+def grid_sweep(tmp_path):
+    for combo in GRID:
+        fake_run(tmp_path / "s", *combo, bounds=True)
+    return tmp_path / "s"
+
+
+def test_grid_tables_have_one_row_per_combination_and_median_over_seeds(grid_sweep):
+    rep = report.make_report(grid_sweep, pdf=False, dpi=40)
+    assert rep.complete
+    t = next(t for t in rep.tables if t.name == "approximation")
+    frame = t.frame[t.frame.metric == "rel_fro_error"]
+    # no pooling: one row per kernel x d x map, one column per D
+    assert len(frame) == 8 and {"D=16", "D=64"} <= set(frame.columns)
+    assert set(zip(frame.kernel, frame.d, frame.features)) == {
+        (k, str(d), f) for k in ("gaussian", "laplacian") for d in (2, 5)
+        for f in ("rff", "rff_pairs")}
+    for row in frame.to_dict("records"):
+        for D in (16, 64):
+            want = np.median([truth(row["kernel"], int(row["d"]), row["features"], D, s)
+                              for s in (0, 1, 2)])
+            assert float(row[f"D={D}"]) == pytest.approx(want, rel=1e-3)  # 4 digits shown
+    assert "median over the seeds: 3 runs per cell (seeds 0, 1, 2)" in t.caption
+    assert "Rows: kernel x features x d x metric; columns: D." in t.caption
+
+
+def test_grid_figures_have_the_expected_panels_and_lines(grid_sweep):
+    rep = report.make_report(grid_sweep, pdf=False, dpi=40)
+    names = {d.name for d in rep.figures}
+    assert "error_vs_D" in names
+    col = collect(grid_sweep)
+    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
+    df, origins = grouping.attach_conditions(df, col.complete_runs)
+    ctx = figures.FigContext(df, origins, {r.run_id: r.path for r in col.complete_runs})
+    drawn, _ = figures.fig_error_vs_D(ctx)
+    assert len(drawn) == 1
+    axes = [ax for ax in drawn[0].fig.axes if ax.get_visible()]
+    titles = sorted(ax.get_title() for ax in axes)
+    assert titles == sorted(f"kernel={k}, d={d}" for k in ("gaussian", "laplacian")
+                            for d in (2, 5))
+    for ax in axes:
+        kernel, d = ax.get_title().replace("kernel=", "").replace(" d=", "").split(",")
+        observed = {ln.get_gid(): ln for ln in ax.get_lines()
+                    if (ln.get_gid() or "").startswith("observed:")}
+        assert set(observed) == {"observed:rel_fro_error:rff", "observed:rel_fro_error:rff_pairs"}
+        for gid, ln in observed.items():
+            feat = gid.rsplit(":", 1)[1]
+            want = [np.median([truth(kernel, int(d), feat, D, s) for s in (0, 1, 2)])
+                    for D in (16, 64)]
+            np.testing.assert_allclose(ln.get_ydata(), want, rtol=1e-12)
+        assert "Each point: median over the seeds: 3 runs per point" in drawn[0].caption
+    # bounds: a panel per kernel x d x map, uniform tightness only in the lower axes
+    drawn, _ = figures.fig_bounds(ctx)
+    assert sum(len([ax for ax in d.fig.axes if ax.get_visible()]) for d in drawn) == 2 * 8
+    for d in drawn:
+        for ax in d.fig.axes:
+            gids = {ln.get_gid() for ln in ax.get_lines()}
+            assert "tightness:hoeffding" not in gids  # pointwise: never in the violated zone
+
+
+def test_dimension_figure_plots_the_records_of_the_metrics_it_names(tmp_path):
+    root = tmp_path / "s"
+    for d, seed in itertools.product([2, 5], [0, 1, 2]):
+        fake_run(root, "gaussian", d, "rff_pairs", 64, seed, bounds=True)
+    col = collect(root)
+    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
+    df, origins = grouping.attach_conditions(df, col.complete_runs)
+    drawn, why = figures.fig_dimension(figures.FigContext(df, origins, {}))
+    assert drawn, why
+    lines = {ln.get_gid(): ln for ax in drawn[0].fig.axes for ln in ax.get_lines()}
+    for gid, metric, method in (("observed:rel_fro_error", "rel_fro_error", ""),
+                                ("observed:eps_empirical", "eps_empirical", "empirical"),
+                                ("expected:rel_fro_error", "expected_rel_fro_error", "theory"),
+                                ("bound:sutherland_schneider", "eps_bound",
+                                 "sutherland_schneider")):
+        sel = df[(df.metric == metric) & (df.method.fillna("") == method)]
+        want = sel.groupby("d").value.median().sort_index()
+        np.testing.assert_allclose(lines[gid].get_xdata(), want.index)
+        np.testing.assert_allclose(lines[gid].get_ydata(), want.values, rtol=1e-12)
+    assert "pointwise:hoeffding" in lines  # drawn, as a reference line
+
+
+def test_a_dependent_condition_is_shown_with_its_anchor_not_split(tmp_path):
+    rows = pd.DataFrame(dict(run_id=list("abcd"), seed=0, value=1.0, D=[16, 64, 16, 64],
+                             features=["rff", "rff", "qmc", "qmc"],
+                             **{"features.pairs": [None, None, True, True]}))
+    g = grouping.Grouping(rows, {"features": ["features.name"],
+                                 "features.pairs": ["features.pairs"]}, ["approximation"],
+                          x="D", lines=["features"])
+    assert g.keys == [] and g.dependents == {"features.pairs": "features"}
+    assert g.name("features", "qmc") == "qmc (pairs=True)" and g.name("features", "rff") == "rff"
+
+
+def test_too_many_panels_are_split_over_files_and_said_so(grid_sweep):
+    col = collect(grid_sweep)
+    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
+    df, origins = grouping.attach_conditions(df, col.complete_runs)
+    obs = df[df.metric == "rel_fro_error"]
+    g = grouping.Grouping(obs, origins, ["approximation"], x="D")
+    files = g.files(2)  # kernel x d x features = 8 panels, at most 2 per file
+    assert len(files) == 4 and all(len(p) == 2 for _, _, p in files)
+    assert len(set(s for s, _, _ in files)) == 4 and g.split_keys
+
+
+# --------------------------------------------------------------------------
+# status of real sweeps
+# --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def real_sweep(tmp_path_factory):
+    sweep = tmp_path_factory.mktemp("real") / "s"
+    p = run_cli("-m", *TINY, "D=16,32", f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 0, p.stderr[-2000:]
+    return sweep
+
+
+def _copy(sweep, tmp_path):
+    dst = tmp_path / "copy"
+    shutil.copytree(sweep, dst, symlinks=True)
+    shutil.rmtree(dst / "report", ignore_errors=True)
+    return dst
+
+
+def _run_dirs(sweep):
+    return sorted((sweep / "runs").iterdir())
+
+
+def test_complete_sweep_exits_0_and_html_embeds_every_figure_and_table(real_sweep, tmp_path,
+                                                                        capsys):
+    s = _copy(real_sweep, tmp_path)
+    assert report.main([str(s), "--no-pdf"]) == 0
+    assert "(complete: 2 complete)" in capsys.readouterr().out
+    rep = report.make_report(s, pdf=False, dpi=40)
+    page = HTMLPage.parse(rep.index)
+    assert {f"fig-{d.name}" for d in rep.figures} <= page.ids and rep.figures
+    assert {f"table-{t.name}" for t in rep.tables} <= page.ids and rep.tables
+    assert len(page.images) == len(rep.figures)
+    for src in page.images:  # embedded PNGs, no external asset
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not page.external, page.external
+    text = rep.index.read_text()
+    for want in ("What was run", "2 jobs expected: 2 complete", "Environment", "numba",
+                 "D=16,32"):
+        assert want in text
+
+
+def test_failed_job_is_listed_with_its_line_and_exit_1(tmp_path, capsys):
+    sweep = tmp_path / "s"
+    p = run_cli("-m", *TINY, "features=rff_pairs", "D=16,15", "measure.bounds.enabled=false",
+                f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 1
+    assert "rffbench: failed: job 1 of sweep . (" in p.stderr and "must be even" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert report.main([str(sweep), "--no-pdf"]) == 1
+    jobs = pd.read_csv(sweep / "report" / "jobs.csv")
+    assert jobs[jobs.kind == "job"].set_index("job").status.to_dict() == {0: "complete",
+                                                                         1: "failed"}
+    html = (sweep / "report" / "index.html").read_text()
+    assert "INCOMPLETE" in html and "must be even" in html
+
+
+def test_missing_jobs_are_listed_and_exit_1(real_sweep, tmp_path, capsys):
+    s = _copy(real_sweep, tmp_path)
+    # the sweep asked for D=16,32,64 but was stopped before the third job started
+    mr = (s / "multirun.yaml").read_text()
+    (s / "multirun.yaml").write_text(mr.replace("D=16,32", "D=16,32,64"))
+    assert report.main([str(s), "--no-pdf"]) == 1
+    err = capsys.readouterr().err
+    assert "missing: job 2 of sweep . (" in err and "D=64" in err and "never started" in err
+    summary = (s / "report" / "summary.md").read_text()
+    assert "3 jobs expected: 2 complete, 1 missing" in summary
+
+
+@pytest.mark.parametrize("damage,status,reason", [
+    (lambda f: f.write_bytes(f.read_bytes()[:-40]), "damaged", "cut mid-line"),
+    (lambda f: f.write_text(f.read_text().replace(f",{SCHEMA_VERSION},", ",7,")), "damaged",
+     "schema value 7"),
+    (lambda f: f.write_text(f.read_text().replace(",approximation,max_abs_error,,",
+                                                  ",approximation,max_abs_error,,abc")),
+     "damaged", "not a number"),
+    (lambda f: f.write_text(f.read_text().replace(f",{SCHEMA_VERSION},", ",2,")), "outdated",
+     "schema value 2"),
+])
+def test_a_damaged_records_file_is_reported_with_its_path(real_sweep, tmp_path, capsys, damage,
+                                                          status, reason):
+    s = _copy(real_sweep, tmp_path)
+    victim = _run_dirs(s)[0] / RECORDS_FILE
+    damage(victim)
+    assert report.main([str(s), "--no-pdf"]) == 1
+    err = capsys.readouterr().err
+    assert f"{status}: job" in err and str(victim) in err and reason in err
+    assert "Traceback" not in err
+    res = pd.read_csv(s / "report" / "results.csv")
+    assert res.run_id.nunique() == 1  # the damaged run is not half-read into the results
+
+
+def test_report_errors(tmp_path, capsys):
+    assert report.main([str(tmp_path)]) == 2
+    assert "no runs found" in capsys.readouterr().err
+    assert report.main([str(tmp_path / "missing")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_crossover_interpolation():
+    n = [1000.0, 2000.0, 4000.0]
+    assert report.crossover(n, [1.0, 1.0, 1.0], [0.5, 2.0, 8.0]) == pytest.approx(
+        1000 * 2 ** 0.5, rel=1e-12)
+    assert report.crossover(n, [1.0, 1.0, 1.0], [0.1, 0.2, 0.3]) is None
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium is not installed")
+def test_index_html_renders_in_headless_chromium(real_sweep, tmp_path):
+    import subprocess
+
+    s = _copy(real_sweep, tmp_path)
+    rep = report.make_report(s, pdf=False, dpi=40)
+    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                        "--disable-quic", "--no-first-run", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp_path / 'chr'}", "--dump-dom",
+                        rep.index.as_uri()], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0
+    dom = HTMLPage.parse_text(p.stdout)
+    assert len(dom.images) == len(rep.figures) and dom.ids >= {f"fig-{d.name}"
+                                                             for d in rep.figures}
+
+
+class HTMLPage(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.images, self.external = set(), [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        for key in ("src", "href"):
+            if a.get(key) and not a[key].startswith(("data:", "#")):
+                self.external.append(a[key])
+        if tag in ("link", "script") and (a.get("src") or a.get("href")):
+            self.external.append(str(a))
+
+    @classmethod
+    def parse(cls, path):
+        return cls.parse_text(Path(path).read_text())
+
+    @classmethod
+    def parse_text(cls, text):
+        page = cls()
+        page.feed(text)
+        return page
+
+
+def test_json_config_of_every_run(real_sweep):
+    for d in _run_dirs(real_sweep):
+        blob = json.loads((d / "config.json").read_text())
+        assert blob["run_id"] == d.name and blob["config"]["D"] in (16, 32)
