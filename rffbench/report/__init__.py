@@ -235,6 +235,16 @@ def _what_was_run(rep, col):
                      "directory (not among the jobs above): "
                      + ", ".join(f"{v} {k}" for k, v in sorted(rep.earlier.items()))
                      + "; their complete runs are included in the figures and tables")
+    good = [r for r in col.runs if r.status == "complete"]
+    if good:
+        import pandas as pd
+
+        env = pd.concat([r.records[["run_id", "rffbench", "git_sha"]].iloc[:1] for r in good])
+        versions = env.fillna("").astype(str).groupby(["rffbench", "git_sha"]).size()
+        if len(versions) > 1:
+            lines.append("runs made by different rffbench versions (resume keeps a run's "
+                         "records): " + "; ".join(f"{v} {sha or '(no git sha)'}: {n} runs"
+                                                  for (v, sha), n in versions.items()))
     items.append(("runs found", lines))
     return items
 
