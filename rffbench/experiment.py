@@ -215,13 +215,15 @@ def run_plan(ctx, enabled):
     conf, data = ctx.cfg, ctx.data
     plan = Plan()
     if conf.kernel.lengthscale == "median":
-        d = data.d
-        m = min(data.X_train.shape[0], conf.kernel.median_subsample)
+        d, n = data.d, ctx.n_train
+
+        def median_bytes(v):
+            m = min(n, v["kernel.median_subsample"])
+            return 8.0 * (m * m / 2 + m * d)
+
         plan.add("median", [Need("the median lengthscale (pairwise distances of "
-                                 "kernel.median_subsample training points)",
-                                 lambda v: 8.0 * (v["kernel.median_subsample"] ** 2 / 2
-                                                  + v["kernel.median_subsample"] * d),
-                                 {"kernel.median_subsample": (m, 2)})])
+                                 "kernel.median_subsample training points)", median_bytes,
+                                 {"kernel.median_subsample": (conf.kernel.median_subsample, 2)})])
     if ctx.map_cls.sparse_output:
         key, total, n_train_of = ctx.rows_key()
         plan.add("n_columns", [Need(

@@ -57,6 +57,7 @@ class Report:
     complete: bool
     counts: Counter
     problems: list = field(default_factory=list)  # (status, what, reason)
+    earlier: Counter = field(default_factory=Counter)  # runs not among the expected jobs
     figures: list = field(default_factory=list)  # Drawn (closed)
     skipped: list = field(default_factory=list)
     tables: list = field(default_factory=list)
@@ -74,7 +75,8 @@ class Report:
 # status of the sweep
 # --------------------------------------------------------------------------
 def _status(col):
-    """(counts, problems, complete, jobs table) of a :class:`Collection`."""
+    """(job counts, counts of the runs not among the jobs, problems, complete, jobs table)
+    of a :class:`Collection`."""
     import pandas as pd
 
     root = col.root
@@ -136,8 +138,8 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
     out.mkdir(parents=True, exist_ok=True)
     counts, earlier, problems, complete, jobs = _status(col)
     good = col.complete_runs
-    rep = Report(out, out / "index.html", out / "summary.md", complete, counts, problems)
-    rep.earlier = earlier
+    rep = Report(out, out / "index.html", out / "summary.md", complete, counts, problems,
+                 earlier)
     if good:
         df = pd.concat([r.records for r in good], ignore_index=True)
         df, origins = attach_conditions(df, good)
@@ -260,8 +262,14 @@ def _md_table(frame):
     return "\n".join(lines)
 
 
+def _shown(root):
+    """The sweep directory as the page shows it: relative to here when inside it."""
+    rel = os.path.relpath(root)
+    return rel if not rel.startswith("..") else str(root)
+
+
 def render_markdown(rep, col, env):
-    out = [f"# rffbench report: {col.root}", "", f"**Status: {rep.status_line}**", ""]
+    out = [f"# rffbench report: {_shown(col.root)}", "", f"**Status: {rep.status_line}**", ""]
     out += ["## What was run", ""]
     for title, lines in _what_was_run(rep, col):
         out += [f"- {title}: " + "; ".join(lines)]
@@ -316,9 +324,9 @@ def _html_table(frame, n_keys):
 def render_html(rep, col, env):
     e = html.escape
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-             f"<title>rffbench report: {e(str(col.root))}</title>",
+             f"<title>rffbench report: {e(_shown(col.root))}</title>",
              f"<style>{CSS}</style></head><body>",
-             f"<h1>rffbench report: <code>{e(str(col.root))}</code></h1>",
+             f"<h1>rffbench report: <code>{e(_shown(col.root))}</code></h1>",
              f"<p><span class='status {'ok' if rep.complete else 'bad'}'>"
              f"{e(rep.status_line)}</span></p>",
              "<h2 id='run'>What was run</h2><ul>"]

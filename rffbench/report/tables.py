@@ -88,6 +88,9 @@ def _caption(what, g, rows, row_keys, col_keys):
     fixed = ", ".join(f"{k}={fmt(v)}" for k, v in g.fixed.items())
     if fixed:
         parts.append(f"Same for every run: {fixed}.")
+    if rows.value.isna().any():
+        parts.append("n/a: recorded without a value (not applicable or not available); the "
+                     "reason is in the note column of results.csv.")
     return " ".join(parts)
 
 
