@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -122,24 +123,33 @@ def records_frame(identity, rows, env=None):
     return df
 
 
+def write_file_atomic(path, write):
+    """``write(tmp)`` into a temporary file beside ``path``, then rename it onto ``path``:
+    readers never see half a file; an OSError (full disk, ...) names ``path`` and leaves
+    nothing behind."""
+    return write_all_atomic([(write, path)])[0]
+
+
 def write_atomic(df, path):
     """Write a DataFrame as CSV via temp file + rename (never half-written)."""
     return write_all_atomic([(df, path)])[0]
 
 
 def write_all_atomic(items):
-    """Write several files (DataFrame -> CSV, str -> text) all or none: every one to a
-    temporary file first, then renamed in the given order (put the file whose presence
-    means complete last).  A failed write (full disk, ...) removes the temporary files
+    """Write several files all or none: each (DataFrame -> CSV, str -> text, or a callable
+    ``write(tmp)``) to a temporary file first, then all renamed in the given order (put the
+    file whose presence means complete last).  A failed write removes the temporary files
     and raises OSError naming the file."""
     tmps = []
     try:
         for obj, path in items:
             path = Path(path)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             tmps.append((tmp, path))
             try:
-                if isinstance(obj, str):
+                if callable(obj):
+                    obj(tmp)
+                elif isinstance(obj, str):
                     tmp.write_text(obj)
                 else:
                     obj.to_csv(tmp, index=False)

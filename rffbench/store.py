@@ -37,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 
-from .results import ERROR_FILE, RECORDS_FILE
+from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +58,7 @@ POLL_S = 0.5
 
 def write_text_atomic(path, text):
     """Write ``text`` to ``path`` via a temporary file and a rename."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+    return write_all_atomic([(text, path)])[0]
 
 
 def job_key(overrides):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import RffbenchError
-from ..results import write_atomic
+from ..results import write_atomic, write_file_atomic
 from ..store import write_text_atomic
 from .collect import BAD, ReportError, collect
 from .figures import FIGURES, STYLE, FigContext, crossover, plt
@@ -116,15 +116,7 @@ def _status(col):
 # the report
 # --------------------------------------------------------------------------
 def _save(fig, path, fmt_, dpi):
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fig.savefig(tmp, format=fmt_, dpi=dpi)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_file_atomic(path, lambda tmp: fig.savefig(tmp, format=fmt_, dpi=dpi))
 
 
 def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=110,

@@ -139,10 +139,13 @@ def colors_for(values):
     return {v: cmap[i % len(cmap)] for i, v in enumerate(sorted(values, key=str))}
 
 
-def legend_below(fig, handles, labels, ncol=None):
+def finish(fig, title, g, fixed, handles, ncol=4):
+    """The figure's title (with the file's conditions) and one legend below the panels
+    listing every drawn element (each handle's label)."""
+    fig.suptitle(title + (f" ({g.label(fixed)})" if fixed else ""))
     if handles:
-        fig.legend(handles, labels, loc="outside lower center",
-                   ncol=ncol or min(len(handles), 4), frameon=False)
+        fig.legend(handles, [h.get_label() for h in handles], loc="outside lower center",
+                   ncol=min(ncol, len(handles)), frameon=False)
 
 
 def proxy(**kw):
@@ -207,8 +210,7 @@ def fig_error_vs_D(ctx):
                     proxy(color="k", ls="--", lw=1.1, label="expected error (exact variance "
                                                              "formula)"),
                     proxy(color="0.55", lw=0.9, label="1/sqrt(D) slope through the first point")]
-        legend_below(fig, handles, [h.get_label() for h in handles], ncol=4)
-        fig.suptitle("Approximation error vs D" + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Approximation error vs D", g, fixed, handles, ncol=4)
         no_theory = sorted(set(obs.features) - set(theo_all.features))
         cap = caption("Relative Frobenius error of the Gram matrix on the measurement points, "
                       "log-log; dashed: the exact expected error of the map (RMS over redraws)"
@@ -313,9 +315,7 @@ def fig_bounds(ctx):
         handles.append(proxy(color="tab:red", lw=6, alpha=0.25,
                              label="tightness < 1: a uniform bound below the observed error "
                                    "(violated)"))
-        legend_below(fig, handles, [h.get_label() for h in handles], ncol=2)
-        fig.suptitle("Observed sup error and published bounds vs D"
-                     + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Observed sup error and published bounds vs D", g, fixed, handles, ncol=2)
         cap = caption("Top: the (1-delta) quantile over redraws of the map of the largest error "
                       "over all pairs of the measurement points, and each bound's epsilon at that "
                       "delta. Bottom: tightness of the uniform bounds (bound / observed); "
@@ -415,9 +415,8 @@ def fig_tail(ctx):
         handles = list(seen.values()) + [
             proxy(color="0.3", marker="o", mfc="none", ls="none",
                   label="recorded eps_bound at each delta (dotted lines)")]
-        legend_below(fig, handles, [h.get_label() for h in handles], ncol=3)
-        fig.suptitle("Empirical tail of the sup error vs the bounds' tails"
-                     + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Empirical tail of the sup error vs the bounds' tails", g, fixed, handles,
+               ncol=3)
         n_tr = rows_all(panels).drop_duplicates("run_id")
         cap = caption("Fraction of the redraws of the map whose largest error over the "
                       "measurement points is at least epsilon (step lines), against each "
@@ -485,8 +484,7 @@ def fig_learning_vs_D(ctx):
                                                     rows_all(panels).method))]
         handles.append(proxy(color="tab:red", lw=1.2, label="exact kernel ridge (median; band: "
                                                             "min-max over seeds)"))
-        legend_below(fig, handles, [h.get_label() for h in handles], ncol=4)
-        fig.suptitle("Test error vs D" + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Test error vs D", g, fixed, handles, ncol=4)
         cap = caption("Test error of the model on D random features (median line, min-max band "
                       "over seeds) and of exact kernel ridge (red), which does not depend on D or "
                       "the map: its line pools the exact results of the panel's runs, identical "
@@ -559,9 +557,8 @@ def fig_train_time(ctx):
             proxy(color=colors[k], marker="o", ms=3.5, label=f"{k[1]} + {k[2]}, D={fmt(k[0])}")
             for k in keys] + [proxy(color="0.4", ls=":", label="crossover (log-linear "
                                                                 "interpolation)")]
-        legend_below(fig, handles, [h.get_label() for h in handles], ncol=4)
-        fig.suptitle("Train time: model on random features vs exact kernel ridge"
-                     + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Train time: model on random features vs exact kernel ridge", g, fixed,
+               handles, ncol=4)
         cap = caption("Training time (map + accumulate + solve, or Gram + Cholesky + solve) vs "
                       "the number of training rows, log-log; dotted: where exact kernel ridge "
                       "becomes slower. Exact kernel ridge does not depend on D or the map: its "
@@ -650,9 +647,8 @@ def fig_dimension(ctx):
                 log_axis(ax, "x", ds)
                 log_axis(ax, "y")
             axs[-1].set_xlabel("input dimension d")
-        legend_below(fig, list(seen.values()), list(seen.keys()), ncol=2)
-        fig.suptitle("Error and bounds vs the input dimension d"
-                     + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Error and bounds vs the input dimension d", g, fixed, list(seen.values()),
+               ncol=2)
         what = []
         if "sup" in kinds:
             what.append("the (1-delta) quantile of the sup error over redraws with every "
@@ -726,8 +722,7 @@ def fig_maps(ctx):
             log_axis(ax, "y")
         handles = [proxy(color="tab:blue", marker="o", ls="none", alpha=0.6, label="one run (seed)"),
                    proxy(color="k", marker="_", ms=14, ls="none", label="median over seeds")]
-        legend_below(fig, handles, [h.get_label() for h in handles], ncol=2)
-        fig.suptitle("Feature maps side by side" + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Feature maps side by side", g, fixed, handles, ncol=2)
         cap = caption("Each panel one metric, maps sorted by their median; learning panels show "
                       "the model on features (exact kernel ridge is in the learning table).", g,
                       "Each bar: " + pooled_text(rows_all(panels), _by(g), what="bar",
@@ -779,8 +774,7 @@ def fig_speed_vs_size(ctx):
             ax.set(title=label, xlabel="N (rows transformed)", ylabel="transform time (s)")
             log_axis(ax, "x", sorted(rows.n_train.unique()))
             log_axis(ax, "y")
-        legend_below(fig, list(seen.values()), list(seen.keys()), ncol=4)
-        fig.suptitle("Transform time vs N" + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "Transform time vs N", g, fixed, list(seen.values()), ncol=4)
         cap = caption("Median over interleaved warm repeats of each transform; dashed: plain "
                       "numpy and scikit-learn.", g,
                       "Each point: " + pooled_text(rows_all(panels), _by(g), band=False) + ".",
@@ -850,9 +844,8 @@ def fig_speed_bars(ctx):
                        title="limit time / measured time")
         present = sorted(set(rows.impl), key=str)
         handles = [proxy(color=colors[i], lw=6, label=i) for i in present]
-        legend_below(fig, handles, present, ncol=min(6, len(present)))
-        fig.suptitle("rffbench speed: speed-up over scikit-learn and fraction of the machine's "
-                     "limit" + (f" ({g.label(fixed)})" if fixed else ""))
+        finish(fig, "rffbench speed: speed-up over scikit-learn and fraction of the machine's "
+                     "limit", g, fixed, handles, ncol=min(6, len(present)))
         cap = caption("Per shape (task, N, d, D) and implementation: scikit-learn's time divided "
                       "by rffbench's, and the limit measured in the same loop divided by the "
                       "measured time (medians of interleaved warm repeats).", g,
