@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
@@ -45,6 +45,8 @@ class KernelConfig:
     name: str = "gaussian"
     #: a number > 0, or "median" (median pairwise distance of training points)
     lengthscale: Any = "median"
+    #: scikit-learn's gamma instead of the lengthscale (gaussian 1/(2 l^2), laplacian 1/l)
+    gamma: Optional[float] = None
     #: Matern smoothness, one of 0.5, 1.5, 2.5 (used by kernel=matern only)
     nu: float = 1.5
     #: training points used by the median heuristic (seeded subsample)
@@ -53,8 +55,10 @@ class KernelConfig:
     def __post_init__(self):
         from .kernels import KERNELS, check_lengthscale
 
-        _require(self.name in KERNELS, "kernel.name", self.name, f"use one of {', '.join(KERNELS)}")
+        KERNELS.get_or_raise(self.name, "kernel.name")
         self.lengthscale = check_lengthscale(self.lengthscale)
+        if self.gamma is not None:
+            KERNELS[self.name](lengthscale=self.lengthscale, gamma=self.gamma).fit(None)
         _require(self.nu in (0.5, 1.5, 2.5), "kernel.nu", self.nu, "use one of 0.5, 1.5, 2.5")
         _require(_is_int(self.median_subsample) and self.median_subsample >= 2,
                  "kernel.median_subsample", self.median_subsample, "use an integer >= 2")
@@ -71,15 +75,23 @@ class FeaturesConfig:
     pairs: Optional[bool] = None
     #: qmc: low-discrepancy sequence, sobol or halton
     sequence: str = "sobol"
+    #: further keyword arguments of the map's class (plug-in maps), e.g. {alpha: 0.5}
+    params: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         from .features import FEATURE_MAPS
 
-        _require(self.name in FEATURE_MAPS, "features.name", self.name,
-                 f"use one of {', '.join(FEATURE_MAPS)}")
+        FEATURE_MAPS.get_or_raise(self.name, "features.name")
         _require(self.chunk_rows is None or self.chunk_rows >= 1, "features.chunk_rows",
                  self.chunk_rows, "use an integer >= 1 or null")
         cls = FEATURE_MAPS[self.name]
+        common = {"kernel", "n_components", "lengthscale", "gamma", "random_state",
+                  "chunk_rows"} | set(cls.CONFIG_PARAMS)
+        extra = sorted(set(cls._get_param_names()) - common)
+        for k in self.params:
+            _require(k in extra, f"features.params.{k}", self.params[k],
+                     f"features={self.name} takes " + (", ".join(extra) if extra else
+                                                      "no further parameters"))
         if self.pairs is not None and "pairs" not in cls.CONFIG_PARAMS:
             raise ConfigError(f"features.pairs={self.pairs!r} is not allowed for "
                               f"features={self.name}: the map's form is fixed (use rff or "
@@ -89,8 +101,9 @@ class FeaturesConfig:
         """The chosen map's extra parameters (CONFIG_PARAMS) that are set."""
         from .features import FEATURE_MAPS
 
-        return {k: getattr(self, k) for k in FEATURE_MAPS[self.name].CONFIG_PARAMS
-                if getattr(self, k) is not None}
+        params = {k: getattr(self, k) for k in FEATURE_MAPS[self.name].CONFIG_PARAMS
+                  if getattr(self, k) is not None}
+        return {**params, **self.params}
 
 
 @dataclass
@@ -122,8 +135,7 @@ class DatasetConfig:
     def __post_init__(self):
         from .datasets import DATASETS
 
-        _require(self.name in DATASETS, "dataset.name", self.name,
-                 f"use one of {', '.join(DATASETS)}")
+        DATASETS.get_or_raise(self.name, "dataset.name")
         _require(_is_int(self.n) and self.n >= 2, "dataset.n", self.n, "use an integer >= 2")
         _require(self.d is None or (_is_int(self.d) and self.d >= 1), "dataset.d", self.d,
                  "use an integer >= 1")
@@ -392,9 +404,27 @@ def default_threads() -> int:
 
 
 def register_configs() -> None:
-    """Register the schema; conf/config.yaml lists ``base_config`` first."""
+    """Register the schema (conf/config.yaml lists ``base_config`` first), a config-group
+    option for every installed plug-in (``features=NAME``, ``kernel=NAME``,
+    ``dataset=NAME`` then work without a yaml file) and the ``rffbench_help`` resolver
+    of ``python run.py --help``."""
+    from .datasets import DATASETS
+    from .features import FEATURE_MAPS
+    from .kernels import KERNELS
+
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
+    for group, registry in (("features", FEATURE_MAPS), ("kernel", KERNELS),
+                            ("dataset", DATASETS)):
+        for name in registry.plugin_names():
+            cs.store(group=group, name=name, node={"name": name})
+
+    def help_text():
+        from .cli_help import help_text
+
+        return help_text()
+
+    OmegaConf.register_new_resolver("rffbench_help", help_text, replace=True)
 
 
 register_configs()

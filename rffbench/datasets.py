@@ -5,6 +5,11 @@ values (finite, non-empty, consistent shapes), subsamples to ``n_max`` rows,
 splits train/test with the seed (stratified for classification), standardises
 with training statistics when ``dataset.standardize`` is true, and casts to
 the run's dtype.  Nothing here touches the network.
+
+``DATASETS`` is a :class:`~rffbench.registry.Registry`: plug-ins add datasets
+through the entry-point group ``rffbench.datasets`` or an import path; a
+dataset is a function ``(cfg, seed) -> (X, y, info)`` with ``info`` holding
+``task`` (regression | classification), ``source`` and ``licence``.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import numpy as np
 
 from .errors import DataError
 from .memory import Need, Plan, available_bytes, human
+from .registry import Registry, callable_check
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +99,7 @@ def _sklearn_loader(fn_name, task, source, licence):
         X, y = getattr(skd, fn_name)(return_X_y=True)
         return X.astype(np.float64), y, dict(task=task, source=source, licence=licence)
 
+    load.__doc__ = f"{source} ({task})"
     return load
 
 
@@ -234,7 +241,7 @@ def _fashion_mnist(cfg, seed):
 
 
 UCI = "UCI Machine Learning Repository (via scikit-learn), CC BY 4.0"
-DATASETS = {
+DATASETS = Registry("rffbench.datasets", "dataset", {
     "synthetic": _synthetic,
     "digits": _sklearn_loader("load_digits", "classification",
                               "scikit-learn load_digits: 8x8 handwritten digits (UCI)", UCI),
@@ -247,7 +254,7 @@ DATASETS = {
                                 "distributed with scikit-learn, BSD-3-Clause"),
     "fashion_mnist": _fashion_mnist,
     "file": _file,
-}
+}, callable_check("a dataset loader"))
 
 
 # --------------------------------------------------------------------------
@@ -357,6 +364,15 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     """Load, check, subsample, split, standardise and cast one dataset."""
     X, y, info = DATASETS[cfg.name](cfg, seed)
     where = f"dataset={cfg.name}" + (f" ({cfg.path})" if cfg.name == "file" else "")
+    X = np.asarray(X)
+    if X.ndim != 2 or np.asarray(y).shape != (X.shape[0],):
+        raise DataError(f"{where}: the loader returned X of shape {X.shape} and y of shape "
+                        f"{np.asarray(y).shape}; a loader returns X (n, d) and y (n,)")
+    missing = [k for k in ("task", "source", "licence") if k not in info]
+    if missing or info["task"] not in ("regression", "classification"):
+        raise DataError(f"{where}: the loader's info must name task (regression | "
+                        f"classification), source and licence; got {sorted(info)}")
+    X = X.astype(np.float64, copy=False) if X.dtype.kind in "iub" else X
     if X.shape[0] == 0:
         raise DataError(f"{where}: no rows")
     if X.shape[1] == 0:

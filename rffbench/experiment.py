@@ -49,9 +49,18 @@ def process_age_s():
         return None
 
 
+#: keys added to the schema after runs were first recorded, with their defaults: at
+#: the default they are left out of the run id, so older sweeps still resume
+ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}}
+
+
 def run_id(conf: Config) -> str:
     """Hash of the resolved configuration (same config -> same id)."""
-    blob = json.dumps(asdict(conf), sort_keys=True, default=str)
+    d = asdict(conf)
+    for (group, key), default in ADDED_KEYS.items():
+        if d[group].get(key) == default:
+            d[group].pop(key)
+    blob = json.dumps(d, sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
@@ -129,12 +138,10 @@ class RunContext:
 
 def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     """The run's kernel with a numeric lengthscale (median resolved on X_train)."""
-    params = dict(lengthscale=kcfg.lengthscale, median_subsample=kcfg.median_subsample,
-                  random_state=seed)
-    if kcfg.name == "matern":
-        params["nu"] = kcfg.nu
+    params = dict(lengthscale=kcfg.lengthscale, gamma=kcfg.gamma, nu=kcfg.nu,
+                  median_subsample=kcfg.median_subsample, random_state=seed)
     k = make_kernel(kcfg.name, **params).fit(X_train)
-    params["lengthscale"] = k.lengthscale_
+    params.update(lengthscale=k.lengthscale_, gamma=None)
     return make_kernel(kcfg.name, **params).fit(None)
 
 
@@ -174,7 +181,7 @@ def run(cfg, threads=None):
                     task=data.task, n_train=data.X_train.shape[0], n_test=data.X_test.shape[0],
                     d=data.d, kernel=kernel.name,
                     nu=conf.kernel.nu if kernel.name == "matern" else None,
-                    lengthscale=kernel.ls, features=ctx.map_cls.name, D=conf.D, n_freq=n_freq,
+                    lengthscale=kernel.ls, features=conf.features.name, D=conf.D, n_freq=n_freq,
                     n_columns=n_columns,
                     seed=conf.seed, dtype=conf.dtype, threads=threads)
     rows = []

@@ -16,10 +16,20 @@ matern (nu)    2^(1-nu)/Gamma(nu) (sqrt(2 nu) r/l)^nu  z sqrt(2 nu / g) / l,    
 Note the swap: the *Laplacian* kernel has Cauchy frequencies, the *Cauchy*
 kernel Laplace frequencies.
 
-``lengthscale`` is a positive number or ``"median"``: the median pairwise
-distance, in the kernel's own metric (L1 for ``laplacian``, L2 otherwise), of
-a seeded subsample of at most ``median_subsample`` training points; it is
-resolved by :meth:`Kernel.fit` into ``lengthscale_``.
+``lengthscale`` is a positive number or ``"median"`` (the default, in Python
+as on the command line): the median pairwise distance, in the kernel's own
+metric (L1 for ``laplacian``, L2 otherwise), of a seeded subsample of at most
+``median_subsample`` training points; it is resolved by :meth:`Kernel.fit` into
+``lengthscale_``.  ``gamma`` is scikit-learn's parameter, an alternative to the
+lengthscale where scikit-learn has the kernel: ``gaussian`` gamma = 1/(2 l^2)
+(``rbf_kernel``, ``RBFSampler``), ``laplacian`` gamma = 1/l
+(``laplacian_kernel``); giving both gamma and a numeric lengthscale is an error.
+
+Kernels are callables, ``k(X, Y)`` = the Gram matrix, so a fitted kernel can be
+given to scikit-learn estimators that take one (``SVC(kernel=k)``).
+
+``KERNELS`` is a :class:`~rffbench.registry.Registry`: plug-ins add kernels
+through the entry-point group ``rffbench.kernels`` (subclasses of Kernel).
 """
 from __future__ import annotations
 
@@ -27,12 +37,14 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.spatial.distance import pdist
 from scipy.special import ndtri
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 
 from . import _numba as nbk
 from .errors import ConfigError, DataError
+from .registry import Registry, subclass_check
 
 #: d at or below which the squared Euclidean distance is computed directly
 #: (exact, vectorised over the output row) instead of through a BLAS GEMM.
@@ -42,7 +54,7 @@ GRAM_BLOCK_ROWS = 1024
 
 
 def _as_float_2d(X, name="X"):
-    X = np.asarray(X)
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-d (n_samples, n_features), got shape {X.shape}")
     if X.dtype not in (np.float32, np.float64):
@@ -89,23 +101,61 @@ class Kernel(BaseEstimator):
     name = "kernel"
     metric = "euclidean"  # distance used by the median heuristic
 
-    def __init__(self, lengthscale=1.0, median_subsample=1000, random_state=0):
+    def __init__(self, lengthscale="median", gamma=None, median_subsample=1000, random_state=0):
         self.lengthscale = lengthscale
+        self.gamma = gamma
         self.median_subsample = median_subsample
         self.random_state = random_state
 
     # -- parameters --------------------------------------------------------
+    #: scikit-learn's gamma = c / l^p as (c, p); None: scikit-learn has no such
+    #: kernel and gamma is refused
+    GAMMA = None
+
+    @classmethod
+    def gamma_of(cls, lengthscale):
+        """scikit-learn's gamma for a lengthscale (None where it has none)."""
+        return None if cls.GAMMA is None else cls.GAMMA[0] / lengthscale ** cls.GAMMA[1]
+
+    @classmethod
+    def lengthscale_of(cls, gamma):
+        """The lengthscale with scikit-learn's ``gamma`` (ConfigError where there is none)."""
+        if cls.GAMMA is None:
+            raise ConfigError(f"kernel.gamma={gamma!r} is not allowed for kernel={cls.name}: "
+                              "scikit-learn has no gamma for it; use kernel.lengthscale")
+        if not isinstance(gamma, numbers.Real) or isinstance(gamma, bool) \
+                or not math.isfinite(gamma) or gamma <= 0:
+            raise ConfigError(f"kernel.gamma={gamma!r} is not allowed: use a number > 0 "
+                              "(or null and kernel.lengthscale)")
+        c, p = cls.GAMMA
+        return math.exp((math.log(c) - math.log(gamma)) / p)  # (c / gamma)^(1/p), no overflow
+
     def fit(self, X, y=None):
-        """Resolve ``lengthscale`` (number, or "median" of ``X``)."""
+        """Resolve the lengthscale: a number, scikit-learn's ``gamma``, or the median
+        pairwise distance of ``X`` (dense or scipy.sparse)."""
         ls = check_lengthscale(self.lengthscale)
+        if self.gamma is not None:
+            if ls != "median":
+                raise ConfigError(f"kernel.gamma={self.gamma!r} and kernel.lengthscale={ls!r} "
+                                  "are both given: set one of them (the other to null/median)")
+            ls = self.lengthscale_of(self.gamma)
+            lo, hi = LENGTHSCALE_RANGE
+            if not lo <= ls <= hi:
+                raise ConfigError(f"kernel.gamma={self.gamma!r} is not allowed: it is a "
+                                  f"lengthscale of {ls:.3g}, outside {lo:g}..{hi:g}")
         if ls == "median":
-            X = _as_float_2d(X)
-            if X.shape[0] < 2:
-                raise DataError("kernel.lengthscale='median' needs at least 2 points, "
-                                f"got {X.shape[0]}")
+            if X is None:
+                raise RuntimeError(f"{self.name} kernel with lengthscale='median' must be fit "
+                                   "on data first")
+            X = X if sp.issparse(X) else np.asarray(X)
+            n = X.shape[0]
+            if n < 2:
+                raise DataError(f"kernel.lengthscale='median' needs at least 2 points, got {n} "
+                                "sample(s); give a numeric lengthscale or gamma")
             rng = np.random.default_rng(self.random_state)
-            if X.shape[0] > self.median_subsample:
-                X = X[np.sort(rng.choice(X.shape[0], self.median_subsample, replace=False))]
+            if n > self.median_subsample:
+                X = X[np.sort(rng.choice(n, self.median_subsample, replace=False))]
+            X = _as_float_2d(X.toarray() if sp.issparse(X) else X)
             dist = pdist(X.astype(np.float64), metric="cityblock" if self.metric == "l1" else "euclidean")
             med = float(np.median(dist))
             if not med > 0:
@@ -121,10 +171,17 @@ class Kernel(BaseEstimator):
     def ls(self):
         """The resolved lengthscale (fit() is implied for numeric lengthscales)."""
         if not hasattr(self, "lengthscale_"):
-            if isinstance(self.lengthscale, str):
-                raise RuntimeError(f"{self.name} kernel with lengthscale='median' must be fit first")
             self.fit(None)
         return self.lengthscale_
+
+    @property
+    def gamma_(self):
+        """scikit-learn's gamma of the resolved lengthscale (None where it has none)."""
+        return self.gamma_of(self.ls)
+
+    def __call__(self, X, Y=None):
+        """The Gram matrix k(X, Y), for estimators that take a kernel callable."""
+        return self.gram(X, Y)
 
     def describe(self):
         """Short identifying string, e.g. 'matern(nu=1.5)'."""
@@ -199,6 +256,8 @@ class Gaussian(Kernel):
 
     name = "gaussian"
 
+    GAMMA = (0.5, 2)  # rbf_kernel, RBFSampler
+
     def sample_frequencies(self, n, d, rng):
         return rng.standard_normal((n, d)) / self.ls
 
@@ -222,6 +281,8 @@ class Laplacian(Kernel):
 
     name = "laplacian"
     metric = "l1"
+
+    GAMMA = (1.0, 1)  # laplacian_kernel
 
     def sample_frequencies(self, n, d, rng):
         return rng.standard_cauchy((n, d)) / self.ls
@@ -271,8 +332,9 @@ class Matern(Kernel):
     name = "matern"
     NUS = (0.5, 1.5, 2.5)
 
-    def __init__(self, lengthscale=1.0, nu=1.5, median_subsample=1000, random_state=0):
-        super().__init__(lengthscale=lengthscale, median_subsample=median_subsample,
+    def __init__(self, lengthscale="median", nu=1.5, gamma=None, median_subsample=1000,
+                 random_state=0):
+        super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
                          random_state=random_state)
         self.nu = nu
 
@@ -321,13 +383,32 @@ class Matern(Kernel):
                      exact=self.nu == 0.5)
 
 
-KERNELS = {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern)}
+KERNELS = Registry("rffbench.kernels", "kernel",
+                   {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern)},
+                   subclass_check(Kernel, "a kernel"))
+
+
+def kernel_with(kernel, lengthscale=None, gamma=None):
+    """An unfitted copy of ``kernel`` (name or Kernel) with ``lengthscale`` / ``gamma`` set
+    if given: how maps and exact estimators take the kernel's scale as their own parameter.
+    Giving them both here and on a Kernel instance is a ConfigError."""
+    k = clone(make_kernel(kernel))
+    given = {n: v for n, v in (("lengthscale", lengthscale), ("gamma", gamma)) if v is not None}
+    if given:
+        if isinstance(kernel, Kernel) and (kernel.lengthscale != "median"
+                                           or kernel.gamma is not None):
+            raise ConfigError(f"{', '.join(f'{n}={v!r}' for n, v in given.items())} given to the "
+                              f"estimator and lengthscale={kernel.lengthscale!r}, gamma="
+                              f"{kernel.gamma!r} to its kernel: set them in one place")
+        k.set_params(**given)
+    return k
 
 
 def make_kernel(kernel, **params):
-    """A Kernel instance from a Kernel (returned as is) or a registry name."""
+    """A Kernel instance from a Kernel (returned as is) or a registry name; ``params``
+    the class does not take (e.g. ``nu`` for a kernel other than matern) are dropped."""
     if isinstance(kernel, Kernel):
         return kernel
-    if kernel not in KERNELS:
-        raise ConfigError(f"kernel={kernel!r} is unknown: use one of {', '.join(KERNELS)}")
-    return KERNELS[kernel](**params)
+    cls = KERNELS.get_or_raise(kernel)
+    names = set(cls._get_param_names())
+    return cls(**{k: v for k, v in params.items() if k in names})

@@ -33,6 +33,14 @@ def term_variance(k, k2, pairs):
     return (0.5 + 0.5 * k2 - k * k) if pairs else (1.0 + 0.5 * k2 - k * k)
 
 
+#: D * Var[z(x).z(y)] per family as a function of (k, k2) = (k(delta), k(2 delta))
+#: (theory.md section 2; pairs: two terms per frequency, 2 V1)
+VARIANCE_TERMS = {
+    "rff": lambda k, k2: term_variance(k, k2, False),
+    "pairs": lambda k, k2: 2.0 * term_variance(k, k2, True),
+}
+
+
 def bernstein_v(eps, D, v, kabs, pairs):
     """Bernstein bound for term variance ``v`` and |k| = ``kabs`` (see :func:`bernstein`)."""
     if pairs:
@@ -225,3 +233,97 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
                   "(1/m) sum cos(w.delta), not for the cos + offset map"),
         ]
     return out
+
+
+# --------------------------------------------------------------------------
+# the bounds as a calculator (Python API)
+# --------------------------------------------------------------------------
+#: largest term variance (k = 0, k(2 delta) = 1) per family: worst-case Bernstein
+WORST_TERM_VARIANCE = {"pairs": term_variance(0.0, 1.0, True), "rff": term_variance(0.0, 1.0, False)}
+
+
+def _bounds_for(features, kernel, d, diam, lengthscale, nu):
+    from .features import FEATURE_MAPS
+    from .kernels import make_kernel
+
+    family = FEATURE_MAPS.get_or_raise(features).variance
+    k = make_kernel(kernel, lengthscale=lengthscale, nu=nu).fit(None)
+    return family, uniform_bounds(family, d, k.sigma_p2(d), diam,
+                                  v_max=WORST_TERM_VARIANCE.get(family, 1.0), k_absmax=1.0,
+                                  map_name=features)
+
+
+def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features="rff_pairs",
+                       nu=1.5):
+    """Var[z(x).z(y)] at x - y = ``delta`` (one vector, or rows of them) for D features of
+    the map ``features`` (theory.md section 2); ValueError for a map without an exact
+    variance formula."""
+    import numpy as np
+
+    from .features import FEATURE_MAPS
+    from .kernels import make_kernel
+
+    family = FEATURE_MAPS.get_or_raise(features).variance
+    if family not in VARIANCE_TERMS:
+        raise ValueError(f"features={features}: no exact variance formula (only the i.i.d. "
+                         f"families {', '.join(VARIANCE_TERMS)} have one)")
+    k = make_kernel(kernel, lengthscale=lengthscale, nu=nu).fit(None)
+    delta = np.asarray(delta, dtype=np.float64)
+    return VARIANCE_TERMS[family](k.k_of_delta(delta), k.k_of_delta(2.0 * delta)) / D
+
+
+def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
+                    features="rff_pairs", nu=1.5, D_max=1e18):
+    """How many features each published bound requires: the output dimension D at which
+    P[sup over M of |z(x).z(y) - k(x, y)| >= eps] <= delta, for a set M of diameter
+    ``diam`` in R^d, the kernel at ``lengthscale``, and the map ``features`` (its family
+    decides which bounds hold).  Hoeffding and Bernstein (at the worst-case term
+    variance) are pointwise: the D for one pair, a lower reference, not a sup bound.
+
+    Returns a pandas DataFrame: method, kind (uniform | pointwise), D_required, note
+    (why a bound does not apply, or its reading)."""
+    import pandas as pd
+
+    if not 0 < eps:
+        raise ValueError(f"eps={eps!r} must be > 0")
+    _, bounds = _bounds_for(features, kernel, d, diam, lengthscale, nu)
+    rows = []
+    for b in bounds:
+        D, note = None, b.note
+        if b.prob is not None and eps > b.eps_max:
+            note = f"{b.eps_max_note}, but eps = {eps:g}"
+        elif b.prob is not None:
+            try:
+                D = math.ceil(invert_bound(lambda x: b.prob(eps, x), delta, lo=1.0, hi=D_max))
+            except ValueError:
+                note = f"no D up to {D_max:g}; " + b.note
+        rows.append(dict(method=b.method, kind="uniform" if b.uniform else "pointwise",
+                         D_required=D, note=note))
+    out = pd.DataFrame(rows)
+    out["D_required"] = out["D_required"].astype("Int64")
+    return out
+
+
+def error_bound(D, delta, *, d, diam, kernel="gaussian", lengthscale=1.0, features="rff_pairs",
+                nu=1.5):
+    """The eps each published bound guarantees with D features at failure probability
+    delta (the inverse of :func:`features_needed`); a DataFrame: method, kind,
+    eps_bound, note (``vacuous`` when above the largest possible error)."""
+    import pandas as pd
+
+    family, bounds = _bounds_for(features, kernel, d, diam, lengthscale, nu)
+    trivial = TRIVIAL_ERROR.get(family, math.inf)
+    rows = []
+    for b in bounds:
+        eps, note = None, b.note
+        if b.prob is not None:
+            e = invert_bound(lambda x: b.prob(x, D), delta)
+            if e > b.eps_max:
+                note = f"{b.eps_max_note}, but eps_bound = {e:.4g}"
+            else:
+                eps = e
+                if e >= trivial:
+                    note += f"; vacuous: above the largest possible error {trivial:g}"
+        rows.append(dict(method=b.method, kind="uniform" if b.uniform else "pointwise",
+                         eps_bound=eps, note=note))
+    return pd.DataFrame(rows)

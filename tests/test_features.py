@@ -1,6 +1,4 @@
 """Feature maps: unbiasedness and exact variance (statistical), exactness, API."""
-import warnings
-
 import numba
 import numpy as np
 import pytest
@@ -151,28 +149,5 @@ def test_bad_parameters(rng):
     with pytest.raises(ValueError, match="features"):
         f.transform(rng.normal(size=(3, 5)))
 
-
-# ---- scikit-learn estimator checks ------------------------------------------------
-#: rff_pairs refuses odd D (cos/sin come in pairs); these checks force n_components=1,
-#: and the 1-sample/1-feature checks then fail on that refusal, not on the sample count.
-PAIRS_ODD_D_CHECKS = {
-    name: "sets n_components=1; rff_pairs needs an even D"
-    for name in ("check_dont_overwrite_parameters", "check_methods_sample_order_invariance",
-                 "check_methods_subset_invariance", "check_fit2d_1sample",
-                 "check_fit2d_1feature", "check_fit2d_predict1d")
-}
-
-
-@pytest.mark.parametrize("map_name", ["rff", "rff_pairs"])
-def test_sklearn_estimator_checks(map_name):
-    from sklearn.utils.estimator_checks import check_estimator
-
-    expected = PAIRS_ODD_D_CHECKS if map_name == "rff_pairs" else {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(FEATURE_MAPS[map_name](), on_fail=None,
-                                  expected_failed_checks=expected)
-    failed = [r["check_name"] for r in results if r["status"] == "failed"]
-    assert failed == []
-    xfailed = {r["check_name"] for r in results if r["status"] == "xfail"}
-    assert xfailed <= set(expected)
+# scikit-learn's estimator checks run for every map in tests/test_conformance.py
+# (rffbench.testing.check_feature_map).

@@ -103,5 +103,5 @@ def test_bad_lengthscale(bad):
 def test_bad_nu_and_unknown_kernel():
     with pytest.raises(ConfigError, match="kernel.nu=2.0"):
         make_kernel("matern", nu=2.0).fit(None)
-    with pytest.raises(ConfigError, match="kernel='rbf' is unknown"):
+    with pytest.raises(ConfigError, match="kernel='rbf' is not allowed: use one of gaussian"):
         make_kernel("rbf")

@@ -148,5 +148,12 @@ def test_nystrom_exact_on_its_landmarks_and_any_kernel(rng, kname):
     want = k.gram(X, L) @ np.linalg.pinv(k.gram(L), rcond=1e-12) @ k.gram(L, X)
     np.testing.assert_allclose(Z2 @ Z2.T, want, atol=1e-8)
     assert f2.transform(X.astype(np.float32)).dtype == np.float32
+    # a run refuses D > n_train up front; the Python API follows scikit-learn's Nystroem:
+    # a warning, and n_train landmarks (all of them, K reproduced)
     with pytest.raises(ConfigError, match="D=41 is not allowed for features=nystrom"):
-        FEATURE_MAPS["nystrom"](kernel=k, n_components=41).fit(X)
+        FEATURE_MAPS["nystrom"].check_data(41, 40)
+    with pytest.warns(UserWarning, match="n_components=41 > n_samples=40"):
+        f3 = FEATURE_MAPS["nystrom"](kernel=k, n_components=41, random_state=0).fit(X)
+    Z3 = f3.transform(X)
+    assert Z3.shape == (40, 40) and f3.get_feature_names_out().shape == (40,)
+    np.testing.assert_allclose(Z3 @ Z3.T, k.gram(X), atol=1e-8)

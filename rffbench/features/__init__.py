@@ -1,9 +1,11 @@
 """``FEATURE_MAPS``: config name -> feature-map class (scikit-learn transformers).
 
 One module per family; every map takes ``kernel``, ``n_components`` (= D, the
-output dimension) and ``random_state``.
+output dimension), ``lengthscale`` / ``gamma`` and ``random_state``.
+``FEATURE_MAPS`` is a :class:`~rffbench.registry.Registry`: plug-ins add maps
+through the entry-point group ``rffbench.feature_maps`` or an import path
+(subclasses of :class:`FeatureMap`).
 """
-from ..errors import ConfigError
 import numpy as np
 import scipy.sparse as sp
 
@@ -12,12 +14,13 @@ from .fourier import FeatureMap, FourierMap, RandomFourierFeatures, RandomFourie
 from .nystrom import Nystrom
 from .peers import SklearnRBF
 from .qmc import QuasiMonteCarloFeatures
+from ..registry import Registry, subclass_check
 from .structured import Fastfood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
 
-FEATURE_MAPS = {cls.name: cls for cls in (
+FEATURE_MAPS = Registry("rffbench.feature_maps", "features", {cls.name: cls for cls in (
     RandomFourierFeatures, RandomFourierPairs, OrthogonalRandomFeatures,
     StructuredOrthogonalRandomFeatures, Fastfood, QuasiMonteCarloFeatures, RandomBinning,
-    SklearnRBF, Nystrom)}
+    SklearnRBF, Nystrom)}, subclass_check(FeatureMap, "a feature map"))
 
 
 def gram_of(Z, rows=slice(None), out=None):
@@ -36,9 +39,7 @@ def gram_of(Z, rows=slice(None), out=None):
 
 def feature_map_class(name):
     """The registered class for ``name`` (ConfigError naming the choices otherwise)."""
-    if name not in FEATURE_MAPS:
-        raise ConfigError(f"features={name!r} is unknown: use one of {', '.join(FEATURE_MAPS)}")
-    return FEATURE_MAPS[name]
+    return FEATURE_MAPS.get_or_raise(name)
 
 
 __all__ = ["FEATURE_MAPS", "Fastfood", "FeatureMap", "FourierMap", "Nystrom",

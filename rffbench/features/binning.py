@@ -25,14 +25,17 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _numba as nbk
-from .fourier import FeatureMap
+from .fourier import FeatureMap, _DenseRows
 
 
 class RandomBinning(FeatureMap):
-    """Attributes: ``pitch_``, ``shift_`` (P, d), ``vocab_`` (list of sorted bin
+    """Random binning (Rahimi & Recht 2007, Algorithm 2): one-hot bins of D random grids,
+    sparse output.
+
+    Attributes: ``pitch_``, ``shift_`` (P, d), ``vocab_`` (list of sorted bin
     keys per grid), ``col_offset_`` (P + 1,), ``n_columns_``."""
 
     name = "binning"
@@ -42,6 +45,11 @@ class RandomBinning(FeatureMap):
     KERNELS = ("laplacian",)
     KERNEL_REASON = ("random binning needs a separable kernel with a convex 1-d profile; of "
                      "rffbench's kernels only laplacian (L1) is one")
+
+    def __init__(self, *, kernel="laplacian", n_components=100, lengthscale=None, gamma=None,
+                 random_state=None, chunk_rows=None):
+        super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
+                         gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
 
     @classmethod
     def n_freq_for(cls, n_components, **params):
@@ -56,8 +64,9 @@ class RandomBinning(FeatureMap):
 
     def _fit(self, X, rng):
         P, d = self.n_components, X.shape[1]
-        self.pitch_ = rng.gamma(2.0, self.kernel_.ls, size=(P, d))
-        self.shift_ = rng.uniform(0.0, 1.0, size=(P, d)) * self.pitch_
+        pitch = rng.gamma(2.0, self.kernel_.ls, size=(P, d))
+        self.pitch_ = pitch.astype(self._dtype)  # in the input's dtype; the keys use
+        self.shift_ = (rng.uniform(0.0, 1.0, size=(P, d)) * pitch).astype(self._dtype)  # f64
         self._mult = (rng.integers(0, 2**63, size=d, dtype=np.uint64) * np.uint64(2)
                       + np.uint64(1))
         keys = self._keys(X)
@@ -67,14 +76,23 @@ class RandomBinning(FeatureMap):
         self.n_freq_ = P
 
     def _keys(self, X):
+        """Bin keys (n, P) of dense rows, or of CSR / _DenseRows densified by chunks."""
         keys = np.empty((X.shape[0], self.n_components), dtype=np.uint64)
-        nbk.binning_keys(np.ascontiguousarray(X), self.pitch_, self.shift_, self._mult, keys)
+        pitch, shift = self._as("pitch_", np.float64), self._as("shift_", np.float64)
+        if isinstance(X, np.ndarray):
+            nbk.binning_keys(np.ascontiguousarray(X), pitch, shift, self._mult, keys)
+            return keys
+        s = 0
+        for Xc in (X.chunks() if hasattr(X, "chunks") else _DenseRows(X).chunks()):
+            nbk.binning_keys(np.ascontiguousarray(Xc), pitch, shift, self._mult,
+                             keys[s:s + Xc.shape[0]])
+            s += Xc.shape[0]
         return keys
 
     def transform(self, X):
         """CSR (n_samples, n_columns_) with value 1/sqrt(P) at each row's bins."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False, order="C")
+        X = self._validate(X, reset=False)
         keys = self._keys(X)
         n, P = keys.shape
         cols = np.empty((n, P), dtype=np.int64)

@@ -21,13 +21,13 @@ import math
 import numbers
 
 import numpy as np
-from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                          clone)
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _numba as nbk
 from ..errors import ConfigError
-from ..kernels import make_kernel
+from ..kernels import kernel_with
 
 #: default chunk: about this many output elements per GEMM + pass (32 MB float64)
 CHUNK_ELEMENTS = 1 << 22
@@ -61,27 +61,57 @@ def as_generator(random_state):
 
 
 class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Base of every rffbench feature map.
+    """Base of every rffbench feature map (and of plug-in maps: see rffbench.registry).
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default "gaussian"
+        A registered kernel name or a :class:`~rffbench.kernels.Kernel` instance.
+    n_components : int, default 100
+        D, the output dimension.
+    lengthscale : float or "median", default None
+        The kernel's lengthscale; None keeps the kernel's own, whose default is
+        ``"median"`` (resolved on the data given to ``fit``), as on the command line.
+    gamma : float, default None
+        scikit-learn's gamma instead of the lengthscale (gaussian: 1/(2 l^2),
+        laplacian: 1/l).  Giving both, or either on the map and on a Kernel
+        instance, is an error.
+    random_state : None, int, Generator or RandomState
+    chunk_rows : int, default None
+        Rows per transform chunk; None = about 4M output elements.
+
+    Input may be dense or scipy.sparse (converted to CSR); fitted arrays and the
+    output have the input's float dtype (float32 or float64).
 
     Subclasses set ``name``, ``variance`` (the exact-variance formula of
-    theory.md section 2 that applies: ``"rff"``, ``"pairs"`` or None) and
-    implement ``_fit(X, rng)`` and ``_transform_into(X, out)``.
+    theory.md section 2 that applies: ``"rff"``, ``"pairs"`` or None; the
+    published bounds are applied by this family only) and implement
+    ``_fit(X, rng)`` (X in the fit dtype, CSR if sparse and ``SPARSE_NATIVE``)
+    and ``_transform_into(X, out)``.
     """
 
     name = "feature_map"
     variance = None
     #: transform returns scipy.sparse CSR (binning) instead of a dense array
     sparse_output = False
+    #: None: z(x).z(y) is an unbiased estimate of k(x, y) (checked by
+    #: rffbench.testing.check_feature_map); otherwise the documented bias, in words
+    BIAS = None
+    #: _fit/_transform_into take scipy.sparse CSR rows as they are (a projection X @ W);
+    #: otherwise sparse input is densified one chunk of rows at a time
+    SPARSE_NATIVE = False
 
-    def __init__(self, *, kernel="gaussian", n_components=100, random_state=None,
-                 chunk_rows=None):
+    def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
+                 random_state=None, chunk_rows=None):
         self.kernel = kernel
         self.n_components = n_components
+        self.lengthscale = lengthscale
+        self.gamma = gamma
         self.random_state = random_state
         self.chunk_rows = chunk_rows
 
     # -- parameter checks shared by fit and the config validation ----------
-    #: parameters beyond the common four that the config passes (features.<name>)
+    #: parameters beyond the common ones that the config passes (features.<name>)
     CONFIG_PARAMS = ()
     #: kernels the map can represent (None: every kernel) and why only those
     KERNELS = None
@@ -133,24 +163,51 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             raise ConfigError(f"features.chunk_rows={c!r} is not allowed: use an integer >= 1 "
                               "or null (automatic)")
 
+    def _validate(self, X, reset):
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=reset, order="C")
+
     def fit(self, X, y=None):
-        """Draw the random parameters for inputs of X's dimension."""
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        """Draw the random parameters for inputs of X's dimension (and resolve a
+        ``"median"`` lengthscale on X)."""
+        X = self._validate(X, reset=True)
         self.check_params(self.n_components, self.kernel, **self.map_params())
         self._check_chunk_rows()
-        self.kernel_ = clone(make_kernel(self.kernel)).fit(X)
-        self._fit(X, as_generator(self.random_state))
+        self.kernel_ = kernel_with(self.kernel, self.lengthscale, self.gamma).fit(X)
+        self._cast_cache = {}
+        self._dtype = X.dtype  # fitted arrays are kept in the input's dtype
+        self._fit(X if self.SPARSE_NATIVE or not sp.issparse(X) else _DenseRows(X),
+                  as_generator(self.random_state))
         return self
 
-    def transform(self, X):
-        """Features of X, shape (n_samples, n_components), in X's float dtype."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False, order="C")
-        out = np.empty((X.shape[0], self.n_components), dtype=X.dtype)
+    def _chunks(self, X):
+        """Row slices of X for transform: about CHUNK_ELEMENTS outputs each (and dense
+        inputs, when a sparse X is densified chunk by chunk)."""
         rows = self.chunk_rows or max(1, CHUNK_ELEMENTS // self.n_components)
+        densify = sp.issparse(X) and not self.SPARSE_NATIVE
+        if densify:
+            rows = min(rows, max(1, CHUNK_ELEMENTS // X.shape[1]))
         for s in range(0, X.shape[0], rows):
-            self._transform_into(X[s:s + rows], out[s:s + rows])
+            Xc = X[s:s + rows]
+            yield slice(s, s + rows), (Xc.toarray() if densify else Xc)
+
+    def transform(self, X):
+        """Features of X (dense or scipy.sparse), shape (n_samples, n_components), in X's
+        float dtype."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
+        for rows, Xc in self._chunks(X):
+            self._transform_into(Xc, out[rows])
         return out
+
+    def _as(self, name, dtype):
+        """Fitted array ``name`` in ``dtype`` (cast once, then kept)."""
+        key = (name, np.dtype(dtype))
+        arr = self._cast_cache.get(key)
+        if arr is None:
+            arr = self._cast_cache[key] = np.ascontiguousarray(getattr(self, name), dtype=dtype)
+        return arr
 
     @property
     def _n_features_out(self):
@@ -159,6 +216,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags
 
     def _fit(self, X, rng):
@@ -166,6 +224,23 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     def _transform_into(self, X, out):
         raise NotImplementedError
+
+
+class _DenseRows:
+    """A sparse X seen by a map's ``_fit`` that needs dense rows: ``X[rows]`` is dense,
+    ``chunks()`` yields dense row blocks; shape and dtype as X."""
+
+    def __init__(self, X):
+        self.X = X
+        self.shape, self.dtype = X.shape, X.dtype
+
+    def __getitem__(self, rows):
+        return self.X[rows].toarray()
+
+    def chunks(self):
+        rows = max(1, CHUNK_ELEMENTS // max(1, self.shape[1]))
+        for s in range(0, self.shape[0], rows):
+            yield self.X[s:s + rows].toarray()
 
 
 class FourierMap(FeatureMap):
@@ -183,47 +258,45 @@ class FourierMap(FeatureMap):
     def n_freq_for(cls, n_components, **params):
         return n_components // 2 if params.get("pairs", cls.pairs) else n_components
 
+    SPARSE_NATIVE = True  # X @ W takes CSR rows (structured maps densify in _project)
+
     def _fit(self, X, rng):
         self.n_freq_ = self.n_freq_for(self.n_components, pairs=self.pairs)
         W, offset = self._draw(X.shape[1], self.n_freq_, rng)
-        if W is not None:  # dense frequencies (m, d)
-            self.random_weights_ = np.ascontiguousarray(W.T)
-            self._w_absmax = np.abs(self.random_weights_).max(axis=1)
+        if W is not None:  # dense frequencies (m, d), kept in the input's dtype
+            self.random_weights_ = np.ascontiguousarray(W.T, dtype=X.dtype)
+            self._w_absmax = np.abs(self.random_weights_).max(axis=1).astype(np.float64)
         if not self.pairs:
-            self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_) \
-                if offset is None else offset
-        self._cast_cache = {}
+            if offset is None:
+                offset = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_)
+            self.random_offset_ = np.asarray(offset, dtype=X.dtype)
 
     def _draw(self, d, m, rng):
         """(W of shape (m, d) or None for structured maps, offsets or None = uniform)."""
         return self.kernel_.sample_frequencies(m, d, rng), None
 
-    def _as(self, name, dtype):
-        """Fitted array ``name`` in ``dtype`` (cast once, then kept)."""
-        key = (name, np.dtype(dtype))
-        arr = self._cast_cache.get(key)
-        if arr is None:
-            arr = self._cast_cache[key] = getattr(self, name).astype(dtype, copy=False)
-        return arr
-
     def _weights(self, dtype):
         return self._as("random_weights_", dtype)
 
     def _project(self, X, out):
-        """out (n, m) <- X @ W^T, the frequencies' arguments."""
-        np.matmul(X, self._weights(X.dtype), out=out)
+        """out (n, m) <- X @ W^T, the frequencies' arguments (X dense or CSR)."""
+        if sp.issparse(X):
+            out[...] = X @ self._weights(X.dtype)
+        else:
+            np.matmul(X, self._weights(X.dtype), out=out)
 
     def trig_arg_bound(self, X):
         """Per-row upper bound on |w.x + b|, O(n d): selects the fast-cosine path."""
-        bound = np.abs(X) @ self._w_absmax.astype(X.dtype)
-        return bound.astype(np.float64) + (0.0 if self.pairs else 2.0 * np.pi)
+        bound = abs(X) @ self._w_absmax.astype(X.dtype)
+        return np.asarray(bound, dtype=np.float64) + (0.0 if self.pairs else 2.0 * np.pi)
 
     def _transform_into(self, X, out):
         scale = math.sqrt(2.0 / self.n_components)
         m = self.n_freq_
         bound = self.trig_arg_bound(X)
         offset = None if self.pairs else self._as("random_offset_", out.dtype)
-        if hasattr(self, "random_weights_") and X.shape[1] <= FUSED_MAX_D:
+        if hasattr(self, "random_weights_") and X.shape[1] <= FUSED_MAX_D \
+                and not sp.issparse(X):
             # dense W, small d: fused GEMM + cosine by row blocks
             W = self._weights(X.dtype)
             with blas_single_thread():

@@ -9,6 +9,8 @@ data-dependent and no published random-feature bound covers it.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..errors import ConfigError
@@ -18,9 +20,14 @@ EIG_RTOL = 1e-12
 
 
 class Nystrom(FeatureMap):
-    """Attributes: ``landmarks_`` (D, d), ``normalization_`` (D, D), ``rank_``, ``n_freq_``."""
+    """The Nystrom method (Williams & Seeger 2001): D landmarks drawn from the training rows.
+
+    Attributes: ``landmarks_`` (D, d), ``normalization_`` (D, D), ``rank_``, ``n_freq_``,
+    ``n_components_`` (min(D, n_samples): the output dimension)."""
 
     name = "nystrom"
+    BIAS = ("a projection onto the span of the landmarks, k(x, L) K_LL^+ k(L, y) <= k on the "
+            "diagonal: not an unbiased estimate")
     variance = None
 
     @classmethod
@@ -38,23 +45,25 @@ class Nystrom(FeatureMap):
 
     def _fit(self, X, rng):
         n, D = X.shape[0], self.n_components
-        self.check_data(D, n)
+        if D > n:  # as scikit-learn's Nystroem (a run refuses it beforehand: check_data)
+            warnings.warn(f"n_components={D} > n_samples={n}: nystrom uses all {n} rows as "
+                          f"landmarks and outputs {n} features", UserWarning, stacklevel=3)
+            D = n
+        self.n_components_ = D
         self.landmarks_ = np.ascontiguousarray(X[np.sort(rng.choice(n, D, replace=False))],
-                                               dtype=np.float64)
-        s, U = np.linalg.eigh(self.kernel_.gram(self.landmarks_))
+                                               dtype=self._dtype)
+        s, U = np.linalg.eigh(self.kernel_.gram(self.landmarks_.astype(np.float64)))
         keep = s > EIG_RTOL * s.max()
         T = np.zeros((D, D))
         T[:, keep] = U[:, keep] / np.sqrt(s[keep])
-        self.normalization_ = T
+        self.normalization_ = T.astype(self._dtype)
         self.rank_ = int(keep.sum())
         self.n_freq_ = D
-        self._T32 = None
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
 
     def _transform_into(self, X, out):
-        T = self.normalization_
-        if X.dtype == np.float32:
-            if self._T32 is None:
-                self._T32 = T.astype(np.float32)
-            T = self._T32
-        Kx = self.kernel_.gram(X, self.landmarks_.astype(X.dtype, copy=False))
-        np.matmul(Kx, T, out=out)
+        Kx = self.kernel_.gram(X, self._as("landmarks_", X.dtype))
+        np.matmul(Kx, self._as("normalization_", X.dtype), out=out)

@@ -15,6 +15,7 @@ class SklearnRBF(FeatureMap):
 
     name = "sklearn_rbf"
     variance = "rff"
+    SPARSE_NATIVE = True  # RBFSampler takes sparse input
 
     KERNELS = ("gaussian",)
     KERNEL_REASON = ("scikit-learn's RBFSampler approximates the Gaussian kernel only; use "

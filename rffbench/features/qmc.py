@@ -26,16 +26,17 @@ TINY = 2.0**-53
 
 
 class QuasiMonteCarloFeatures(FourierMap):
-    """``qmc``: low-discrepancy frequencies through the inverse CDF; any kernel."""
+    """Quasi-Monte Carlo features (Yang et al. 2014): scrambled low-discrepancy frequencies
+    through the spectral inverse CDF."""
 
     name = "qmc"
     variance = None  # not i.i.d.: no exact variance formula, no published bound
     CONFIG_PARAMS = ("pairs", "sequence")
 
-    def __init__(self, *, kernel="gaussian", n_components=100, random_state=None,
-                 chunk_rows=None, pairs=True, sequence="sobol"):
-        super().__init__(kernel=kernel, n_components=n_components, random_state=random_state,
-                         chunk_rows=chunk_rows)
+    def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
+                 random_state=None, chunk_rows=None, pairs=True, sequence="sobol"):
+        super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
+                         gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
         self.pairs = pairs
         self.sequence = sequence
 

@@ -47,15 +47,16 @@ class GaussianOnlyMap(FourierMap):
     KERNEL_REASON = ("it builds orthogonal/structured Gaussian frequencies, unbiased only for the "
                      "Gaussian kernel; use features=rff or qmc")
 
-    def __init__(self, *, kernel="gaussian", n_components=100, random_state=None,
-                 chunk_rows=None, pairs=True):
-        super().__init__(kernel=kernel, n_components=n_components, random_state=random_state,
-                         chunk_rows=chunk_rows)
+    def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
+                 random_state=None, chunk_rows=None, pairs=True):
+        super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
+                         gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
         self.pairs = pairs
 
 
 class OrthogonalRandomFeatures(GaussianOnlyMap):
-    """``orf``: orthogonal blocks scaled by chi_d norms (dense W, like ``rff``)."""
+    """Orthogonal random features (Yu et al. 2016): orthogonal blocks scaled by chi_d norms
+    (dense W, like ``rff``)."""
 
     name = "orf"
 
@@ -70,7 +71,12 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
 
 
 class _FWHTMap(GaussianOnlyMap):
-    """Shared part of sorf and fastfood: padding, memory check, the projection."""
+    """Shared part of sorf and fastfood: padding, memory check, the projection.
+
+    Parameters are kept in the input's dtype (attributes) and passed to numba in
+    float64; sparse input is densified one chunk of rows at a time."""
+
+    SPARSE_NATIVE = False
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
@@ -95,13 +101,18 @@ class _FWHTMap(GaussianOnlyMap):
 
 
 class StructuredOrthogonalRandomFeatures(_FWHTMap):
-    """``sorf``: (sqrt(L)/l) H D1 H D2 H D3 per block (attributes ``signs_`` (3, B, L))."""
+    """Structured orthogonal random features (Yu et al. 2016): (sqrt(L)/l) H D1 H D2 H D3 per
+    block of L frequencies, O(D log d).
+
+    Attributes: ``signs_`` (3, B, L)."""
 
     name = "sorf"
+    BIAS = ("its frequencies are only approximately Gaussian; the bias shrinks as the padded "
+            "dimension L grows (measured ~0.18 at L = 4, 0.04 at 16, 0.01 at 64)")
 
     def _draw(self, d, m, rng):
         L, B = self._blocks(d, m)
-        self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=(3, B, L))
+        self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=(3, B, L)).astype(self._dtype)
         self.padded_dim_ = L
         # H normalised = H / sqrt(L), three of them: sqrt(L) / l * L^{-3/2}
         self._scale = 1.0 / (self.kernel_.ls * L)
@@ -109,27 +120,32 @@ class StructuredOrthogonalRandomFeatures(_FWHTMap):
         return None, None
 
     def _project(self, X, out):
-        nbk.sorf_project(X, self.signs_[0], self.signs_[1], self.signs_[2], self._scale, out)
+        S = self._as("signs_", np.float64)
+        nbk.sorf_project(X, S[0], S[1], S[2], self._scale, out)
 
 
 class Fastfood(_FWHTMap):
-    """``fastfood``: S H G Pi H B / (l sqrt(L)) per block (attributes ``sign_``,
+    """Fastfood (Le, Sarlos & Smola 2013): S H G Pi H B / (l sqrt(L)) per block, O(D log d).
+
+    Attributes: ``sign_``,
     ``perm_``, ``gauss_``, ``chi_scale_``, each (B, L))."""
 
     name = "fastfood"
 
     def _draw(self, d, m, rng):
         L, B = self._blocks(d, m)
-        self.sign_ = rng.choice(np.array([-1.0, 1.0]), size=(B, L))
+        self.sign_ = rng.choice(np.array([-1.0, 1.0]), size=(B, L)).astype(self._dtype)
         self.perm_ = np.argsort(rng.random((B, L)), axis=1).astype(np.int64)
-        self.gauss_ = rng.standard_normal((B, L))
+        gauss = rng.standard_normal((B, L))
         s = np.sqrt(rng.chisquare(L, size=(B, L)))
-        self.chi_scale_ = s / np.linalg.norm(self.gauss_, axis=1, keepdims=True)
+        self.gauss_ = gauss.astype(self._dtype)
+        self.chi_scale_ = (s / np.linalg.norm(gauss, axis=1, keepdims=True)).astype(self._dtype)
         self.padded_dim_ = L
         self._scale = 1.0 / (self.kernel_.ls * math.sqrt(L))
         self.max_row_norm_ = float(s.max()) / self.kernel_.ls  # row i has norm s_i / l
         return None, None
 
     def _project(self, X, out):
-        nbk.fastfood_project(X, self.sign_, self.perm_, self.gauss_, self.chi_scale_, self._scale,
-                             out)
+        f64 = np.float64
+        nbk.fastfood_project(X, self._as("sign_", f64), self.perm_, self._as("gauss_", f64),
+                             self._as("chi_scale_", f64), self._scale, out)

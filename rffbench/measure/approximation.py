@@ -23,6 +23,7 @@ import logging
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
+from .. import theory
 from .. import _numba as nbk
 from ..memory import Need
 from ..features import gram_of
@@ -33,11 +34,7 @@ log = logging.getLogger(__name__)
 
 BLOCK_ROWS = 512
 
-VARIANCE_TERMS = {
-    # per-pair D * Var as a function of (k, k2 = k(2 delta))
-    "rff": lambda k, k2: 1.0 + 0.5 * k2 - k * k,
-    "pairs": lambda k, k2: 1.0 + k2 - 2.0 * k * k,
-}
+VARIANCE_TERMS = theory.VARIANCE_TERMS
 
 
 def spectral_norm(A):

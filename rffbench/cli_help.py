@@ -1,0 +1,128 @@
+"""``python run.py --help``: rffbench's own help, built from the registries.
+
+conf/config.yaml sets Hydra's app-help template to the resolver
+``rffbench_help`` (registered by :mod:`rffbench.config`), so the text lists what
+is installed now, plug-ins included: kernels, maps with the kernels they
+support, datasets, models and presets, then the main keys.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import textwrap
+
+#: the repository's conf/ (the project's fixed layout: rffbench/ beside conf/)
+CONF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conf")
+
+MAIN_KEYS = [
+    ("D=1024", "output dimension of the feature map (even for cos/sin pair maps)"),
+    ("seed=0", "frequencies, subsamples and the train/test split derive from it"),
+    ("kernel.lengthscale=median", "a number, or median (pairwise distance of training points)"),
+    ("kernel.gamma=null", "scikit-learn's gamma instead (gaussian 1/(2 l^2), laplacian 1/l)"),
+    ("dataset.n_max=null", "subsample the data to at most this many rows"),
+    ("dataset.n=2000 dataset.d=8", "size and dimension of dataset=synthetic"),
+    ("model.lam=auto", "ridge parameter, or the best of model.lam_grid on a validation split"),
+    ("measure.<name>.enabled", "approximation, bounds, learning, timing: true; speed: false"),
+    ("threads=null dtype=float64", "numba + BLAS threads (null: all cores); float32 | float64"),
+    ("+features.params.NAME=value", "a further keyword argument of a plug-in map"),
+]
+
+
+def _first_line(obj):
+    """The first sentence of the docstring's first paragraph, without rst markup and
+    without a leading ``name``: label."""
+    para = " ".join((inspect.getdoc(obj) or "").strip().split("\n\n")[0].split())
+    para = re.sub(r"^``\w+``:\s*", "", para).replace("``", "")
+    return re.split(r"(?<!et al)(?<=[a-z0-9)\]])\.\s+(?=[A-Z])", para + " ")[0].strip().rstrip(".")
+
+
+def _origin(registry, name):
+    o = registry.origin(name)
+    return "" if o == "rffbench" else f" [{o}]"
+
+
+def _rows(rows, indent=2):
+    w = max((len(a) for a, _ in rows), default=0)
+    out = []
+    for a, b in rows:
+        lines = textwrap.wrap(b, 98 - indent - w - 2) or [""]
+        out.append(" " * indent + a.ljust(w) + "  " + lines[0])
+        out += [" " * (indent + w + 2) + rest for rest in lines[1:]]
+    return "\n".join(out)
+
+
+def _safe(registry, name, describe):
+    try:
+        return describe(registry[name]) + _origin(registry, name)
+    except Exception as exc:  # a broken plug-in must not break --help
+        return f"cannot load: {exc}"
+
+
+def _presets():
+    d = os.path.join(CONF_DIR, "experiment")
+    rows = []
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not f.endswith(".yaml"):
+            continue
+        q = []
+        with open(os.path.join(d, f)) as fh:
+            for ln in fh:
+                if ln.startswith("# Question:") or (q and ln.startswith("#")):
+                    q.append(ln[1:].strip())
+                    if "?" in ln:
+                        break
+        text = " ".join(q).replace("Question: ", "")
+        rows.append((f[:-5], text[:text.find("?") + 1] if "?" in text else text))
+    return rows
+
+
+def help_text():
+    from .datasets import DATASETS
+    from .features import FEATURE_MAPS
+    from .kernels import KERNELS
+    from .models import MODELS
+
+    def map_desc(cls):
+        kernels = ", ".join(cls.KERNELS) if cls.KERNELS else "any kernel"
+        fam = f"; bounds: {cls.variance} family" if cls.variance else ""
+        return f"{_first_line(cls)} ({kernels}{fam})"
+
+    parts = [
+        "rffbench: random Fourier features benchmarked against the exact kernel machine.",
+        "",
+        "Usage:",
+        "  python run.py [key=value ...]                one run (records in results/runs/...)",
+        "  python run.py -m key=a,b [key=c,d ...]       a sweep: one job per combination, resumable,",
+        "                                               reported in SWEEP_DIR/report/index.html",
+        "  python run.py -m experiment=NAME             a preset sweep (below)",
+        "  python -m rffbench.report SWEEP_DIR          the report of a sweep, again",
+        "",
+        "Kernels (kernel=NAME):",
+        _rows([(n, _safe(KERNELS, n, _first_line)) for n in KERNELS]),
+        "",
+        "Feature maps (features=NAME; D is the output dimension):",
+        _rows([(n, _safe(FEATURE_MAPS, n, map_desc)) for n in FEATURE_MAPS]),
+        "",
+        "Datasets (dataset=NAME; no download: bundled with scikit-learn, Debian packages, files):",
+        _rows([(n, _safe(DATASETS, n, _first_line)) for n in DATASETS]),
+        "",
+        "Models on the features (model=NAME; exact kernel ridge is the baseline):",
+        _rows([(n, _first_line(c)) for n, c in MODELS.items()]),
+        "",
+        "Presets (python run.py -m experiment=NAME):",
+        _rows(_presets()),
+        "",
+        "Main keys (defaults shown; every key of the config can be overridden):",
+        _rows(MAIN_KEYS),
+        "",
+        "Plug-ins: a package adds maps, kernels or datasets through the entry-point groups",
+        "rffbench.feature_maps, rffbench.kernels, rffbench.datasets (then features=NAME works), or",
+        "features.name=package.module:Class without installing anything (README, \"Bring your",
+        "own map\"; examples/rffbench-example-plugin).",
+        "",
+        "More: python run.py --cfg job (the whole composed config), README.md (quickstart, the",
+        "Python API, the report), conf/ (every group and preset, commented),",
+        "python run.py --hydra-help (Hydra's own options).",
+    ]
+    return "\n".join(parts)

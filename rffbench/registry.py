@@ -1,0 +1,137 @@
+"""Name -> object registries with plug-ins: ``FEATURE_MAPS``, ``KERNELS``, ``DATASETS``.
+
+A registry is a read-only mapping.  A name is found, in this order:
+
+1. among rffbench's own entries;
+2. among the installed packages' entry points of the registry's group
+   (``rffbench.feature_maps``, ``rffbench.kernels``, ``rffbench.datasets``), e.g.
+   in a plug-in's ``pyproject.toml``::
+
+       [project.entry-points."rffbench.feature_maps"]
+       stratified_rff = "my_package.maps:StratifiedRFF"
+
+3. as an import path ``"package.module:attribute"`` (not listed, found on use),
+   e.g. ``features.name=my_package.maps:StratifiedRFF`` on the command line.
+
+Iterating lists 1 and 2 (entry points by their metadata: nothing is imported
+until a name is used).  A plug-in that fails to import, or an object of the
+wrong kind, raises a one-line :class:`~rffbench.errors.ConfigError` naming it.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+
+from .errors import ConfigError
+
+
+def _import_path(path):
+    module, _, attr = path.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Registry(Mapping):
+    """Built-in entries plus entry points of ``group`` plus import paths (module docs).
+
+    ``key`` is the config key that selects an entry (for messages); ``check(name, obj)``
+    raises ConfigError if a plug-in's object is not of the registry's kind.
+    """
+
+    def __init__(self, group, key, builtins, check=None):
+        self.group = group
+        self.key = key
+        self._builtins = dict(builtins)
+        self._check = check
+        self._loaded = {}
+
+    # -- where names come from -----------------------------------------------
+    def plugin_names(self):
+        """Entry-point names of installed plug-ins (builtins win on a clash)."""
+        return {ep.name: ep for ep in entry_points(group=self.group)
+                if ep.name not in self._builtins}
+
+    @staticmethod
+    def is_import_path(name):
+        return isinstance(name, str) and ":" in name and not name.startswith(":")
+
+    def origin(self, name):
+        """'rffbench', the distribution that provides the entry point, or 'import path'."""
+        if name in self._builtins:
+            return "rffbench"
+        ep = self.plugin_names().get(name)
+        if ep is not None:
+            dist = getattr(ep, "dist", None)
+            return f"plug-in {dist.name if dist else ep.value}"
+        return "import path"
+
+    def _load(self, name):
+        if name in self._loaded:
+            return self._loaded[name]
+        ep = self.plugin_names().get(name)
+        what = f"{self.key}={name!r}"
+        if ep is None and not self.is_import_path(name):
+            raise KeyError(name)
+        try:
+            obj = ep.load() if ep is not None else _import_path(name)
+        except Exception as exc:
+            src = f"entry point {ep.value!r} of {self.group}" if ep is not None \
+                else "the import path (package.module:attribute)"
+            first = (str(exc).splitlines() or [""])[0]
+            raise ConfigError(f"{what}: cannot load {src}: {type(exc).__name__}: "
+                              f"{first}") from None
+        if self._check is not None:
+            self._check(name, obj)
+        self._loaded[name] = obj
+        return obj
+
+    # -- Mapping -------------------------------------------------------------
+    def __getitem__(self, name):
+        if name in self._builtins:
+            return self._builtins[name]
+        return self._load(name)
+
+    def __contains__(self, name):
+        if not isinstance(name, str):
+            return False
+        if name in self._builtins or name in self.plugin_names():
+            return True
+        if self.is_import_path(name):
+            self._load(name)  # raises ConfigError (naming why) if it does not load
+            return True
+        return False
+
+    def __iter__(self):
+        yield from self._builtins
+        yield from self.plugin_names()
+
+    def __len__(self):
+        return len(self._builtins) + len(self.plugin_names())
+
+    def get_or_raise(self, name, key=None):
+        """The entry, or a ConfigError naming the key, the value and the choices."""
+        if name not in self:
+            raise ConfigError(f"{key or self.key}={name!r} is not allowed: use one of "
+                              f"{', '.join(self)}, a plug-in's entry point in {self.group!r} "
+                              "or an import path package.module:name")
+        return self[name]
+
+
+def subclass_check(base, kind):
+    """A ``check`` for Registry: the object must be a subclass of ``base``."""
+    def check(name, obj):
+        if not (isinstance(obj, type) and issubclass(obj, base)):
+            raise ConfigError(f"{name!r} is not {kind}: it must be a subclass of "
+                              f"{base.__module__}.{base.__qualname__} (got {obj!r})")
+    return check
+
+
+def callable_check(kind):
+    def check(name, obj):
+        if not callable(obj):
+            raise ConfigError(f"{name!r} is not {kind}: it must be a function "
+                              f"(cfg, seed) -> (X, y, info) (got {obj!r})")
+    return check

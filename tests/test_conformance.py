@@ -1,0 +1,73 @@
+"""rffbench.testing.check_feature_map: every registered map passes, broken maps fail
+the check that is about their defect."""
+import warnings
+
+import numba
+import numpy as np
+import pytest
+
+from rffbench.features import FEATURE_MAPS, RandomFourierFeatures
+from rffbench.testing import FeatureMapCheckError, check_feature_map
+
+
+@pytest.mark.parametrize("name", list(FEATURE_MAPS))
+def test_every_registered_map_passes(name):
+    cls = FEATURE_MAPS[name]
+    kernel = (cls.KERNELS or ("gaussian",))[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        report = check_feature_map(cls, kernel)
+    assert report.passed
+    ran = {c.name for c in report.checks if c.status == "passed"}
+    assert {"sklearn_api", "reproducible", "dtype", "sparse"} <= ran
+    if cls.variance is not None:
+        assert {"unbiased", "variance", "bounded"} <= ran
+
+
+class WrongScale(RandomFourierFeatures):
+    """Frequencies twice too large: a lengthscale of 1/2 instead of 1."""
+
+    name = "wrong_scale"
+
+    def _draw(self, d, m, rng):
+        W, b = super()._draw(d, m, rng)
+        return 2.0 * W, b
+
+
+class BiasedOffset(RandomFourierFeatures):
+    """Offsets in [0, pi/4) instead of [0, 2 pi): E z(x).z(y) = k(x-y) + (2/pi) k(x+y)."""
+
+    name = "biased_offset"
+
+    def _draw(self, d, m, rng):
+        W, _ = super()._draw(d, m, rng)
+        return W, rng.uniform(0.0, np.pi / 4, m)
+
+
+class ThreadSeeded(RandomFourierFeatures):
+    """A random stream that depends on the thread count."""
+
+    name = "thread_seeded"
+
+    def _draw(self, d, m, rng):
+        rng = np.random.default_rng([int(rng.integers(2**32)), numba.get_num_threads()])
+        return super()._draw(d, m, rng)
+
+
+@pytest.mark.parametrize("cls,check", [(WrongScale, "unbiased"), (BiasedOffset, "unbiased"),
+                                       (ThreadSeeded, "threads")])
+def test_broken_maps_fail(cls, check):
+    if check == "threads" and numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 numba threads")
+    report = check_feature_map(cls, "gaussian", raise_on_fail=False, sklearn_checks=False)
+    assert check in report.failed, str(report)
+    with pytest.raises(FeatureMapCheckError, match=check):
+        check_feature_map(cls, "gaussian", sklearn_checks=False)
+
+
+def test_report_is_readable():
+    report = check_feature_map(RandomFourierFeatures, "gaussian", sklearn_checks=False,
+                               n_redraws=100)
+    text = str(report)
+    assert text.splitlines()[0] == "check_feature_map(rff, kernel=gaussian): passed"
+    assert "standard errors" in report["unbiased"].detail

@@ -1,0 +1,131 @@
+"""Plug-ins: the example package under examples/ is installed into this environment,
+its map, kernel and dataset run in a sweep and appear in the report; import paths;
+broken plug-ins get one-line errors."""
+import importlib
+import importlib.metadata
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT, compose_config, run_cli
+from rffbench.errors import ConfigError
+
+PLUGIN_DIR = ROOT / "examples" / "rffbench-example-plugin"
+DIST = "rffbench-example-plugin"
+
+
+@pytest.fixture(scope="module")
+def plugin():
+    """The example plug-in, installed for this module's tests (and removed again
+    if it was not installed before)."""
+    try:
+        importlib.metadata.distribution(DIST)
+        installed_before = True
+    except importlib.metadata.PackageNotFoundError:
+        installed_before = False
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                            str(PLUGIN_DIR)], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        importlib.invalidate_caches()
+    import rffbench.config
+
+    rffbench.config.register_configs()  # its config-group options, as run.py does
+    yield importlib.import_module("rffbench_example_plugin")
+    if not installed_before:
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", DIST],
+                       capture_output=True, timeout=300)
+
+
+def test_registries_list_the_plugin(plugin):
+    from rffbench.datasets import DATASETS
+    from rffbench.features import FEATURE_MAPS
+    from rffbench.kernels import KERNELS
+
+    assert FEATURE_MAPS["stratified_rff"] is plugin.StratifiedRFF
+    assert KERNELS["rational_quadratic"] is plugin.RationalQuadratic
+    assert DATASETS["two_moons"] is plugin.two_moons
+    assert FEATURE_MAPS.origin("stratified_rff") == f"plug-in {DIST}"
+    cfg = compose_config(["features=stratified_rff", "kernel=rational_quadratic",
+                          "dataset=two_moons"])
+    assert (cfg.features.name, cfg.kernel.name, cfg.dataset.name) == (
+        "stratified_rff", "rational_quadratic", "two_moons")
+
+
+def test_plugin_kernel_against_scikit_learn(plugin, rng):
+    from sklearn.gaussian_process.kernels import RationalQuadratic as SkRQ
+
+    X, Y = rng.normal(size=(30, 4)), rng.normal(size=(20, 4))
+    k = plugin.RationalQuadratic(lengthscale=1.3, alpha=2.0).fit(None)
+    np.testing.assert_allclose(k.gram(X, Y), SkRQ(length_scale=1.3, alpha=2.0)(X, Y),
+                               rtol=1e-12, atol=0)
+
+
+def test_plugin_map_and_kernel_pass_the_conformance_check(plugin):
+    """The plug-in kernel's spectral sampler is checked through rff (unbiased and the
+    exact rff variance), the plug-in map through its own (family-free) checks."""
+    from rffbench.features import RandomFourierFeatures
+    from rffbench.testing import check_feature_map
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        r1 = check_feature_map(plugin.StratifiedRFF, "gaussian")
+        r2 = check_feature_map(RandomFourierFeatures, "rational_quadratic",
+                               sklearn_checks=False)
+    assert r1["unbiased"].status == "passed" and r1["variance"].status == "skipped"
+    assert r2["unbiased"].status == "passed" and r2["variance"].status == "passed"
+
+
+def test_plugin_sweep_and_report(plugin, tmp_path):
+    sweep = tmp_path / "sweep"
+    r = run_cli("-m", "features=rff,stratified_rff", "kernel=gaussian,rational_quadratic",
+                "dataset=two_moons", "dataset.n=300", "D=64", "measure.bounds.trials=5",
+                "measure.timing.enabled=false", "measure.learning.exact=false",
+                f"hydra.sweep.dir={sweep}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = pd.read_csv(sweep / "report" / "results.csv")
+    assert set(res.features) == {"rff", "stratified_rff"}
+    assert set(res.kernel) == {"gaussian", "rational_quadratic"}
+    assert set(res.dataset) == {"two_moons"}
+    # bounds apply to rff (it declares the rff family), not to the plug-in map
+    b = res[(res.measurement == "bounds") & (res.method == "hoeffding")
+            & (res.metric == "eps_bound")]
+    assert b[b.features == "rff"].value.notna().all()
+    sb = b[b.features == "stratified_rff"]
+    assert sb.value.isna().all() and sb.note.str.contains("no published bound").all()
+    html = (sweep / "report" / "index.html").read_text()
+    assert "stratified_rff" in html and "rational_quadratic" in html
+
+
+def test_import_path_map_runs(plugin, tmp_path):
+    r = run_cli("features.name=rffbench_example_plugin:StratifiedRFF", "D=32",
+                "dataset=two_moons", "dataset.n=200", "measure.bounds.trials=3",
+                "measure.learning.enabled=false", "measure.timing.enabled=false",
+                f"hydra.run.dir={tmp_path / 'run'}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    rec = pd.read_csv(tmp_path / "run" / "records.csv")
+    assert set(rec.features) == {"rffbench_example_plugin:StratifiedRFF"}
+
+
+@pytest.mark.parametrize("name,match", [
+    ("nosuch_module_xyz:Map", "cannot load the import path .*ModuleNotFoundError"),
+    ("collections:OrderedDict", "is not a feature map: it must be a subclass of "
+                                "rffbench.features.fourier.FeatureMap"),
+    ("nonsense", "features.name='nonsense' is not allowed: use one of rff"),
+])
+def test_bad_plugin_names(name, match):
+    from rffbench.config import FeaturesConfig
+
+    with pytest.raises(ConfigError, match=match):
+        FeaturesConfig(name=name)
+
+
+def test_plugin_params_are_checked(plugin):
+    from rffbench.config import FeaturesConfig
+
+    with pytest.raises(ConfigError, match="features.params.foo=1 is not allowed: "
+                                          "features=stratified_rff takes no further"):
+        FeaturesConfig(name="stratified_rff", params={"foo": 1})
