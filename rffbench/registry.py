@@ -111,6 +111,14 @@ class Registry(Mapping):
     def __len__(self):
         return len(self._builtins) + len(self.plugin_names())
 
+    def find(self, name):
+        """The entry, or None if it is unknown or does not load here (e.g. a report read
+        where the plug-in that made the runs is not installed)."""
+        try:
+            return self[name] if name in self else None
+        except ConfigError:
+            return None
+
     def get_or_raise(self, name, key=None):
         """The entry, or a ConfigError naming the key, the value and the choices."""
         if name not in self:

@@ -387,7 +387,7 @@ def fig_tail(ctx):
             used = diam_rows[diam_rows.note.fillna("").str.contains("used by the bounds")]
             diam = float((used if not used.empty else diam_rows).value.iloc[0])
             sigma_p2 = float(rec[rec.metric == "sigma_p2"].value.iloc[0])
-            fam = FEATURE_MAPS[r0.features].variance if r0.features in FEATURE_MAPS else None
+            fam = getattr(FEATURE_MAPS.find(r0.features), "variance", None)
             all_sup = np.concatenate(sups)
             eb = applies[applies.run_id == r0.run_id]
             hi = max(all_sup.max() * 3, float(eb.value.max()) * 1.5 if not eb.empty else 0)
