@@ -240,6 +240,65 @@ def _fashion_mnist(cfg, seed):
     return X, np.concatenate(ys).astype(np.int64), info
 
 
+#: folders searched for mlbench's .rda files (dataset.path overrides): an extracted copy
+#: (README: apt-get download r-cran-mlbench, no R needed), then R's site libraries
+MLBENCH_DIRS = ("~/.local/share/rffbench/mlbench", "/usr/lib/R/site-library/mlbench/data",
+                "/usr/local/lib/R/site-library/mlbench/data")
+MLBENCH_INSTALL = ("apt-get download r-cran-mlbench && dpkg-deb -x r-cran-mlbench_*.deb "
+                   "/tmp/mlbench && mkdir -p ~/.local/share/rffbench && cp -r "
+                   "/tmp/mlbench/usr/lib/R/site-library/mlbench/data "
+                   "~/.local/share/rffbench/mlbench")
+MLBENCH_LICENCE = ("UCI Machine Learning Repository, CC BY 4.0; as distributed in Debian's "
+                   "r-cran-mlbench (GPL-2)")
+
+
+def _mlbench_dir(cfg, file):
+    dirs = [cfg.path] if cfg.path else list(MLBENCH_DIRS)
+    env = os.environ.get("RFFBENCH_MLBENCH_DIR")
+    if env and not cfg.path:
+        dirs.insert(0, env)
+    for d in dirs:
+        d = os.path.expanduser(d)
+        if os.path.isfile(os.path.join(d, file)):
+            return d
+    raise DataError(f"dataset={cfg.name}: {file} not found in {', '.join(dirs)}; get mlbench's "
+                    f"data files (no R needed): `{MLBENCH_INSTALL}`, or `sudo apt-get install "
+                    "r-cran-mlbench`, or set dataset.path=<folder with the .rda files>")
+
+
+def _mlbench_loader(file, target, about):
+    """A loader of one data frame of R's mlbench package (an .rda file read by the
+    ``rdata`` package): every column but ``target`` is a feature (factors of numbers, as
+    DNA's 0/1 indicators, become numbers), ``target`` the class."""
+    def load(cfg, seed):
+        import warnings
+
+        import rdata
+
+        folder = _mlbench_dir(cfg, file)
+        path = os.path.join(folder, file)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "Unknown encoding"
+                frames = rdata.read_rda(path)
+        except Exception as exc:
+            raise DataError(f"dataset={cfg.name}: cannot read {path}: {type(exc).__name__}: "
+                            f"{exc}") from None
+        df = next(iter(frames.values()))
+        if target not in df.columns:
+            raise DataError(f"dataset={cfg.name}: {path} has no column {target!r}")
+        feats = df.drop(columns=[target])
+        X = np.column_stack([np.asarray(feats[c].astype(str).astype(np.float64))
+                             if feats[c].dtype.name == "category" else
+                             np.asarray(feats[c], dtype=np.float64) for c in feats.columns])
+        y = np.asarray(df[target].cat.codes, dtype=np.int64)
+        return X, y, dict(task="classification", source=f"{about} (R mlbench, {path})",
+                          licence=MLBENCH_LICENCE)
+
+    load.__doc__ = f"{about} (classification)"
+    return load
+
+
 UCI = "UCI Machine Learning Repository (via scikit-learn), CC BY 4.0"
 DATASETS = Registry("rffbench.datasets", "dataset", {
     "synthetic": _synthetic,
@@ -253,6 +312,18 @@ DATASETS = Registry("rffbench.datasets", "dataset", {
                                 "scikit-learn load_diabetes (Efron et al. 2004)",
                                 "distributed with scikit-learn, BSD-3-Clause"),
     "fashion_mnist": _fashion_mnist,
+    "letter": _mlbench_loader("LetterRecognition.rda", "lettr",
+                              "Letter recognition (Slate 1991): 20,000 x 16 glyph features, 26 "
+                              "classes"),
+    "satellite": _mlbench_loader("Satellite.rda", "classes",
+                                 "Statlog Landsat satellite: 6,435 x 36 multi-spectral pixels, 6 "
+                                 "classes"),
+    "shuttle": _mlbench_loader("Shuttle.rda", "Class",
+                               "Statlog shuttle: 58,000 x 9 sensor values, 7 classes (80% class "
+                               "1)"),
+    "dna": _mlbench_loader("DNA.rda", "Class",
+                           "Statlog DNA splice junctions: 3,186 x 180 binary indicators, 3 "
+                           "classes"),
     "file": _file,
 }, callable_check("a dataset loader"))
 
@@ -262,7 +333,8 @@ DATASETS = Registry("rffbench.datasets", "dataset", {
 # --------------------------------------------------------------------------
 #: rows x columns of the bundled datasets
 KNOWN_SHAPES = {"digits": (1797, 64), "breast_cancer": (569, 30), "wine": (178, 13),
-                "diabetes": (442, 10), "fashion_mnist": (70000, 784)}
+                "diabetes": (442, 10), "fashion_mnist": (70000, 784), "letter": (20000, 16),
+                "satellite": (6435, 36), "shuttle": (58000, 9), "dna": (3186, 180)}
 #: peak bytes of loading per float64 value: the array, the split copies, the
 #: standardised copies (and a cast)
 LOAD_COPIES = 3.5

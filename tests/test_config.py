@@ -26,7 +26,8 @@ def test_bounds_delta_scalar_or_list(value, want):
     ("kernel", ["gaussian", "laplacian", "cauchy", "matern"]),
     ("features", ["rff", "rff_pairs", "orf", "sorf", "fastfood", "qmc", "binning", "sklearn_rbf",
                   "nystrom"]),
-    ("dataset", ["synthetic", "digits", "breast_cancer", "wine", "diabetes", "fashion_mnist"]),
+    ("dataset", ["synthetic", "digits", "breast_cancer", "wine", "diabetes", "fashion_mnist",
+                 "letter", "satellite", "shuttle", "dna"]),
     ("model", ["ridge", "sgd"]),
 ])
 def test_every_group_option_composes(group, names):

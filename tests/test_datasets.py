@@ -1,4 +1,6 @@
 """Datasets: synthetic ball, bundled data, user files, and every bad file."""
+import os
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,43 @@ def test_single_class_refused(tmp_path):
     np.savez(tmp_path / "one.npz", X=np.arange(20.0).reshape(10, 2), y=np.ones(10, dtype=int))
     with pytest.raises(DataError, match="at least 2 classes"):
         load_dataset(cfg(name="file", path=str(tmp_path / "one.npz")), seed=0)
+
+
+# ---- R mlbench data (Debian's r-cran-mlbench files; CI extracts them) -------------
+from rffbench.datasets import MLBENCH_DIRS  # noqa: E402
+
+HAVE_MLBENCH = any(os.path.isfile(os.path.join(os.path.expanduser(d), "LetterRecognition.rda"))
+                   for d in MLBENCH_DIRS)
+#: shapes and class counts as the UCI repository documents them
+MLBENCH = {"letter": ((20000, 16), [789, 766, 736, 805, 768]),
+           "satellite": ((6435, 36), [1533, 703, 1358, 626, 707, 1508]),
+           "shuttle": ((58000, 9), [45586, 50, 171, 8903, 3267, 10, 13]),
+           "dna": ((3186, 180), [767, 765, 1654])}
+
+
+@pytest.mark.skipif(not HAVE_MLBENCH and not os.environ.get("CI"),
+                    reason="mlbench .rda files (README, 'Bigger data'; CI extracts them)")
+@pytest.mark.parametrize("name", list(MLBENCH))
+def test_mlbench_real_files(name):
+    from rffbench.config import DatasetConfig
+    from rffbench.datasets import DATASETS
+
+    (n, d), counts = MLBENCH[name]
+    X, y, info = DATASETS[name](DatasetConfig(name=name), 0)
+    assert X.shape == (n, d) and X.dtype == np.float64 and np.isfinite(X).all()
+    assert np.bincount(y)[:len(counts)].tolist() == counts
+    assert "CC BY 4.0" in info["licence"] and "mlbench" in info["source"]
+    if name == "letter":  # first row of the file: T, x.box 2, y.box 8, width 3, high 5
+        assert y[0] == ord("T") - ord("A") and X[0, :4].tolist() == [2, 8, 3, 5]
+    if name == "dna":
+        assert set(np.unique(X)) == {0.0, 1.0}
+
+
+def test_mlbench_missing_files_say_how_to_get_them(tmp_path):
+    from rffbench.config import DatasetConfig
+    from rffbench.datasets import load_dataset
+    from rffbench.errors import DataError
+
+    with pytest.raises(DataError, match=r"dataset=letter: LetterRecognition.rda not found in "
+                                        r".*apt-get download r-cran-mlbench"):
+        load_dataset(DatasetConfig(name="letter", path=str(tmp_path)))
