@@ -641,3 +641,92 @@ def binning_keys(X, pitch, shift, mult, keys):
                 c = np.int64(math.floor((np.float64(X[i, j]) - shift[p, j]) / pitch[p, j]))
                 h += mult[j] * np.uint64(c)
             keys[i, p] = h
+
+
+# --------------------------------------------------------------------------
+# dot-product kernels (not shift-invariant): profile of x.y, |x|, |y|
+# --------------------------------------------------------------------------
+DOT_ARCCOS0 = 0  # k = 1 - theta / pi                                   (0 if x or y = 0)
+DOT_ARCCOS1 = 1  # k = |x||y| (sin theta + (pi - theta) cos theta) / pi
+DOT_POLY = 2  # k = (a x.y + b)^p
+
+
+@nb.njit(parallel=True, nogil=True, cache=True)
+def dot_profile_inplace(G, xn, yn, profile, a, b, p):
+    """G holds X @ Y.T; overwrite with the kernel value.  Arc-cosine: xn, yn are the norms
+    of X / l and Y / l and a = 1 / l^2 (so a G = (x / l).(y / l)); polynomial: (a G + b)^p."""
+    n, m = G.shape
+    for i in prange(n):
+        row = G[i]
+        if profile == DOT_POLY:
+            for j in range(m):
+                row[j] = (a * np.float64(row[j]) + b) ** p
+            continue
+        for j in range(m):
+            nn = xn[i] * yn[j]
+            if nn == 0.0:
+                row[j] = 0.0
+                continue
+            c = min(1.0, max(-1.0, a * np.float64(row[j]) / nn))
+            theta = math.acos(c)
+            if profile == DOT_ARCCOS0:
+                row[j] = 1.0 - theta * INV_PI
+            else:
+                row[j] = nn * (math.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) * INV_PI
+
+
+# --------------------------------------------------------------------------
+# feature passes of the non-trigonometric maps (in place on X @ W)
+# --------------------------------------------------------------------------
+@nb.njit(parallel=True, nogil=True, cache=True)
+def arccos_features_inplace(Z, order, scale):
+    """Z <- scale * step(Z) (order 0) or scale * max(Z, 0) (order 1)."""
+    n, m = Z.shape
+    for i in prange(n):
+        row = Z[i]
+        if order == 0:
+            for j in range(m):
+                row[j] = scale if row[j] > 0 else 0.0
+        else:
+            for j in range(m):
+                row[j] = scale * row[j] if row[j] > 0 else 0.0
+
+
+@nb.njit(parallel=True, nogil=True, cache=True)
+def positive_features_inplace(Z, shift, scale):
+    """Z[i, j] <- scale * exp(Z[i, j] - shift[i]) (positive random features)."""
+    n, m = Z.shape
+    for i in prange(n):
+        row = Z[i]
+        s = np.float64(shift[i])
+        for j in range(m):
+            row[j] = scale * math.exp(np.float64(row[j]) - s)
+
+
+@nb.njit(parallel=True, nogil=True, cache=True)
+def group_products(P, start, count, weight, out):
+    """out[i, f] = weight[f] * prod_{j < count[f]} P[i, start[f] + j] (Random Maclaurin:
+    a product of count[f] Rademacher projections; count 0 gives the constant weight)."""
+    n = P.shape[0]
+    D = out.shape[1]
+    for i in prange(n):
+        for f in range(D):
+            v = np.float64(weight[f])
+            s = start[f]
+            for j in range(count[f]):
+                v *= P[i, s + j]
+            out[i, f] = v
+
+
+@nb.njit(parallel=True, nogil=True, cache=True)
+def count_sketches(X, hashes, signs, out):
+    """out[t, i, :] = count sketch t of row i: out[t, i, hashes[t, k]] += signs[t, k] X[i, k]."""
+    T, n, D = out.shape
+    d = X.shape[1]
+    for i in prange(n):
+        for t in range(T):
+            row = out[t, i]
+            for j in range(D):
+                row[j] = 0.0
+            for k in range(d):
+                row[hashes[t, k]] += signs[t, k] * X[i, k]

@@ -49,6 +49,9 @@ class KernelConfig:
     gamma: Optional[float] = None
     #: Matern smoothness, one of 0.5, 1.5, 2.5 (used by kernel=matern only)
     nu: float = 1.5
+    #: polynomial: k = (x.y / l^2 + coef0)^degree
+    degree: int = 2
+    coef0: float = 1.0
     #: training points used by the median heuristic (seeded subsample)
     median_subsample: int = 1000
 
@@ -59,6 +62,8 @@ class KernelConfig:
         self.lengthscale = check_lengthscale(self.lengthscale)
         if self.gamma is not None:
             KERNELS[self.name](lengthscale=self.lengthscale, gamma=self.gamma).fit(None)
+        if self.name == "polynomial":  # its own range checks, before any work
+            KERNELS[self.name](lengthscale=1.0, degree=self.degree, coef0=self.coef0).fit(None)
         _require(self.nu in (0.5, 1.5, 2.5), "kernel.nu", self.nu, "use one of 0.5, 1.5, 2.5")
         _require(_is_int(self.median_subsample) and self.median_subsample >= 2,
                  "kernel.median_subsample", self.median_subsample, "use an integer >= 2")

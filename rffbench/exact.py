@@ -137,8 +137,9 @@ class ExactKRRClassifier(ClassifierMixin, ExactKRR):
 
 
 def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True):
-    """Validation predictions (one matrix per lambda): K on X_fit and K(X_val,
-    X_fit) computed once, one Cholesky per lambda (memory: 2 n^2 + n_val n)."""
+    """Validation predictions (one matrix per lambda; None where K + lam I is not
+    positive definite in floating point): K on X_fit and K(X_val, X_fit) computed once,
+    one Cholesky per lambda (memory: 2 n^2 + n_val n)."""
     offset = Y_fit.mean(axis=0) if center else np.zeros(Y_fit.shape[1])
     K = np.asarray(kernel.gram(X_fit), dtype=np.float64)
     K_val = np.asarray(kernel.gram(X_val, X_fit), dtype=np.float64)
@@ -146,7 +147,11 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True):
     preds = []
     for lam in grid:
         np.copyto(work, K)
-        alpha, _, _ = solve_regularised(work, Y_fit - offset, lam)
+        try:
+            alpha, _, _ = solve_regularised(work, Y_fit - offset, lam)
+        except RffbenchError:  # K + lam I not positive definite in floating point
+            preds.append(None)
+            continue
         preds.append(K_val @ alpha + offset)
     return preds
 

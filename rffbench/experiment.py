@@ -51,7 +51,8 @@ def process_age_s():
 
 #: keys added to the schema after runs were first recorded, with their defaults: at
 #: the default they are left out of the run id, so older sweeps still resume
-ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}}
+ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}, ("kernel", "degree"): 2,
+              ("kernel", "coef0"): 1.0}
 
 
 def run_id(conf: Config) -> str:
@@ -139,6 +140,7 @@ class RunContext:
 def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     """The run's kernel with a numeric lengthscale (median resolved on X_train)."""
     params = dict(lengthscale=kcfg.lengthscale, gamma=kcfg.gamma, nu=kcfg.nu,
+                  degree=kcfg.degree, coef0=kcfg.coef0,
                   median_subsample=kcfg.median_subsample, random_state=seed)
     k = make_kernel(kcfg.name, **params).fit(X_train)
     params.update(lengthscale=k.lengthscale_, gamma=None)

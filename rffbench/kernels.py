@@ -100,6 +100,9 @@ class Kernel(BaseEstimator):
 
     name = "kernel"
     metric = "euclidean"  # distance used by the median heuristic
+    #: k(x, y) = k(x - y) with a spectral density (Bochner): the Fourier maps, the
+    #: variance formulas and the published bounds hold only for these
+    shift_invariant = True
 
     def __init__(self, lengthscale="median", gamma=None, median_subsample=1000, random_state=0):
         self.lengthscale = lengthscale
@@ -383,8 +386,110 @@ class Matern(Kernel):
                      exact=self.nu == 0.5)
 
 
+# --------------------------------------------------------------------------
+# kernels that are not shift-invariant: functions of x.y, |x| and |y|
+# --------------------------------------------------------------------------
+class DotProductKernel(Kernel):
+    """Base of kernels of x.y, |x|, |y| (``shift_invariant = False``): no k(delta), no
+    spectral density, so no shift-invariant map, variance formula or bound applies to
+    them; the exact Gram is a GEMM and a numba profile pass.  The lengthscale scales
+    the inputs (x / l), median by default as for every kernel."""
+
+    shift_invariant = False
+    PROFILE = None
+
+    def sigma_p2(self, d):
+        return math.nan
+
+    def k_of_delta(self, delta):
+        raise TypeError(f"kernel={self.name} is not shift-invariant: it has no k(delta)")
+
+    def sample_frequencies(self, n, d, rng):
+        raise ConfigError(f"kernel={self.name} is not shift-invariant: it has no spectral "
+                          "density to sample")
+
+    def frequencies_from_uniform(self, U, d):
+        self.sample_frequencies(0, d, None)
+
+    def _profile_args(self):
+        """(a, b, p) of the numba profile (arc-cosine: a = 1 / l^2)."""
+        return 1.0 / self.ls**2, 0.0, 0.0
+
+    def _gram_into(self, X, Y, out):
+        Yt = np.ascontiguousarray(Y.T)
+        for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
+            np.matmul(X[s:s + GRAM_BLOCK_ROWS], Yt, out=out[s:s + GRAM_BLOCK_ROWS])
+        xn = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64)) / self.ls
+        yn = np.sqrt(np.einsum("ij,ij->i", Y, Y, dtype=np.float64)) / self.ls
+        nbk.dot_profile_inplace(out, xn, yn, self.PROFILE, *self._profile_args())
+
+
+class ArcCosine0(DotProductKernel):
+    """Arc-cosine kernel of order 0 (Cho & Saul 2009): k(x, y) = 1 - theta / pi, theta the angle
+    between x and y; features step(w.x), w ~ N(0, I)."""
+
+    name = "arccos0"
+    order = 0
+    PROFILE = nbk.DOT_ARCCOS0
+
+    def sample_frequencies(self, n, d, rng):
+        """Gaussian directions N(0, I / l^2): k(x, y) = 2 E[step(w.x) step(w.y)] (order 0),
+        2 E[relu(w.x) relu(w.y)] (order 1)."""
+        return rng.standard_normal((n, d)) / self.ls
+
+    def frequencies_from_uniform(self, U, d):
+        return ndtri(U[:, :d]) / self.ls
+
+
+class ArcCosine1(ArcCosine0):
+    """Arc-cosine kernel of order 1 (Cho & Saul 2009): k(x, y) = |x||y| (sin theta + (pi - theta)
+    cos theta) / pi of x / l, y / l; features relu(w.x), w ~ N(0, I / l^2)."""
+
+    name = "arccos1"
+    order = 1
+    PROFILE = nbk.DOT_ARCCOS1
+
+
+class Polynomial(DotProductKernel):
+    """Polynomial kernel k(x, y) = (x.y / l^2 + c)^p; scikit-learn's polynomial_kernel with
+    gamma = 1/l^2, coef0 = c, degree = p."""
+
+    name = "polynomial"
+    PROFILE = nbk.DOT_POLY
+    GAMMA = (1.0, 2)  # polynomial_kernel, PolynomialCountSketch
+
+    def __init__(self, lengthscale="median", degree=2, coef0=1.0, gamma=None,
+                 median_subsample=1000, random_state=0):
+        super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
+                         random_state=random_state)
+        self.degree = degree
+        self.coef0 = coef0
+
+    def fit(self, X, y=None):
+        if isinstance(self.degree, bool) or not isinstance(self.degree, numbers.Integral) \
+                or not 1 <= self.degree <= 20:
+            raise ConfigError(f"kernel.degree={self.degree!r} is not allowed: use an integer in "
+                              "1..20")
+        if not isinstance(self.coef0, numbers.Real) or not math.isfinite(self.coef0) \
+                or self.coef0 < 0:
+            raise ConfigError(f"kernel.coef0={self.coef0!r} is not allowed: use a number >= 0")
+        return super().fit(X, y)
+
+    def describe(self):
+        return f"polynomial(degree={self.degree}, coef0={self.coef0:g})"
+
+    def coefficients(self):
+        """a_N of k = sum_N a_N (x.y)^N, N = 0..degree (binomial expansion)."""
+        p, c, g = self.degree, float(self.coef0), 1.0 / self.ls**2
+        return np.array([math.comb(p, N) * c ** (p - N) * g**N for N in range(p + 1)])
+
+    def _profile_args(self):
+        return 1.0 / self.ls**2, float(self.coef0), float(self.degree)
+
+
 KERNELS = Registry("rffbench.kernels", "kernel",
-                   {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern)},
+                   {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern, ArcCosine0,
+                                              ArcCosine1, Polynomial)},
                    subclass_check(Kernel, "a kernel"))
 
 

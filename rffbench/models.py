@@ -20,6 +20,7 @@ import time
 import numpy as np
 from scipy.linalg import blas
 
+from .errors import RffbenchError
 from .exact import solve_regularised
 from .features import gram_of
 from .progress import Progress
@@ -150,19 +151,33 @@ class FeatureRidge:
         return out + self.offset_
 
     def select_lambda(self, fmap, X_fit, Y_fit, X_val, grid):
-        """Validation predictions (one matrix per lambda) from one accumulation
-        pass over X_fit and one transform pass over X_val."""
+        """Validation predictions (one matrix per lambda; None where the system is not
+        positive definite) from one accumulation pass over X_fit and one transform pass
+        over X_val."""
         if fmap.sparse_output:
-            return [FeatureRidge(lam, self.center).fit(fmap, X_fit, Y_fit).predict(X_val)
-                    for lam in grid]
+            preds = []
+            for lam in grid:
+                try:
+                    preds.append(FeatureRidge(lam, self.center).fit(fmap, X_fit, Y_fit)
+                                 .predict(X_val))
+                except RffbenchError:  # not positive definite at this lambda
+                    preds.append(None)
+            return preds
         ne = accumulate(fmap, X_fit, Y_fit, self.chunk_rows)
-        sols = [ne.solve(lam, self.center)[:2] for lam in grid]
-        preds = [np.empty((X_val.shape[0], Y_fit.shape[1])) for _ in grid]
+        sols = []
+        for lam in grid:
+            try:
+                sols.append(ne.solve(lam, self.center)[:2])
+            except RffbenchError:  # not positive definite at this lambda: no prediction
+                sols.append(None)
+        preds = [None if sol is None else np.empty((X_val.shape[0], Y_fit.shape[1]))
+                 for sol in sols]
         rows = chunk_rows(fmap.n_components, self.chunk_rows)
         for s in range(0, X_val.shape[0], rows):
             Z = fmap.transform(X_val[s:s + rows])
-            for (W, off), P in zip(sols, preds):
-                P[s:s + rows] = Z @ W + off
+            for sol, P in zip(sols, preds):
+                if sol is not None:
+                    P[s:s + rows] = Z @ sol[0] + sol[1]
         return preds
 
 

@@ -108,13 +108,13 @@ def _pairs(d, seed=12345):
 
 
 def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n_redraws=400,
-                      d=3, alpha=1e-4, raise_on_fail=True, sklearn_checks=True):
+                      d=3, lengthscale=1.0, alpha=1e-4, raise_on_fail=True, sklearn_checks=True):
     """Run the conformance checks (module docs) on a feature-map class (or an instance,
     whose parameters are used) for ``kernel``; returns a :class:`ConformanceReport`,
     and raises :class:`FeatureMapCheckError` with it if a check failed and
     ``raise_on_fail``.  ``params``: further constructor keywords.  The statistical
-    checks fit ``n_redraws`` maps with D = ``n_components`` on pairs in R^d, with the
-    kernel's lengthscale fixed to 1."""
+    checks fit ``n_redraws`` maps with D = ``n_components`` on pairs in R^d at distances
+    PAIR_DISTANCES times ``lengthscale``, the kernel's lengthscale fixed to it."""
     from sklearn.base import clone
 
     from .kernels import kernel_with
@@ -131,9 +131,9 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
 
     def make(seed, **kw):
         return clone(proto).set_params(n_components=n_components, random_state=seed,
-                                       lengthscale=1.0, **kw)
+                                       lengthscale=lengthscale, **kw)
 
-    X, Y = _pairs(d)
+    X, Y = (lengthscale * P for P in _pairs(d))
     P = np.vstack([X, Y])
     n = len(X)
 
@@ -145,7 +145,8 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
     try:
         make(0).fit(P)
     except Exception as exc:
-        add(Check("construct", "failed", f"fit with n_components={n_components}, lengthscale=1 "
+        add(Check("construct", "failed", f"fit with n_components={n_components}, lengthscale="
+                  f"{lengthscale} "
                   f"and kernel={kernel!r} raised {type(exc).__name__}: {exc}"))
         return _finish(report, raise_on_fail)
 
@@ -172,7 +173,7 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
 
     # -- reproducibility ----------------------------------------------------------
     rng = np.random.default_rng(7)
-    A = rng.normal(size=(40, d))
+    A = rng.normal(size=(40, d)) * lengthscale
     z1, z2, z3 = (_dense(make(s).fit(A).transform(A)) for s in (3, 3, 4))
     same, differ = np.array_equal(z1, z2), not np.array_equal(z1, z3)
     add(Check("reproducible", "passed" if same and differ else "failed",
@@ -188,7 +189,7 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
         add(Check("threads", "skipped", "numba has 1 thread (NUMBA_NUM_THREADS)"))
     else:
         before = numba.get_num_threads()
-        B = rng.normal(size=(3000, d))
+        B = rng.normal(size=(3000, d)) * lengthscale
         outs = []
         try:
             for t in (1, top):
@@ -243,7 +244,7 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
     for s in range(n_redraws):
         est[s], Zs = estimate(1000 + s)
         zmax = max(zmax, float(np.max(np.abs(Zs))))
-    k_ref = kernel_with(proto.kernel, 1.0).fit(None)
+    k_ref = kernel_with(proto.kernel, lengthscale).fit(None)
     k = np.array([k_ref.gram(X[i:i + 1], Y[i:i + 1])[0, 0] for i in range(n)])
     k2 = np.array([k_ref.gram(X[i:i + 1], (2 * Y - X)[i:i + 1])[0, 0] for i in range(n)])
     z = float(ndtri(1 - alpha / (2 * n)))

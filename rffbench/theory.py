@@ -272,6 +272,20 @@ def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features
     return VARIANCE_TERMS[family](k.k_of_delta(delta), k.k_of_delta(2.0 * delta)) / D
 
 
+def positive_variance(u, v):
+    """D Var[z(x).z(y)] of positive random features (FAVOR+) for the Gaussian kernel at
+    u = x / l, v = y / l: each term exp(w.(u + v) - |u|^2 - |v|^2), w ~ N(0, I), has mean
+    k = exp(-|u - v|^2 / 2) and second moment exp(2 |u + v|^2 - 2 |u|^2 - 2 |v|^2) =
+    exp(4 u.v), so D Var = exp(4 u.v) - k^2 (rows of u, v).  Unlike the trigonometric maps
+    it depends on u + v, not only on u - v."""
+    import numpy as np
+
+    u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    dot = np.sum(u * v, axis=-1)
+    k = np.exp(-0.5 * np.sum((u - v) ** 2, axis=-1))
+    return np.exp(4.0 * dot) - k * k
+
+
 def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
                     features="rff_pairs", nu=1.5, D_max=1e18):
     """How many features each published bound requires: the output dimension D at which

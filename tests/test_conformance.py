@@ -10,13 +10,17 @@ from rffbench.features import FEATURE_MAPS, RandomFourierFeatures
 from rffbench.testing import FeatureMapCheckError, check_feature_map
 
 
-@pytest.mark.parametrize("name", list(FEATURE_MAPS))
-def test_every_registered_map_passes(name):
+MAP_KERNELS = [(name, kernel) for name, cls in FEATURE_MAPS.items()
+               for kernel in (cls.KERNELS or ("gaussian",))]
+
+
+@pytest.mark.parametrize("name,kernel", MAP_KERNELS)
+def test_every_registered_map_passes(name, kernel):
+    """At a lengthscale of 1.7 (a scale bug at l = 1 would hide)."""
     cls = FEATURE_MAPS[name]
-    kernel = (cls.KERNELS or ("gaussian",))[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        report = check_feature_map(cls, kernel)
+        report = check_feature_map(cls, kernel, lengthscale=1.7)
     assert report.passed
     ran = {c.name for c in report.checks if c.status == "passed"}
     assert {"sklearn_api", "reproducible", "dtype", "sparse"} <= ran

@@ -9,10 +9,12 @@ through the entry-point group ``rffbench.feature_maps`` or an import path
 import numpy as np
 import scipy.sparse as sp
 
+from .activation import ArcCosineFeatures, PositiveRandomFeatures
 from .binning import RandomBinning
 from .fourier import FeatureMap, FourierMap, RandomFourierFeatures, RandomFourierPairs
 from .nystrom import Nystrom
 from .peers import SklearnRBF
+from .polynomial import RandomMaclaurin, SklearnPolynomialCountSketch, TensorSketch
 from .qmc import QuasiMonteCarloFeatures
 from ..registry import Registry, subclass_check
 from .structured import Fastfood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
@@ -20,7 +22,8 @@ from .structured import Fastfood, OrthogonalRandomFeatures, StructuredOrthogonal
 FEATURE_MAPS = Registry("rffbench.feature_maps", "features", {cls.name: cls for cls in (
     RandomFourierFeatures, RandomFourierPairs, OrthogonalRandomFeatures,
     StructuredOrthogonalRandomFeatures, Fastfood, QuasiMonteCarloFeatures, RandomBinning,
-    SklearnRBF, Nystrom)}, subclass_check(FeatureMap, "a feature map"))
+    SklearnRBF, Nystrom, PositiveRandomFeatures, ArcCosineFeatures, RandomMaclaurin, TensorSketch,
+    SklearnPolynomialCountSketch)}, subclass_check(FeatureMap, "a feature map"))
 
 
 def gram_of(Z, rows=slice(None), out=None):
@@ -42,7 +45,8 @@ def feature_map_class(name):
     return FEATURE_MAPS.get_or_raise(name)
 
 
-__all__ = ["FEATURE_MAPS", "Fastfood", "FeatureMap", "FourierMap", "Nystrom",
+__all__ = ["FEATURE_MAPS", "ArcCosineFeatures", "Fastfood", "PositiveRandomFeatures",
+           "RandomMaclaurin", "SklearnPolynomialCountSketch", "TensorSketch", "FeatureMap", "FourierMap", "Nystrom",
            "OrthogonalRandomFeatures", "QuasiMonteCarloFeatures", "RandomBinning",
            "RandomFourierFeatures", "RandomFourierPairs", "SklearnRBF",
            "StructuredOrthogonalRandomFeatures", "feature_map_class", "gram_of"]

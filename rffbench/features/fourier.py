@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _numba as nbk
 from ..errors import ConfigError
-from ..kernels import kernel_with
+from ..kernels import Kernel, kernel_with
 
 #: default chunk: about this many output elements per GEMM + pass (32 MB float64)
 CHUNK_ELEMENTS = 1 << 22
@@ -113,9 +113,11 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # -- parameter checks shared by fit and the config validation ----------
     #: parameters beyond the common ones that the config passes (features.<name>)
     CONFIG_PARAMS = ()
-    #: kernels the map can represent (None: every kernel) and why only those
+    #: kernels the map can represent (None: every shift-invariant kernel, or every kernel
+    #: if not SHIFT_INVARIANT_ONLY) and why only those
     KERNELS = None
     KERNEL_REASON = ""
+    SHIFT_INVARIANT_ONLY = True
     #: default of the ``pairs`` parameter for maps that have one
     PAIRS_DEFAULT = True
 
@@ -129,6 +131,15 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         if cls.KERNELS is not None and kname is not None and kname not in cls.KERNELS:
             raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: "
                               f"{cls.KERNEL_REASON}")
+        if cls.KERNELS is None and cls.SHIFT_INVARIANT_ONLY and kname is not None:
+            from ..kernels import KERNELS as KERNEL_REGISTRY
+
+            kcls = type(kernel) if isinstance(kernel, Kernel) else KERNEL_REGISTRY.find(kname)
+            if kcls is not None and not kcls.shift_invariant:
+                raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: it "
+                                  "samples the spectral density of a shift-invariant kernel and "
+                                  f"{kname} is not one; use features="
+                                  f"{' or '.join(maps_for_kernel(kname))}")
         if "pairs" in cls.CONFIG_PARAMS:
             pairs = params.get("pairs", cls.PAIRS_DEFAULT)
             if not isinstance(pairs, bool):
@@ -341,6 +352,19 @@ class RandomFourierPairs(RandomFourierFeatures):
     def check_params(cls, n_components, kernel=None, **params):
         super().check_params(n_components, kernel)
         check_even(cls.name, n_components)
+
+
+def maps_for_kernel(kname):
+    """Names of the registered maps that can represent kernel ``kname``."""
+    from . import FEATURE_MAPS
+
+    out = []
+    for name in FEATURE_MAPS:
+        cls = FEATURE_MAPS.find(name)
+        if cls is not None and (kname in (cls.KERNELS or ()) or (
+                cls.KERNELS is None and not cls.SHIFT_INVARIANT_ONLY)):
+            out.append(name)
+    return out
 
 
 def check_even(map_name, n_components):

@@ -26,6 +26,7 @@ class Nystrom(FeatureMap):
     ``n_components_`` (min(D, n_samples): the output dimension)."""
 
     name = "nystrom"
+    SHIFT_INVARIANT_ONLY = False  # the kernel's Gram only: any kernel
     BIAS = ("a projection onto the span of the landmarks, k(x, L) K_LL^+ k(L, y) <= k on the "
             "diagonal: not an unbiased estimate")
     variance = None

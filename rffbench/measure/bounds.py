@@ -257,10 +257,15 @@ def measure(ctx, cfg):
         rows.append(record("bounds", "diam", ctx.data.diameter, method="domain",
                            note="true diameter of the support (synthetic ball: 2 r)"
                            + ("; used by the bounds" if use_domain else "")))
-    sigma_p2 = kernel.sigma_p2(d)
-    rows.append(record("bounds", "sigma_p2", sigma_p2, note=(
-        f"E||w||^2 of {kernel.describe()} in d={d}" if math.isfinite(sigma_p2) else
-        f"E||w||^2 = inf for {kernel.describe()}: heavy-tailed spectral density")))
+    if kernel.shift_invariant:
+        sigma_p2 = kernel.sigma_p2(d)
+        rows.append(record("bounds", "sigma_p2", sigma_p2, note=(
+            f"E||w||^2 of {kernel.describe()} in d={d}" if math.isfinite(sigma_p2) else
+            f"E||w||^2 = inf for {kernel.describe()}: heavy-tailed spectral density")))
+    else:
+        sigma_p2 = math.nan
+        rows.append(record("bounds", "sigma_p2", None, note=(
+            f"kernel={kernel.name} is not shift-invariant: no spectral density")))
 
     # exact K on M; worst-case term variance over the pairs of M (Bernstein reference)
     K = kernel.gram(M64)
@@ -304,7 +309,9 @@ def measure(ctx, cfg):
 
     # 3. pointwise check
     k_pair = K[I, J]
-    k2_pair = kernel.k_of_delta(2.0 * (M64[I] - M64[J]))
+    # k(2 delta) enters the variance formulas, which hold for shift-invariant kernels only
+    k2_pair = kernel.k_of_delta(2.0 * (M64[I] - M64[J])) if kernel.shift_invariant \
+        else np.full(len(I), np.nan)
     var_emp, var_se = sample_variance_se(pointwise)
     for p in range(len(I)):
         dist = float(pair_dist[p])

@@ -33,7 +33,7 @@ import numpy as np
 from .. import memory
 from ..memory import Need
 from ..config import SGD_LOSSES
-from ..errors import ConfigError
+from ..errors import ConfigError, RffbenchError
 from ..exact import ExactKRR
 from ..exact import select_lambda as exact_select_lambda
 from ..models import FeatureRidge, FeatureSGD, chunk_rows, decode, encode_targets
@@ -114,9 +114,16 @@ def _score_fn(task, y_true):
 
 
 def _choose(grid, errors):
-    """Smallest validation error; ties go to the larger lambda."""
-    best = min(range(len(grid)), key=lambda i: (errors[i], -grid[i]))
-    text = ", ".join(f"{g:g}: {e:.4g}" for g, e in zip(grid, errors))
+    """Smallest validation error; ties go to the larger lambda.  An error of None marks
+    a lambda at which the system was not positive definite in floating point."""
+    ok = [i for i in range(len(grid)) if errors[i] is not None]
+    if not ok:
+        raise RffbenchError(f"model.lam=auto: the system is not positive definite in floating "
+                            f"point at any lambda of model.lam_grid={list(grid)}; use larger "
+                            "values")
+    best = min(ok, key=lambda i: (errors[i], -grid[i]))
+    text = ", ".join(f"{g:g}: " + ("not positive definite" if e is None else f"{e:.4g}")
+                     for g, e in zip(grid, errors))
     return grid[best], f"auto: validation error by lambda {{{text}}}"
 
 
@@ -170,7 +177,8 @@ def _feature_model(ctx, cfg):
         fmap = ctx.make_map().fit(Xtr[fit_i])
         preds = model.select_lambda(fmap, Xtr[fit_i], target[fit_i], Xtr[val_i], m.lam_grid)
         score = _score_fn(task, data.y_train[val_i])
-        model.lam, lam_note = _choose(m.lam_grid, [score(as_pred(p)) for p in preds])
+        model.lam, lam_note = _choose(m.lam_grid, [None if p is None else score(as_pred(p))
+                                                    for p in preds])
 
     ctx.make_map().fit(Xtr).transform(Xtr[:8])  # numba warm-up before any timing
 
@@ -228,7 +236,8 @@ def _exact(ctx, cfg):
         preds = exact_select_lambda(ctx.kernel, Xtr[fit_i], Ytr[fit_i], Xtr[val_i], m.lam_grid,
                                     m.center)
         score = _score_fn(task, data.y_train[val_i])
-        lam, lam_note = _choose(m.lam_grid, [score(decode(p, task)) for p in preds])
+        lam, lam_note = _choose(m.lam_grid, [None if p is None else score(decode(p, task))
+                                              for p in preds])
     ctx.kernel.gram(Xtr[:8])  # numba warm-up
     model = ExactKRR(ctx.kernel, lam, m.center)
 

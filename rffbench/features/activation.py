@@ -1,0 +1,80 @@
+"""Maps z(x) = s phi(W x) with Gaussian W and a non-trigonometric activation:
+``arccos`` (arc-cosine kernels) and ``positive`` (positive random features).
+
+* ``arccos`` (Cho & Saul 2009): w ~ N(0, I / l^2), z(x) = sqrt(2/D) step(w.x) for the
+  order-0 kernel, sqrt(2/D) max(w.x, 0) for order 1; E z(x).z(y) = k_n(x / l, y / l)
+  exactly (their eq. 1 is 2 E[step(w.x) step(w.y) (w.x)^n (w.y)^n]).
+* ``positive`` (FAVOR+, Choromanski et al. 2021) for the Gaussian kernel: with u = x / l,
+  exp(-|u - v|^2 / 2) = exp(-|u|^2 / 2) exp(-|v|^2 / 2) exp(u.v) and exp(u.v) =
+  E[exp(w.u - |u|^2 / 2) exp(w.v - |v|^2 / 2)], w ~ N(0, I), so z(x) = exp(w.u - |u|^2) /
+  sqrt(D) is unbiased and positive.  Its variance is not the trigonometric one: D Var =
+  exp(4 u.v) - k^2 (depends on u + v, not only on u - v; theory.positive_variance),
+  smaller than rff's for nearby points with small norms, far larger for large u.v.
+  (The orthogonal-W variant of the paper is not implemented.)
+
+Transform: a chunk GEMM writes X @ W^T into the output, a numba-parallel pass applies the
+activation in place.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _numba as nbk
+from .fourier import FeatureMap
+
+
+class ActivationMap(FeatureMap):
+    """z(x) = phi(W x) with W drawn from the kernel's Gaussian frequency law; dense or
+    sparse input.  Attributes: ``random_weights_`` (d, D), ``n_freq_``."""
+
+    SPARSE_NATIVE = True
+
+    def _fit(self, X, rng):
+        self.n_freq_ = self.n_components
+        W = self.kernel_.sample_frequencies(self.n_components, X.shape[1], rng)
+        self.random_weights_ = np.ascontiguousarray(W.T, dtype=X.dtype)
+
+    def _transform_into(self, X, out):
+        W = self._as("random_weights_", X.dtype)
+        if sp.issparse(X):
+            out[...] = X @ W
+        else:
+            np.matmul(X, W, out=out)
+        self._activate(X, out)
+
+
+class ArcCosineFeatures(ActivationMap):
+    """Arc-cosine features (Cho & Saul 2009): sqrt(2/D) step(w.x) or relu(w.x), w Gaussian."""
+
+    name = "arccos"
+    KERNELS = ("arccos0", "arccos1")
+    KERNEL_REASON = ("step / relu features of Gaussian projections represent the arc-cosine "
+                     "kernels of order 0 and 1 only")
+
+    def __init__(self, *, kernel="arccos1", n_components=100, lengthscale=None, gamma=None,
+                 random_state=None, chunk_rows=None):
+        super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
+                         gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
+
+    def _activate(self, X, out):
+        nbk.arccos_features_inplace(out, self.kernel_.order, math.sqrt(2.0 / self.n_components))
+
+
+class PositiveRandomFeatures(ActivationMap):
+    """Positive random features (FAVOR+, Choromanski et al. 2021) for the Gaussian kernel:
+    exp(w.x / l - |x|^2 / l^2) / sqrt(D), unbiased and positive."""
+
+    name = "positive"
+    KERNELS = ("gaussian",)
+    KERNEL_REASON = ("exp(w.x - |x|^2) features represent the Gaussian (softmax) kernel only")
+
+    def _activate(self, X, out):
+        l2 = self.kernel_.ls ** 2
+        if sp.issparse(X):
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        nbk.positive_features_inplace(out, sq / l2, 1.0 / math.sqrt(self.n_components))
