@@ -730,3 +730,50 @@ def count_sketches(X, hashes, signs, out):
                 row[j] = 0.0
             for k in range(d):
                 row[hashes[t, k]] += signs[t, k] * X[i, k]
+
+
+@nb.njit(parallel=True, nogil=True, cache=True)
+def scale_columns_inplace(Z, s):
+    """Z[i, j] *= s[j] (per-feature weights, e.g. quadrature weights)."""
+    n, m = Z.shape
+    for i in prange(n):
+        row = Z[i]
+        for j in range(m):
+            row[j] = row[j] * s[j]
+
+
+# --------------------------------------------------------------------------
+# chi-squared kernels (non-negative data)
+# --------------------------------------------------------------------------
+@nb.njit(parallel=True, nogil=True, cache=True)
+def additive_chi2(X, Yt, out, scale):
+    """out[i, j] = scale * sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0)."""
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j in range(m):
+            row[j] = 0.0
+        for k in range(d):
+            xk = np.float64(X[i, k])
+            for j in range(m):
+                s = xk + Yt[k, j]
+                if s > 0.0:
+                    row[j] += 2.0 * xk * Yt[k, j] / s
+        for j in range(m):
+            row[j] *= scale
+
+
+@nb.njit(parallel=True, nogil=True, cache=True)
+def sech_product(U, Vt, out, a):
+    """out[i, j] = prod_k 1 / cosh(a (U[i, k] - V[j, k])) (skewed chi2 in log coordinates)."""
+    n, d = U.shape
+    m = Vt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j in range(m):
+            row[j] = 1.0
+        for k in range(d):
+            uk = np.float64(U[i, k])
+            for j in range(m):
+                row[j] = row[j] / math.cosh(a * (uk - Vt[k, j]))

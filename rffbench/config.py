@@ -52,6 +52,8 @@ class KernelConfig:
     #: polynomial: k = (x.y / l^2 + coef0)^degree
     degree: int = 2
     coef0: float = 1.0
+    #: skewed_chi2: c of log(x + c) (scikit-learn's skewedness); data must be above -c
+    skewedness: float = 1.0
     #: training points used by the median heuristic (seeded subsample)
     median_subsample: int = 1000
 
@@ -62,8 +64,10 @@ class KernelConfig:
         self.lengthscale = check_lengthscale(self.lengthscale)
         if self.gamma is not None:
             KERNELS[self.name](lengthscale=self.lengthscale, gamma=self.gamma).fit(None)
-        if self.name == "polynomial":  # its own range checks, before any work
+        if self.name == "polynomial":  # their own range checks, before any work
             KERNELS[self.name](lengthscale=1.0, degree=self.degree, coef0=self.coef0).fit(None)
+        if self.name == "skewed_chi2":
+            KERNELS[self.name](lengthscale=1.0, skewedness=self.skewedness).fit(None)
         _require(self.nu in (0.5, 1.5, 2.5), "kernel.nu", self.nu, "use one of 0.5, 1.5, 2.5")
         _require(_is_int(self.median_subsample) and self.median_subsample >= 2,
                  "kernel.median_subsample", self.median_subsample, "use an integer >= 2")
@@ -177,6 +181,9 @@ class ApproximationConfig:
     enabled: bool = True
     #: training points used (at most the training-set size); null = min(1000, n_train)
     n_points: Optional[int] = None
+    #: false: the error of K(M, M); true: of K(X, Y), X and Y the two halves of the points
+    #: (no diagonal: the quadrature papers' protocol)
+    cross: bool = False
 
     #: n_points when null (capped at the training-set size)
     DEFAULT_N_POINTS = 1000
@@ -366,6 +373,9 @@ class Config:
     #: name of the experiment (a preset sets it); goes into every record
     experiment: str = "default"
     D: int = 1024
+    #: if set, D = 2 D_n (d + 1) for every map once d is known (the spherical-radial
+    #: quadrature rules' natural sizes: D_n rules); D is then ignored
+    D_n: Optional[int] = None
     seed: int = 0
     #: numba + BLAS threads; null = NUMBA_NUM_THREADS, SLURM_CPUS_PER_TASK or all cores
     threads: Optional[int] = None
@@ -377,6 +387,8 @@ class Config:
         _require(self.dtype in DTYPES, "dtype", self.dtype, f"use one of {', '.join(DTYPES)}")
         _require(_is_int(self.seed) and 0 <= self.seed <= MAX_SEED, "seed", self.seed,
                  f"use an integer in 0..{MAX_SEED} (what scikit-learn's splitter accepts)")
+        _require(self.D_n is None or (_is_int(self.D_n) and self.D_n >= 1), "D_n", self.D_n,
+                 "use an integer >= 1 (D = 2 D_n (d + 1)) or null (D as given)")
         _require(self.threads is None or (_is_int(self.threads) and self.threads >= 1), "threads",
                  self.threads, "use an integer >= 1 or null (all cores)")
         FEATURE_MAPS[self.features.name].check_params(self.D, self.kernel.name,

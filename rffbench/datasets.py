@@ -13,6 +13,7 @@ dataset is a function ``(cfg, seed) -> (X, y, info)`` with ``info`` holding
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from dataclasses import dataclass, field
@@ -266,34 +267,40 @@ def _mlbench_dir(cfg, file):
                     "r-cran-mlbench`, or set dataset.path=<folder with the .rda files>")
 
 
+@functools.lru_cache(maxsize=4)
+def _read_mlbench(name, path, mtime, target):
+    """(X, y) of an mlbench .rda file; cached per process (a sweep's runs read it once)."""
+    import warnings
+
+    import rdata
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "Unknown encoding"
+            frames = rdata.read_rda(path)
+    except Exception as exc:
+        raise DataError(f"dataset={name}: cannot read {path}: {type(exc).__name__}: "
+                        f"{exc}") from None
+    df = next(iter(frames.values()))
+    if target not in df.columns:
+        raise DataError(f"dataset={name}: {path} has no column {target!r}")
+    feats = df.drop(columns=[target])
+    X = np.column_stack([np.asarray(feats[c].astype(str).astype(np.float64))
+                         if feats[c].dtype.name == "category" else
+                         np.asarray(feats[c], dtype=np.float64) for c in feats.columns])
+    return X, np.asarray(df[target].cat.codes, dtype=np.int64)
+
+
 def _mlbench_loader(file, target, about):
     """A loader of one data frame of R's mlbench package (an .rda file read by the
     ``rdata`` package): every column but ``target`` is a feature (factors of numbers, as
     DNA's 0/1 indicators, become numbers), ``target`` the class."""
     def load(cfg, seed):
-        import warnings
-
-        import rdata
-
         folder = _mlbench_dir(cfg, file)
         path = os.path.join(folder, file)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "Unknown encoding"
-                frames = rdata.read_rda(path)
-        except Exception as exc:
-            raise DataError(f"dataset={cfg.name}: cannot read {path}: {type(exc).__name__}: "
-                            f"{exc}") from None
-        df = next(iter(frames.values()))
-        if target not in df.columns:
-            raise DataError(f"dataset={cfg.name}: {path} has no column {target!r}")
-        feats = df.drop(columns=[target])
-        X = np.column_stack([np.asarray(feats[c].astype(str).astype(np.float64))
-                             if feats[c].dtype.name == "category" else
-                             np.asarray(feats[c], dtype=np.float64) for c in feats.columns])
-        y = np.asarray(df[target].cat.codes, dtype=np.int64)
-        return X, y, dict(task="classification", source=f"{about} (R mlbench, {path})",
-                          licence=MLBENCH_LICENCE)
+        X, y = _read_mlbench(cfg.name, path, os.path.getmtime(path), target)
+        return X.copy(), y.copy(), dict(task="classification", licence=MLBENCH_LICENCE,
+                                        source=f"{about} (R mlbench, {path})")
 
     load.__doc__ = f"{about} (classification)"
     return load

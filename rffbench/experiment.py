@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -52,15 +52,19 @@ def process_age_s():
 #: keys added to the schema after runs were first recorded, with their defaults: at
 #: the default they are left out of the run id, so older sweeps still resume
 ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}, ("kernel", "degree"): 2,
-              ("kernel", "coef0"): 1.0}
+              ("kernel", "coef0"): 1.0, ("D_n",): None,
+              ("measure", "approximation", "cross"): False, ("kernel", "skewedness"): 1.0}
 
 
 def run_id(conf: Config) -> str:
-    """Hash of the resolved configuration (same config -> same id)."""
+    """Hash of the configuration as given (same config -> same id)."""
     d = asdict(conf)
-    for (group, key), default in ADDED_KEYS.items():
-        if d[group].get(key) == default:
-            d[group].pop(key)
+    for path, default in ADDED_KEYS.items():
+        node = d
+        for k in path[:-1]:
+            node = node[k]
+        if node.get(path[-1]) == default:
+            node.pop(path[-1])
     blob = json.dumps(d, sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
@@ -140,7 +144,7 @@ class RunContext:
 def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     """The run's kernel with a numeric lengthscale (median resolved on X_train)."""
     params = dict(lengthscale=kcfg.lengthscale, gamma=kcfg.gamma, nu=kcfg.nu,
-                  degree=kcfg.degree, coef0=kcfg.coef0,
+                  degree=kcfg.degree, coef0=kcfg.coef0, skewedness=kcfg.skewedness,
                   median_subsample=kcfg.median_subsample, random_state=seed)
     k = make_kernel(kcfg.name, **params).fit(X_train)
     params.update(lengthscale=k.lengthscale_, gamma=None)
@@ -161,12 +165,19 @@ def run(cfg, threads=None):
     data = load_dataset(conf.dataset, seed=conf.seed, dtype=conf.dtype)
     for note in data.notes:
         log.info("dataset: %s", note)
+    rid = run_id(conf)
+    if conf.D_n is not None:  # D from the data's dimension; the id keeps the config as given
+        conf = replace(conf, D=2 * conf.D_n * (data.d + 1))
+        feature_map_class(conf.features.name).check_params(conf.D, conf.kernel.name,
+                                                          **conf.features.map_params())
     ctx = RunContext(conf, data, None, threads)
-    ctx.map_cls.check_data(conf.D, data.X_train.shape[0])
+    ctx.map_cls.check_data(conf.D, data.X_train.shape[0], data.d)
     enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
                if getattr(conf.measure, name).enabled]
     run_plan(ctx, enabled).check()  # every allocation that grows with n, d, D, before any
     ctx.kernel = kernel = resolve_kernel(conf.kernel, data.X_train, conf.seed)
+    for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
+        kernel.check_domain(part, f"dataset={data.name}: {what}")
     check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts
         if hasattr(m, "check"):
@@ -175,7 +186,6 @@ def run(cfg, threads=None):
     # output columns: D, or (binning) the bins the training set occupies
     n_columns = ctx.make_map().fit(data.X_train).n_columns_ \
         if ctx.map_cls.sparse_output else conf.D
-    rid = run_id(conf)
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
              rid, ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
              kernel.describe(), kernel.ls, conf.D)

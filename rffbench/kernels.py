@@ -159,7 +159,9 @@ class Kernel(BaseEstimator):
             if n > self.median_subsample:
                 X = X[np.sort(rng.choice(n, self.median_subsample, replace=False))]
             X = _as_float_2d(X.toarray() if sp.issparse(X) else X)
-            dist = pdist(X.astype(np.float64), metric="cityblock" if self.metric == "l1" else "euclidean")
+            self.check_domain(X, "the training data")
+            dist = pdist(self.warp(X).astype(np.float64),
+                         metric="cityblock" if self.metric == "l1" else "euclidean")
             med = float(np.median(dist))
             if not med > 0:
                 raise DataError("kernel.lengthscale='median' is 0: the data has (almost) "
@@ -214,20 +216,64 @@ class Kernel(BaseEstimator):
         """Reference k(delta) in numpy; delta has shape (..., d)."""
         raise NotImplementedError
 
+    # -- inputs ------------------------------------------------------------
+    #: the kernel is shift-invariant in warp(x), not in x (skewed chi2: log(x + c))
+    warps = False
+    #: smallest allowed input value, exclusive (-inf: any real data)
+    def input_floor(self):
+        return -math.inf
+
+    def warp(self, X):
+        """The coordinates in which the kernel is shift-invariant (identity by default)."""
+        return X
+
+    def check_domain(self, X, what="the data"):
+        """DataError if X (dense or sparse) has values at or below the kernel's floor."""
+        floor = self.input_floor()
+        if floor == -math.inf or X is None:
+            return
+        vals = X.data if sp.issparse(X) else np.asarray(X)
+        lo = float(vals.min()) if vals.size else 0.0
+        if sp.issparse(X) and X.nnz < np.prod(X.shape):
+            lo = min(lo, 0.0)  # the implicit zeros
+        if not (lo > floor or (self.input_floor_inclusive and lo >= floor)):
+            need = "non-negative data" if floor == 0 and self.input_floor_inclusive else \
+                f"data above {floor:g}"
+            raise DataError(f"kernel={self.name} needs {need} (histograms, counts, pixel "
+                            f"values). Negative values in data: {what} has {lo:.4g}; set "
+                            "dataset.standardize=false (z-scores are negative) or use "
+                            "non-negative data")
+
+    #: the floor itself is allowed (additive chi2: x >= 0)
+    input_floor_inclusive = False
+
     def gram(self, X, Y=None):
-        """Exact Gram matrix K[i, j] = k(X[i] - Y[j]) by numba (parallel, blocked).
+        """Exact Gram matrix K[i, j] = k(X[i], Y[j]) by numba (parallel, blocked).
 
         Output dtype is float32 when X is float32, else float64.
         """
+        return self._gram(X, Y, 1.0)
+
+    def gram_twice(self, X, Y=None):
+        """k at twice the (warped) difference, k(2 (u - v)): the variance formulas' k(2 delta)
+        (shift-invariant kernels only)."""
+        return self._gram(X, Y, 2.0)
+
+    def _gram(self, X, Y, factor):
         X = _as_float_2d(X)
         Y = X if Y is None else _as_float_2d(Y, "Y")
         if Y.dtype != X.dtype:
             Y = Y.astype(X.dtype)
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
+        self.check_domain(X)
+        self.check_domain(Y)
         out = np.empty((X.shape[0], Y.shape[0]), dtype=X.dtype)
         if out.size:
-            self._gram_into(X, Y, out)
+            X, Y = self.warp(X), self.warp(Y)
+            if factor != 1.0:
+                X, Y = factor * X, factor * Y
+            self._gram_into(np.ascontiguousarray(X), np.ascontiguousarray(Y), out)
         return out
 
     def _gram_into(self, X, Y, out):
@@ -389,14 +435,13 @@ class Matern(Kernel):
 # --------------------------------------------------------------------------
 # kernels that are not shift-invariant: functions of x.y, |x| and |y|
 # --------------------------------------------------------------------------
-class DotProductKernel(Kernel):
-    """Base of kernels of x.y, |x|, |y| (``shift_invariant = False``): no k(delta), no
-    spectral density, so no shift-invariant map, variance formula or bound applies to
-    them; the exact Gram is a GEMM and a numba profile pass.  The lengthscale scales
-    the inputs (x / l), median by default as for every kernel."""
+class NotShiftInvariant(Kernel):
+    """Base of kernels that are not shift-invariant (``shift_invariant = False``): no
+    k(delta), no spectral density, so no shift-invariant map, variance formula or bound
+    applies to them.  The lengthscale scales the inputs (x / l), median by default as for
+    every kernel."""
 
     shift_invariant = False
-    PROFILE = None
 
     def sigma_p2(self, d):
         return math.nan
@@ -410,6 +455,13 @@ class DotProductKernel(Kernel):
 
     def frequencies_from_uniform(self, U, d):
         self.sample_frequencies(0, d, None)
+
+
+class DotProductKernel(NotShiftInvariant):
+    """Base of kernels of x.y, |x|, |y|: the exact Gram is a GEMM and a numba profile
+    pass."""
+
+    PROFILE = None
 
     def _profile_args(self):
         """(a, b, p) of the numba profile (arc-cosine: a = 1 / l^2)."""
@@ -487,9 +539,81 @@ class Polynomial(DotProductKernel):
         return 1.0 / self.ls**2, float(self.coef0), float(self.degree)
 
 
+# --------------------------------------------------------------------------
+# chi-squared kernels: non-negative data (histograms, counts, pixels)
+# --------------------------------------------------------------------------
+class AdditiveChi2(NotShiftInvariant):
+    """Additive chi-squared kernel k(x, y) = sum_i 2 x_i y_i / (x_i + y_i) of x / l, y / l, for
+    non-negative data; the kernel scikit-learn's AdditiveChi2Sampler approximates."""
+
+    name = "additive_chi2"
+    input_floor_inclusive = True
+
+    def input_floor(self):
+        return 0.0
+
+    def _gram_into(self, X, Y, out):
+        nbk.additive_chi2(X, np.ascontiguousarray(Y.T), out, 1.0 / self.ls)
+
+
+class SkewedChi2(Kernel):
+    """Skewed chi-squared kernel (Li, Ionescu & Sminchisescu 2010) k(x, y) = prod_i
+    sech((log(x_i + c) - log(y_i + c)) / (2 l)); at l = 1 it is scikit-learn's
+    prod_i 2 sqrt((x_i + c)(y_i + c)) / (x_i + y_i + 2c), data above -c.
+
+    Shift-invariant in u = log(x + c) (``warp``), with spectral density l sech(pi l w) per
+    coordinate: the Fourier maps (rff, rff_pairs, qmc) work on the warped data, the
+    variance formulas and bounds hold in u (sigma_p^2 = d / (4 l^2))."""
+
+    name = "skewed_chi2"
+    warps = True
+
+    def __init__(self, lengthscale="median", skewedness=1.0, gamma=None, median_subsample=1000,
+                 random_state=0):
+        super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
+                         random_state=random_state)
+        self.skewedness = skewedness
+
+    def fit(self, X, y=None):
+        c = self.skewedness
+        if not isinstance(c, numbers.Real) or isinstance(c, bool) or not math.isfinite(c) \
+                or c <= 0:
+            raise ConfigError(f"kernel.skewedness={c!r} is not allowed: use a number > 0")
+        return super().fit(X, y)
+
+    def describe(self):
+        return f"skewed_chi2(skewedness={self.skewedness:g})"
+
+    def input_floor(self):
+        return -float(self.skewedness)
+
+    def warp(self, X):
+        return np.log(np.asarray(X, dtype=np.float64) + self.skewedness).astype(
+            np.asarray(X).dtype, copy=False)
+
+    def sample_frequencies(self, n, d, rng):
+        return self.frequencies_from_uniform(rng.random((n, d)), d)
+
+    def frequencies_from_uniform(self, U, d):
+        U = np.clip(U[:, :d], 2.0**-53, 1.0 - 2.0**-53)
+        return np.log(np.tan(0.5 * np.pi * U)) / (np.pi * self.ls)
+
+    def sigma_p2(self, d):
+        return d / (4.0 * self.ls**2)
+
+    def k_of_delta(self, delta):
+        """k of a difference of warped coordinates u - v."""
+        t = np.asarray(delta, dtype=np.float64) / (2.0 * self.ls)
+        with np.errstate(over="ignore"):
+            return np.prod(1.0 / np.cosh(t), axis=-1)
+
+    def _gram_into(self, X, Y, out):
+        nbk.sech_product(X, np.ascontiguousarray(Y.T), out, 0.5 / self.ls)
+
+
 KERNELS = Registry("rffbench.kernels", "kernel",
                    {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern, ArcCosine0,
-                                              ArcCosine1, Polynomial)},
+                                              ArcCosine1, Polynomial, AdditiveChi2, SkewedChi2)},
                    subclass_check(Kernel, "a kernel"))
 
 

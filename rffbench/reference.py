@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table", "speed"]
+PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table", "quadrature",
+           "speed"]
 DPI = 80  # committed figures stay small
 
 

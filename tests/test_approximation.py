@@ -44,5 +44,29 @@ def test_expected_frobenius_error_matches_redraws(map_name, rng):
         Z = FEATURE_MAPS[map_name](kernel=kernel, n_components=D, random_state=s).fit(M) \
             .transform(M)
         sq[s] = np.sum((K - Z @ Z.T) ** 2)
-    expected = expected_fro_sq(kernel, M, K, FEATURE_MAPS[map_name].variance, D)
+    expected = expected_fro_sq(kernel, M, M, K, FEATURE_MAPS[map_name].variance, D)
     assert abs(sq.mean() - expected) <= 5 * sq.std(ddof=1) / np.sqrt(S)
+
+
+@pytest.mark.parametrize("map_name,kname", [("rff", "gaussian"), ("ssr", "arccos1"),
+                                            ("binning", "laplacian")])
+def test_cross_errors_are_those_of_k_x_y(map_name, kname, rng):
+    """cross=true: the error of K(X, Y) for the halves X, Y of M, against numpy."""
+    M = rng.normal(size=(2 * 300 + 1, 4))  # the odd point is left out
+    kernel = make_kernel(kname, lengthscale=2.0)
+    fmap = FEATURE_MAPS[map_name](kernel=kernel, n_components=120, random_state=0).fit(M)
+    got = gram_errors(kernel, fmap, M, cross=True)
+    Z = fmap.transform(M)
+    Z = Z.toarray() if hasattr(Z, "toarray") else Z
+    X, Y = M[:300], M[300:600]
+    K = kernel.gram(X, Y)
+    E = K - Z[:300] @ Z[300:600].T
+    assert got["max_abs_error"] == pytest.approx(np.abs(E).max(), rel=1e-12)
+    assert got["rel_fro_error"] == pytest.approx(np.linalg.norm(E) / np.linalg.norm(K), rel=1e-12)
+    assert got["rel_spectral_error"] == pytest.approx(
+        np.linalg.norm(E, 2) / np.linalg.norm(K, 2), rel=1e-9)
+    if map_name == "rff":
+        diff = X[:, None, :] - Y[None, :, :]
+        k, k2 = kernel.k_of_delta(diff), kernel.k_of_delta(2 * diff)
+        assert got["expected_rel_fro_error"] == pytest.approx(
+            np.sqrt((1 + 0.5 * k2 - k**2).sum() / 120) / np.linalg.norm(K), rel=1e-10)

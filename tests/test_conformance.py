@@ -12,20 +12,27 @@ from rffbench.testing import FeatureMapCheckError, check_feature_map
 
 MAP_KERNELS = [(name, kernel) for name, cls in FEATURE_MAPS.items()
                for kernel in (cls.KERNELS or ("gaussian",))]
+# the maps for any (shift-invariant) kernel, on kernels that are different in kind
+MAP_KERNELS += [("rff", "skewed_chi2"), ("rff_pairs", "matern"), ("qmc", "cauchy"),
+                ("nystrom", "arccos1"), ("nystrom", "additive_chi2")]
 
 
 @pytest.mark.parametrize("name,kernel", MAP_KERNELS)
 def test_every_registered_map_passes(name, kernel):
-    """At a lengthscale of 1.7 (a scale bug at l = 1 would hide)."""
+    """At a lengthscale of 1.7 (a scale bug at l = 1 would hide; sklearn_skewed_chi2 has
+    no scale: 1)."""
     cls = FEATURE_MAPS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        report = check_feature_map(cls, kernel, lengthscale=1.7)
+        report = check_feature_map(cls, kernel,
+                                   lengthscale=1.0 if name == "sklearn_skewed_chi2" else 1.7)
     assert report.passed
     ran = {c.name for c in report.checks if c.status == "passed"}
     assert {"sklearn_api", "reproducible", "dtype", "sparse"} <= ran
     if cls.variance is not None:
         assert {"unbiased", "variance", "bounded"} <= ran
+    if not (cls.BIAS or cls.DETERMINISTIC):
+        assert "unbiased" in ran
 
 
 class WrongScale(RandomFourierFeatures):

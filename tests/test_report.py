@@ -326,3 +326,51 @@ def test_json_config_of_every_run(real_sweep):
     for d in _run_dirs(real_sweep):
         blob = json.loads((d / "config.json").read_text())
         assert blob["run_id"] == d.name and blob["config"]["D"] in (16, 32)
+
+
+def test_a_condition_that_follows_the_x_axis_is_a_panel_not_joined_along_x():
+    """D = 2 n (d + 1) makes the dataset a function of D: the datasets must still be
+    panels (one line across them would join different data)."""
+    rows = pd.DataFrame(dict(run_id=list("abcdef"), seed=0, value=1.0,
+                             D=[34, 68, 74, 148, 362, 724], features="ssr",
+                             dataset=["letter", "letter", "satellite", "satellite", "dna", "dna"]))
+    g = grouping.Grouping(rows, {"dataset": ["dataset.name"], "D": ["D_n"]}, ["approximation"],
+                          x="D", lines=["features"])
+    assert g.keys == ["dataset"] and "dataset" not in g.dependents
+
+
+def test_exact_krr_is_drawn_per_kernel_when_the_kernel_follows_the_map(tmp_path):
+    """Learning vs D with maps of different kernels in one panel: one exact line per kernel,
+    each at the median of its own runs."""
+    root = tmp_path / "s"
+    rows_by_kernel = {}
+    for (kernel, feat), D, seed in itertools.product(
+            [("arccos1", "arccos"), ("gaussian", "positive")], [16, 32], [0, 1]):
+        conf = dict(kernel=dict(name=kernel), features=dict(name=feat),
+                    dataset=dict(name="synthetic"), D=D, seed=seed)
+        rid = f"{feat}{D}s{seed}"
+        exact = {"arccos1": 0.3, "gaussian": 0.2}[kernel] + 0.01 * seed
+        rows = [record("learning", "test_rel_rmse", 0.5 / D ** 0.5, method="ridge"),
+                record("learning", "test_rel_rmse", exact, method="exact_krr")]
+        rows_by_kernel.setdefault(kernel, []).append(exact)
+        identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
+                        n_train=75, n_test=25, d=3, kernel=kernel, nu=None, lengthscale=1.0,
+                        features=feat, D=D, n_freq=D, n_columns=D, seed=seed,
+                        dtype="float64", threads=2)
+        out = root / "runs" / rid
+        out.mkdir(parents=True)
+        write_config(out, rid, conf, [])
+        records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
+    col = collect(root)
+    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
+    df, origins = grouping.attach_conditions(df, col.complete_runs)
+    drawn, why = figures.fig_learning_vs_D(figures.FigContext(df, origins, {}))
+    assert drawn, why
+    (ax,) = drawn[0].fig.axes
+    exact = {ln.get_gid(): ln.get_ydata()[0] for ln in ax.get_lines()
+             if (ln.get_gid() or "").startswith("exact_krr")}
+    assert len(exact) == 2, exact
+    for kernel, vals in rows_by_kernel.items():
+        (gid,) = [k for k in exact if f"kernel={kernel}" in k]
+        assert exact[gid] == pytest.approx(np.median(vals))
+    assert "one red line per kernel" in drawn[0].caption

@@ -60,7 +60,7 @@ def test_non_gaussian_kernel_notes_what_cannot_be_compared():
     sp = df[df.measurement == "speed"]
     na = sp[sp.value.isna()].set_index("method").note
     assert "not allowed with kernel=laplacian" in na["transform/orf"]
-    assert "Gaussian kernel only" in na["transform/sklearn_rbf"]
+    assert "scikit-learn has no sampler for kernel=laplacian" in na["transform/sklearn"]
     assert sp[(sp.method == "transform/rff") & (sp.metric == "time_s")].value.notna().all()
 
 
@@ -73,3 +73,17 @@ def test_bad_speed_config(tmp_path, capsys, override, match):
     assert run_main(compose_config([*SPEED, override]), tmp_path) == 2
     err = capsys.readouterr().err.strip()
     assert match in err and "\n" not in err and not (tmp_path / RECORDS_FILE).exists()
+
+
+def test_polynomial_maps_against_their_scikit_learn_peer():
+    """kernel=polynomial: tensorsketch and maclaurin against PolynomialCountSketch (speed-up
+    recorded), with their own limits; no numpy cosine reference (not shift-invariant)."""
+    df, _ = run(compose_config([*SPEED, "kernel=polynomial", "features=tensorsketch",
+                                "measure.speed.parts=[maps]",
+                                "measure.speed.maps=[tensorsketch,maclaurin]"]))
+    sp = df[(df.measurement == "speed") & df.value.notna()]
+    v = sp.set_index(["method", "metric"]).value
+    for m in ("transform/tensorsketch", "transform/maclaurin"):
+        assert v[m, "speedup_vs_sklearn"] > 0 and v[m, "fraction_of_limit"] > 0
+    assert v["transform/sklearn_polysketch", "time_s"] > 0
+    assert "transform/numpy" not in set(sp.method)

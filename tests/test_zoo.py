@@ -212,3 +212,162 @@ def test_new_maps_in_every_measurement(features, kernel):
         assert s.value.isna().all() and s.note.str.contains("not shift-invariant").all()
     err = df[df.metric == "test_rmse"].set_index("method").value
     assert err.notna().all() and len(err) == 2
+
+
+# ---- chi-squared kernels (non-negative data) ---------------------------------------
+def test_chi2_grams_against_scikit_learn_and_closed_forms(rng, dtype):
+    from sklearn.metrics.pairwise import additive_chi2_kernel
+
+    from rffbench.kernels import AdditiveChi2, SkewedChi2
+
+    X, Y = rng.random((30, 6)), rng.random((20, 6))
+    X[0, :2] = 0.0
+    Y[0, :2] = 0.0  # 0/0 terms count as 0
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    # sum 2xy/(x+y) = sum (x+y)/2 + scikit-learn's -sum (x-y)^2/(x+y) / 2
+    ref = 0.5 * (X.sum(1)[:, None] + Y.sum(1)[None]) + 0.5 * additive_chi2_kernel(X, Y)
+    got = AdditiveChi2(lengthscale=2.0).fit(None).gram(X.astype(dtype), Y.astype(dtype))
+    np.testing.assert_allclose(got, ref / 2.0, rtol=tol, atol=tol)
+    c = 0.7
+    ref = np.prod(2 * np.sqrt((X[:, None] + c) * (Y[None] + c)) / (X[:, None] + Y[None] + 2 * c),
+                  axis=2)
+    k = SkewedChi2(lengthscale=1.0, skewedness=c).fit(None)
+    np.testing.assert_allclose(k.gram(X.astype(dtype), Y.astype(dtype)), ref, rtol=tol, atol=tol)
+    k3 = SkewedChi2(lengthscale=3.0, skewedness=c).fit(None)  # sech((u - v) / (2 l))
+    U, V = np.log(X + c), np.log(Y + c)
+    np.testing.assert_allclose(k3.gram(X, Y),
+                               np.prod(1 / np.cosh((U[:, None] - V[None]) / 6.0), axis=2),
+                               rtol=1e-12)
+    assert k3.sigma_p2(6) == pytest.approx(6 / 36.0)
+
+
+def test_skewed_chi2_frequencies_have_the_sech_law():
+    """Hyperbolic-secant frequencies of scale 1/(pi l): variance 1/(4 l^2) (5 SE)."""
+    from rffbench.kernels import SkewedChi2
+
+    W = SkewedChi2(lengthscale=1.5).fit(None).sample_frequencies(200000, 1,
+                                                                np.random.default_rng(0))
+    v = W.var()
+    se = np.sqrt((np.mean((W - W.mean()) ** 4) - v**2) / W.size)
+    assert abs(v - 1 / (4 * 1.5**2)) <= 5 * se
+
+
+def test_negative_data_is_refused_with_the_fix(tmp_path, capsys):
+    from rffbench.experiment import main as run_main
+
+    cfg = compose_config(["kernel=additive_chi2", "features=nystrom", "D=32",
+                          "measure.bounds.trials=3"])  # digits, standardised: negatives
+    assert run_main(cfg, tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert "kernel=additive_chi2 needs non-negative data" in err and \
+        "dataset.standardize=false" in err and "\n" not in err
+    assert not (tmp_path / "records.csv").exists()
+
+
+def test_chi2_runs_on_raw_pixels():
+    """digits' raw pixel counts (0..16): the additive chi2 peer and the skewed chi2 kernel
+    through rff, whose bounds apply in log(x + c)."""
+    common = ["dataset.standardize=false", "measure.bounds.trials=10",
+              "measure.learning.repeats=1", "measure.approximation.n_points=200",
+              "dataset.n_max=400"]
+    df, _ = run(compose_config(["kernel=additive_chi2", "features=sklearn_chi2", "D=192",
+                                *common]))
+    approx = df[df.measurement == "approximation"].set_index("metric").value
+    assert 0 < approx["rel_fro_error"] < 0.1 and (df.D == 192).all()
+    df, _ = run(compose_config(["kernel=skewed_chi2", "features=rff", "D=256", *common]))
+    b = df[(df.measurement == "bounds") & df.dist.isna() & (df.metric == "eps_bound")]
+    assert b[b.method == "hoeffding"].value.notna().all()
+    s = df[df.metric == "sigma_p2"].value.iloc[0]
+    assert s == pytest.approx(64 / (4 * df.lengthscale.iloc[0] ** 2))
+
+
+@pytest.mark.parametrize("overrides,match", [
+    (["kernel=additive_chi2", "features=sklearn_chi2", "D=100", "dataset.standardize=false"],
+     r"D=100 is not allowed for features=sklearn_chi2 with d=64: .* use D=64, 192 or 320"),
+    (["kernel=skewed_chi2", "features=sklearn_skewed_chi2", "dataset.standardize=false"],
+     r"features=sklearn_skewed_chi2 needs kernel.lengthscale=1"),
+    (["kernel=skewed_chi2", "kernel.skewedness=0"], r"kernel.skewedness=0.0 is not allowed"),
+    (["features=ssr", "D=100"], r"D=100 is not allowed for features=ssr with d=64: .* use a "
+                                r"multiple of 130, e.g. D=130 or D=260 \(or D_n=n"),
+])
+def test_sizes_and_scales_that_cannot_work(overrides, match, tmp_path, capsys):
+    from rffbench.experiment import main as run_main
+
+    cfg = compose_config([*overrides, "measure.bounds.trials=3", "measure.learning.enabled=false"])
+    assert run_main(cfg, tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    import re
+    assert re.search(match, err), err
+
+
+# ---- spherical-radial quadrature -----------------------------------------------------
+def test_simplex_and_ssr_against_explicit_features(rng):
+    from rffbench.features.quadrature import simplex_vertices
+
+    for d in (1, 2, 5, 16):
+        V = simplex_vertices(d)
+        G = V @ V.T
+        np.testing.assert_allclose(np.diag(G), 1.0, atol=1e-12)
+        np.testing.assert_allclose(G[~np.eye(d + 1, dtype=bool)], -1.0 / d, atol=1e-12)
+    X = rng.normal(size=(7, 4))
+    for kname in ("gaussian", "arccos1", "arccos0"):
+        f = FEATURE_MAPS["ssr"](kernel=kname, lengthscale=1.3, n_components=30,
+                                random_state=2).fit(X)
+        assert f.n_rules_ == 3 and f.transform(X).shape == (7, 30)
+        A = X @ f.random_weights_
+        w = f.node_weights_
+        if kname == "gaussian":
+            ref = np.hstack([np.cos(A) * w, np.sin(A) * w])
+        else:
+            g = (lambda t: (t > 0) * 1.0) if kname == "arccos0" else (lambda t: np.maximum(t, 0))
+            ref = np.hstack([g(A) * w, g(-A) * w])
+        np.testing.assert_allclose(f.transform(X), ref, atol=1e-13)
+        # each rule: d + 1 nodes of equal length rho / l on a rotated simplex
+        N = f.random_weights_.T[:5] * 1.3
+        np.testing.assert_allclose(np.linalg.norm(N, axis=1), np.linalg.norm(N[0]), rtol=1e-12)
+
+
+def test_D_n_sets_D_from_the_data_dimension():
+    df, _ = run(compose_config(["dataset=synthetic", "dataset.n=200", "dataset.d=5",
+                                "features=ssr", "D_n=2", "measure.bounds.trials=3",
+                                "measure.learning.enabled=false"]))
+    assert (df.D == 2 * 2 * (5 + 1)).all() and (df.n_freq == 12).all()
+
+
+def test_leverage_parameters_and_weights(rng):
+    """Its draws follow the leverages: weights are 1/sqrt(m M q); bad parameters name the key."""
+    X = rng.normal(size=(200, 3))
+    f = FEATURE_MAPS["leverage"](kernel=Gaussian(lengthscale=1.0), n_components=40,
+                                 random_state=0, oversample=3).fit(X)
+    assert f.n_candidates_ == 60 and f.fit_rows_ == 200 and f.leverage_.shape == (60,)
+    q = f.leverage_ / f.leverage_.sum()
+    # each drawn frequency is weighted by 1/sqrt(m M q) of its candidate
+    np.testing.assert_allclose(f.feature_weights_, np.sqrt(1 / (20 * 60 * q[f.picked_])),
+                               rtol=1e-12)
+    assert np.all(f.leverage_ >= 0) and np.all(f.leverage_ <= 2 + 1e-12)  # two columns each
+    with pytest.raises(ConfigError, match=r"features.params.oversample=0 is not allowed"):
+        validate(compose_config(["features=leverage", "D=64", "+features.params.oversample=0"]))
+    with pytest.raises(ConfigError, match=r"features.params.leverage_lam=-1.0 is not allowed"):
+        validate(compose_config(["features=leverage", "D=64",
+                                 "+features.params.leverage_lam=-1.0"]))
+
+
+def test_gauss_hermite_mean_is_the_grid_value_and_the_grid_converges_to_k():
+    """E z(x).z(y) = the tensor rule's value (5 SE over redraws); the rule's error against
+    the Gaussian kernel shrinks with the nodes."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(4, 3))
+    Y = X + rng.normal(size=(4, 3)) * 0.8
+    k = Gaussian(lengthscale=1.2).fit(None)
+    exact = k.k_of_delta(X - Y)
+    gaps = {}
+    for m in (2, 3, 8):
+        f = FEATURE_MAPS["gauss_hermite"](kernel=k, n_components=2, nodes=m).fit(X)
+        gaps[m] = np.max(np.abs(f.grid_kernel(X - Y) - exact))
+    assert gaps[8] < 1e-5 < gaps[3] < gaps[2], gaps
+    est = pair_estimates("gauss_hermite", k, X, Y, 32, 1500)  # the default: 5 nodes
+    f = FEATURE_MAPS["gauss_hermite"](kernel=k, n_components=32).fit(X)
+    assert f.nodes == 5
+    grid = f.grid_kernel(X - Y)
+    se = est.std(0) / np.sqrt(1500)
+    assert np.all(np.abs(est.mean(0) - grid) <= 5 * se)

@@ -12,10 +12,12 @@ import scipy.sparse as sp
 from .activation import ArcCosineFeatures, PositiveRandomFeatures
 from .binning import RandomBinning
 from .fourier import FeatureMap, FourierMap, RandomFourierFeatures, RandomFourierPairs
+from .leverage import LeverageRFF
 from .nystrom import Nystrom
-from .peers import SklearnRBF
+from .peers import SklearnAdditiveChi2, SklearnRBF, SklearnSkewedChi2
 from .polynomial import RandomMaclaurin, SklearnPolynomialCountSketch, TensorSketch
 from .qmc import QuasiMonteCarloFeatures
+from .quadrature import GaussHermiteFeatures, SphericalRadialFeatures
 from ..registry import Registry, subclass_check
 from .structured import Fastfood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
 
@@ -23,7 +25,8 @@ FEATURE_MAPS = Registry("rffbench.feature_maps", "features", {cls.name: cls for 
     RandomFourierFeatures, RandomFourierPairs, OrthogonalRandomFeatures,
     StructuredOrthogonalRandomFeatures, Fastfood, QuasiMonteCarloFeatures, RandomBinning,
     SklearnRBF, Nystrom, PositiveRandomFeatures, ArcCosineFeatures, RandomMaclaurin, TensorSketch,
-    SklearnPolynomialCountSketch)}, subclass_check(FeatureMap, "a feature map"))
+    SklearnPolynomialCountSketch, SphericalRadialFeatures, GaussHermiteFeatures, LeverageRFF, SklearnAdditiveChi2,
+    SklearnSkewedChi2)}, subclass_check(FeatureMap, "a feature map"))
 
 
 def gram_of(Z, rows=slice(None), out=None):
@@ -45,8 +48,11 @@ def feature_map_class(name):
     return FEATURE_MAPS.get_or_raise(name)
 
 
-__all__ = ["FEATURE_MAPS", "ArcCosineFeatures", "Fastfood", "PositiveRandomFeatures",
-           "RandomMaclaurin", "SklearnPolynomialCountSketch", "TensorSketch", "FeatureMap", "FourierMap", "Nystrom",
+__all__ = ["FEATURE_MAPS", "ArcCosineFeatures", "Fastfood", "GaussHermiteFeatures", "LeverageRFF",
+           "PositiveRandomFeatures",
+           "RandomMaclaurin", "SklearnAdditiveChi2", "SklearnPolynomialCountSketch",
+           "SklearnSkewedChi2", "SphericalRadialFeatures",
+           "TensorSketch", "FeatureMap", "FourierMap", "Nystrom",
            "OrthogonalRandomFeatures", "QuasiMonteCarloFeatures", "RandomBinning",
            "RandomFourierFeatures", "RandomFourierPairs", "SklearnRBF",
            "StructuredOrthogonalRandomFeatures", "feature_map_class", "gram_of"]

@@ -97,6 +97,12 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     #: None: z(x).z(y) is an unbiased estimate of k(x, y) (checked by
     #: rffbench.testing.check_feature_map); otherwise the documented bias, in words
     BIAS = None
+    #: no random parameters (a deterministic quadrature, e.g. sklearn_chi2): the same
+    #: features for every random_state; its error is a bias, measured, not a variance
+    DETERMINISTIC = False
+    #: lengthscale when the kernel is given by name and neither lengthscale nor gamma is
+    #: (None: the kernel's default, the median heuristic)
+    DEFAULT_LENGTHSCALE = None
     #: _fit/_transform_into take scipy.sparse CSR rows as they are (a projection X @ W);
     #: otherwise sparse input is densified one chunk of rows at a time
     SPARSE_NATIVE = False
@@ -157,8 +163,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return {k: getattr(self, k) for k in self.CONFIG_PARAMS}
 
     @classmethod
-    def check_data(cls, n_components, n_samples):
-        """Raise ConfigError if the map cannot be fitted on ``n_samples`` rows."""
+    def check_data(cls, n_components, n_samples, d=None):
+        """Raise ConfigError if the map cannot be fitted on ``n_samples`` rows of dimension
+        ``d`` (checked once the data is loaded, before any measurement)."""
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
@@ -184,7 +191,10 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         X = self._validate(X, reset=True)
         self.check_params(self.n_components, self.kernel, **self.map_params())
         self._check_chunk_rows()
-        self.kernel_ = kernel_with(self.kernel, self.lengthscale, self.gamma).fit(X)
+        ls = self.lengthscale
+        if ls is None and self.gamma is None and isinstance(self.kernel, str):
+            ls = self.DEFAULT_LENGTHSCALE  # None: the kernel's own default (median)
+        self.kernel_ = kernel_with(self.kernel, ls, self.gamma).fit(X)
         self._cast_cache = {}
         self._dtype = X.dtype  # fitted arrays are kept in the input's dtype
         self._fit(X if self.SPARSE_NATIVE or not sp.issparse(X) else _DenseRows(X),
@@ -212,6 +222,10 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             self._transform_into(Xc, out[rows])
         return out
 
+    def sampler_input(self, X):
+        """What a wrapped scikit-learn sampler (``sampler_``) is given for X (peers)."""
+        return X
+
     def _as(self, name, dtype):
         """Fitted array ``name`` in ``dtype`` (cast once, then kept)."""
         key = (name, np.dtype(dtype))
@@ -228,6 +242,14 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.sparse = True
+        # kernels of non-negative data (chi2): scikit-learn's checks then feed positive data
+        from ..kernels import KERNELS as KERNEL_REGISTRY
+
+        kernel = self.kernel if not isinstance(self.kernel, str) else \
+            KERNEL_REGISTRY.find(self.kernel)
+        if kernel is not None and (kernel() if isinstance(kernel, type) else kernel) \
+                .input_floor() > -math.inf:
+            tags.input_tags.positive_only = True
         return tags
 
     def _fit(self, X, rng):
@@ -302,6 +324,9 @@ class FourierMap(FeatureMap):
         return np.asarray(bound, dtype=np.float64) + (0.0 if self.pairs else 2.0 * np.pi)
 
     def _transform_into(self, X, out):
+        if self.kernel_.warps:  # shift-invariant in warped coordinates (skewed chi2)
+            self.kernel_.check_domain(X)
+            X = self.kernel_.warp(X.toarray() if sp.issparse(X) else X)
         scale = math.sqrt(2.0 / self.n_components)
         m = self.n_freq_
         bound = self.trig_arg_bound(X)

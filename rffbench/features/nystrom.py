@@ -32,7 +32,7 @@ class Nystrom(FeatureMap):
     variance = None
 
     @classmethod
-    def check_data(cls, n_components, n_samples):
+    def check_data(cls, n_components, n_samples, d=None):
         if n_components > n_samples:
             raise ConfigError(f"D={n_components} is not allowed for features=nystrom: it draws D "
                               f"landmarks from the {n_samples} training rows; use D <= "

@@ -244,7 +244,8 @@ def measure(ctx, cfg):
     rows = []
 
     # 1. M and its constants
-    dists = pdist(M64)
+    W64 = np.asarray(kernel.warp(M64), dtype=np.float64)  # where the kernel is shift-invariant
+    dists = pdist(W64)
     diam_pts = float(dists.max())
     use_domain = ctx.data.diameter is not None and cfg.diameter in ("auto", "domain")
     diam = float(ctx.data.diameter) if use_domain else diam_pts
@@ -273,12 +274,12 @@ def measure(ctx, cfg):
     if fam in theory.TRIVIAL_ERROR:
         v_max = 0.0
         for s in range(0, n, BLOCK_ROWS):
-            K2 = kernel.gram(2.0 * M64[s:s + BLOCK_ROWS], 2.0 * M64)
+            K2 = kernel.gram_twice(M64[s:s + BLOCK_ROWS], M64)
             v_max = max(v_max, float(np.max(theory.term_variance(
                 K[s:s + BLOCK_ROWS], K2, fam == "pairs"))))
     I, J = pick_pairs(dists, n, cfg.pairs)
     del dists
-    pair_dist = np.linalg.norm(M64[I] - M64[J], axis=1)
+    pair_dist = np.linalg.norm(W64[I] - W64[J], axis=1)
 
     # 2. trials
     workers = _workers(ctx, cfg) if _parallel_layer_ok() else 1
@@ -310,7 +311,7 @@ def measure(ctx, cfg):
     # 3. pointwise check
     k_pair = K[I, J]
     # k(2 delta) enters the variance formulas, which hold for shift-invariant kernels only
-    k2_pair = kernel.k_of_delta(2.0 * (M64[I] - M64[J])) if kernel.shift_invariant \
+    k2_pair = kernel.k_of_delta(2.0 * (W64[I] - W64[J])) if kernel.shift_invariant \
         else np.full(len(I), np.nan)
     var_emp, var_se = sample_variance_se(pointwise)
     for p in range(len(I)):

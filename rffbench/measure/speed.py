@@ -7,14 +7,16 @@ medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
 * ``maps``: the transform of every rffbench map in ``measure.speed.maps`` that
   represents the run's kernel (``transform/<map>``), the plain numpy reference
   ``np.cos(X @ W + b) * sqrt(2/D)`` with the ``rff`` map's W, b
-  (``transform/numpy``) and scikit-learn's ``RBFSampler.transform``
-  (``transform/sklearn_rbf``, Gaussian kernel only).
+  (``transform/numpy``, shift-invariant kernels) and the kernel's scikit-learn sampler,
+  called directly (``transform/sklearn_rbf``: RBFSampler, ``sklearn_polysketch``:
+  PolynomialCountSketch, ``sklearn_chi2``, ``sklearn_skewed_chi2``).
   **Limit**, measured in the same loop: a GEMM of the map's shape into a
   preallocated output (``limit/gemm``; its flop rate is the machine's rate on
   this shape) plus one streaming pass over the N x D output (``limit/pass``).
   A dense map's lower bound is gemm + pass; a structured map's (sorf,
   fastfood) is its FWHT flop count (blocks x FWHTs x L log2 L adds per row)
-  at the GEMM's flop rate, plus the pass.
+  at the GEMM's flop rate, plus the pass; tensorsketch's (no GEMM: count
+  sketches and FFTs) is 2p + 1 passes over the output, its memory traffic.
 * ``gram``: the exact Gram of min(N, ``gram_max_n``) rows: rffbench's numba
   Gram vs scikit-learn ``rbf_kernel`` / ``laplacian_kernel`` (same
   lengthscale); limit = a GEMM X X^T of that shape plus one pass (Gaussian),
@@ -46,6 +48,8 @@ from ..results import record
 log = logging.getLogger(__name__)
 
 FWHTS_PER_BLOCK = {"sorf": 3, "fastfood": 2}
+#: maps without a GEMM (count sketches + FFTs)
+SKETCHES = ("tensorsketch",)
 DEFAULT_LAM = 1e-3
 
 
@@ -103,6 +107,7 @@ def _maps_ok(ctx, names):
         cls = FEATURE_MAPS[name]
         try:
             cls.check_params(ctx.cfg.D, ctx.kernel.name)
+            cls.check_data(ctx.cfg.D, ctx.n_train, ctx.data.d)
         except ConfigError as exc:
             skipped.append((name, str(exc)))
             continue
@@ -137,23 +142,39 @@ def _records(res, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, our
     return out
 
 
-def _part_maps(ctx, cfg, X):
-    from sklearn.kernel_approximation import RBFSampler
+def sklearn_peer(kernel_name):
+    """The registered scikit-learn peer map (``sklearn_*``) of a kernel, or None."""
+    from ..features import FEATURE_MAPS
 
+    for name in FEATURE_MAPS:
+        cls = FEATURE_MAPS.find(name)
+        if cls is not None and name.startswith("sklearn_") and kernel_name in (cls.KERNELS or ()):
+            return name
+    return None
+
+
+def _part_maps(ctx, cfg, X):
     D = ctx.cfg.D
-    names, skipped = _maps_ok(ctx, cfg.maps)
+    names, skipped = _maps_ok(ctx, [m for m in cfg.maps if not m.startswith("sklearn_")])
     fitted = {m: ctx.make_map(name=m).fit(X) for m in names}
-    rff = ctx.make_map(name="rff").fit(X)
-    W, b = rff.random_weights_.astype(X.dtype), rff.random_offset_.astype(X.dtype)
-    scale = X.dtype.type(math.sqrt(2.0 / D))
     buf = np.empty((X.shape[0], D), dtype=X.dtype)
+    W = np.ascontiguousarray(
+        np.random.default_rng(ctx.cfg.seed).standard_normal((X.shape[1], D)), dtype=X.dtype)
     impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
-    impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
-    gaussian = ctx.kernel.name == "gaussian"
-    if gaussian:
-        sk = RBFSampler(gamma=0.5 / ctx.kernel.ls**2, n_components=D,
-                        random_state=ctx.cfg.seed).fit(X)
-        impls["transform/sklearn_rbf"] = lambda: sk.transform(X)
+    if ctx.kernel.shift_invariant:  # the plain numpy reference of the rff map
+        rff = ctx.make_map(name="rff").fit(X)
+        W, b = rff.random_weights_.astype(X.dtype), rff.random_offset_.astype(X.dtype)
+        scale = X.dtype.type(math.sqrt(2.0 / D))
+        impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
+    peer = sklearn_peer(ctx.kernel.name)
+    if peer is not None:
+        try:  # scikit-learn's sampler itself, without rffbench's wrapper
+            pm = ctx.make_map(name=peer).fit(X)
+            Xp = pm.sampler_input(X)
+            impls[f"transform/{peer}"] = lambda: pm.sampler_.transform(Xp)
+        except ConfigError as exc:
+            skipped.append((peer, str(exc)))
+            peer = None
     impls["limit/gemm"] = lambda: np.matmul(X, W, out=buf)
     impls["limit/pass"] = lambda: nbk.scale_inplace(buf, 1.0)
     log.info("speed: transforms of %d x %d -> D=%d (%s): %s", *X.shape, D, X.dtype,
@@ -170,6 +191,11 @@ def _part_maps(ctx, cfg, X):
             flops = X.shape[0] * blocks * FWHTS_PER_BLOCK[m] * L * math.log2(max(L, 2))
             limits[key] = (flops / rate + pas, f"{FWHTS_PER_BLOCK[m]} FWHTs per block at the GEMM "
                            f"rate ({rate / 1e9:.1f} GFLOP/s) + one pass over the output")
+        elif m in SKETCHES:  # FFTs, no GEMM: a lower bound from the memory traffic only
+            p = f.kernel_.degree
+            limits[key] = ((2 * p + 1) * pas, f"{2 * p + 1} passes over the N x D output (p = {p} "
+                           "count sketches, their spectra and the product; FFT flops not "
+                           "counted)")
         else:  # the map's own GEMM: n_freq columns (D/2 for cos/sin pairs)
             g = gemm * f.n_freq_ / D
             limits[key] = (g + pas, f"GEMM of the map's shape (N x d x {f.n_freq_}) into a "
@@ -177,13 +203,13 @@ def _part_maps(ctx, cfg, X):
                            f"pass over the N x D output ({pas:.4g} s)")
     ours = [f"transform/{m}" for m in fitted]
     rows = _records(res, X.shape[0], limits, cfg.repeats,
-                    "transform/sklearn_rbf" if gaussian else None, "transform/numpy", ours)
+                    f"transform/{peer}" if peer else None,
+                    "transform/numpy" if "transform/numpy" in res else None, ours)
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
              for m, why in skipped]
-    if not gaussian:
-        rows.append(record("speed", "time_s", None, method="transform/sklearn_rbf",
-                           note=f"RBFSampler approximates the Gaussian kernel only, not "
-                                f"{ctx.kernel.name}"))
+    if peer is None:
+        rows.append(record("speed", "time_s", None, method="transform/sklearn",
+                           note=f"scikit-learn has no sampler for kernel={ctx.kernel.name}"))
     return rows
 
 

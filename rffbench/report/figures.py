@@ -12,6 +12,7 @@ values back.
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,9 +144,17 @@ def finish(fig, title, g, fixed, handles, ncol=4):
     """The figure's title (with the file's conditions) and one legend below the panels
     listing every drawn element (each handle's label)."""
     fig.suptitle(title + (f" ({g.label(fixed)})" if fixed else ""))
+    ncols = max(1, len({round(ax.get_position().x0, 3) for ax in fig.axes}))
+    width = max(20, int(fig.get_figwidth() / ncols * 72 / 6.0))  # characters per panel
+    for ax in fig.axes:  # long panel titles wrap instead of running into the next panel
+        t = ax.get_title()
+        if len(t) > width:
+            ax.set_title("\n".join(textwrap.wrap(t, width)), fontsize="medium")
     if handles:
+        longest = max(len(h.get_label()) for h in handles)
+        fits = max(1, int(fig.get_figwidth() * 72 / (longest * 5.6 + 40)))
         fig.legend(handles, [h.get_label() for h in handles], loc="outside lower center",
-                   ncol=min(ncol, len(handles)), frameon=False)
+                   ncol=min(ncol, len(handles), fits), frameon=False)
 
 
 def proxy(**kw):
@@ -212,7 +221,12 @@ def fig_error_vs_D(ctx):
                     proxy(color="0.55", lw=0.9, label="1/sqrt(D) slope through the first point")]
         finish(fig, "Approximation error vs D", g, fixed, handles, ncol=4)
         no_theory = sorted(set(obs.features) - set(theo_all.features))
-        cap = caption("Relative Frobenius error of the Gram matrix on the measurement points, "
+        cross = obs.note.astype(str).str.contains("K(X, Y)", regex=False)
+        what = ("of K(X, Y) between two disjoint halves of the measurement points"
+                if cross.all() else "on the measurement points" if not cross.any() else
+                "on the measurement points (K(X, Y) of two halves for some runs: see the "
+                "note column)")
+        cap = caption(f"Relative Frobenius error of the Gram matrix {what}, "
                       "log-log; dashed: the exact expected error of the map (RMS over redraws)"
                       + (f", not available for {', '.join(no_theory)}" if no_theory else "")
                       + ".", g, "Each point: " + pooled_text(obs, _by(g)) + ".",
@@ -455,10 +469,12 @@ def fig_learning_vs_D(ctx):
     if not g.require_x():
         return [], "learning vs D: no panel has learning records at >= 2 values of D"
     colors = colors_for(set(zip(feat.features, feat.method)))
+    exact_keys = [k for k, a in g.dependents.items() if a in ("features", "method")]
     out = []
     for suffix, fixed, panels in g.files(MAX_PANELS):
         fig, axes = new_figure(len(panels))
         skipped = set()
+        exact_seen = {}
         for (ax,), (label, keys, rows) in zip(axes, panels):
             metric = rows.metric.iloc[0]
             for (f, m), grp in rows.groupby(["features", "method"]):
@@ -466,14 +482,22 @@ def fig_learning_vs_D(ctx):
                      gid=f"observed:{metric}:{f}+{m}")
             ex = lr[(lr.method == "exact_krr") & lr.run_id.isin(rows.run_id)
                     & (lr.metric == metric)]
-            per_seed = ex.dropna(subset=["value"]).groupby("seed").value.median()
-            if per_seed.empty:
-                skipped |= set(ex.note.dropna())
-            else:
+            # exact KRR depends on the kernel, not on D or the map: one line per condition
+            # that follows the lines (kernel=... shown with the map), never pooled over them
+            groups = ex.groupby(exact_keys, dropna=False) if exact_keys else [((), ex)]
+            for i, (vals, exg) in enumerate(groups):
+                vals = vals if isinstance(vals, tuple) else (vals,)
+                per_seed = exg.dropna(subset=["value"]).groupby("seed").value.median()
+                if per_seed.empty:
+                    skipped |= set(exg.note.dropna())
+                    continue
+                ls = EXACT_STYLES[i % len(EXACT_STYLES)]
                 ax.axhspan(per_seed.min(), max(per_seed.max(), per_seed.min() * 1.0001),
                            color="tab:red", alpha=0.18, lw=0)
-                exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2)
-                exl.set_gid("exact_krr")
+                exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2, ls=ls)
+                text = g.label(dict(zip(exact_keys, vals)))
+                exl.set_gid("exact_krr" + (f":{text}" if text else ""))
+                exact_seen[text] = ls
             Ds = sorted(rows.D.unique())
             ax.set(title=label, xlabel="D (output dimension)", ylabel=METRIC_LABEL[metric])
             log_axis(ax, "x", Ds)
@@ -482,19 +506,30 @@ def fig_learning_vs_D(ctx):
                          label=f"{g.name('features', k[0])} + {k[1]}")
                    for k in names if k in set(zip(rows_all(panels).features,
                                                     rows_all(panels).method))]
-        handles.append(proxy(color="tab:red", lw=1.2, label="exact kernel ridge (median; band: "
-                                                            "min-max over seeds)"))
+        handles += [proxy(color="tab:red", lw=1.2, ls=ls, label="exact kernel ridge"
+                          + (f", {text}" if text else "") + " (median; band: min-max over seeds)")
+                    for text, ls in exact_seen.items()]
         finish(fig, "Test error vs D", g, fixed, handles, ncol=4)
         cap = caption("Test error of the model on D random features (median line, min-max band "
                       "over seeds) and of exact kernel ridge (red), which does not depend on D or "
                       "the map: its line pools the exact results of the panel's runs, identical "
-                      "per seed.", g, "Each point: " + pooled_text(rows_all(panels), _by(g)) + ".",
+                      "per seed" + (f"; one red line per {', '.join(exact_keys)} (it follows the "
+                                    "map here)" if exact_keys else "") + ".", g, "Each point: " + pooled_text(rows_all(panels), _by(g)) + ".",
                       split_keys=g.split_keys,
                       extra=" ".join(filter(None, [g.dropped_text(), (
                           "Exact kernel ridge not drawn where it was " + "; ".join(
                               sorted(skipped)) + ".") if skipped else ""])))
         out.append(Drawn(file_name("learning_vs_D", suffix), fig, cap))
     return out, ""
+
+
+EXACT_STYLES = ["-", "--", ":", "-."]
+
+
+def pd_empty():
+    import pandas as pd
+
+    return pd.Series(dtype=float)
 
 
 def crossover(n, t_feat, t_exact):
@@ -520,16 +555,30 @@ def fig_train_time(ctx):
     if not g.require_x():
         return [], "train time vs n_train: no panel has train times at >= 2 values of n_train"
     colors = colors_for(set(zip(feat.D, feat.features, feat.method)))
+    exact_keys = [k for k, a in g.dependents.items() if a in ("D", "features", "method")]
     out = []
     for suffix, fixed, panels in g.files(MAX_PANELS):
         fig, axes = new_figure(len(panels), w=4.6, h=3.4)
         notes = []
+        exact_seen = {}
         for (ax,), (label, _, rows) in zip(axes, panels):
-            e = ex[ex.run_id.isin(rows.run_id)].groupby("n_train").value.median().sort_index()
-            (el,) = ax.plot(e.index, e.values, "k-o", ms=4, lw=1.6)
-            el.set_gid("exact_krr")
+            # exact KRR depends on the kernel, not on D or the map: one curve per condition
+            # that follows the lines (never pooled over kernels)
+            exr = ex[ex.run_id.isin(rows.run_id)]
+            exact = {}
+            for i, (vals, eg) in enumerate(exr.groupby(exact_keys, dropna=False)
+                                           if exact_keys else [((), exr)]):
+                vals = vals if isinstance(vals, tuple) else (vals,)
+                e = eg.groupby("n_train").value.median().sort_index()
+                text = g.label(dict(zip(exact_keys, vals)))
+                (el,) = ax.plot(e.index, e.values, "-o", color="k", ms=4, lw=1.6,
+                                ls=EXACT_STYLES[i % len(EXACT_STYLES)])
+                el.set_gid("exact_krr" + (f":{text}" if text else ""))
+                exact[vals] = e
+                exact_seen[text] = EXACT_STYLES[i % len(EXACT_STYLES)]
             cross = []
             for (D, f, m), grp in rows.groupby(["D", "features", "method"]):
+                e = exact.get(tuple(grp[k].iloc[0] for k in exact_keys), pd_empty())
                 s = grp.groupby("n_train").value.median().sort_index()
                 (ln,) = ax.plot(s.index, s.values, "-o", ms=3.5, color=colors[(D, f, m)])
                 ln.set_gid(f"observed:train_time_s:D={fmt(D)}")
@@ -553,7 +602,8 @@ def fig_train_time(ctx):
         keys = sorted({k for k in colors if k in set(zip(rows_all(panels).D,
                                                          rows_all(panels).features,
                                                          rows_all(panels).method))}, key=str)
-        handles = [proxy(color="k", marker="o", ms=4, label="exact kernel ridge")] + [
+        handles = [proxy(color="k", marker="o", ms=4, ls=ls, label="exact kernel ridge"
+                         + (f", {text}" if text else "")) for text, ls in exact_seen.items()] + [
             proxy(color=colors[k], marker="o", ms=3.5, label=f"{k[1]} + {k[2]}, D={fmt(k[0])}")
             for k in keys] + [proxy(color="0.4", ls=":", label="crossover (log-linear "
                                                                 "interpolation)")]
@@ -741,7 +791,9 @@ def _panel_rank(text, order):
 # --------------------------------------------------------------------------
 # speed
 # --------------------------------------------------------------------------
-OURS_NOT = ("numpy", "sklearn_rbf", "sklearn")
+def _ours(impl):
+    """rffbench's own implementation (not numpy's reference nor a scikit-learn peer)?"""
+    return impl != "numpy" and not impl.startswith("sklearn")
 
 
 def _impl(method):
@@ -766,7 +818,7 @@ def fig_speed_vs_size(ctx):
             for m, grp in rows.groupby("method"):
                 s = grp.groupby("n_train").value.median().sort_index()
                 impl = _impl(m)
-                ours = impl not in OURS_NOT
+                ours = _ours(impl)
                 (ln,) = ax.plot(s.index, s.values, "-o" if ours else "--s", ms=3.5,
                                 color=colors[m], label=impl + ("" if ours else " (reference)"))
                 ln.set_gid(f"observed:time_s:{impl}")

@@ -23,7 +23,7 @@ import numpy as np
 
 #: config key -> the record column that carries the same condition
 KEY_COLUMN = {"kernel.name": "kernel", "features.name": "features", "dataset.name": "dataset",
-              "dataset.d": "d", "D": "D", "dtype": "dtype", "experiment": "experiment",
+              "dataset.d": "d", "D": "D", "D_n": "D", "dtype": "dtype", "experiment": "experiment",
               "seed": "seed", "kernel.nu": "nu", "threads": "threads",
               "dataset.n": "n_train", "dataset.n_max": "n_train", "dataset.test_size": "n_train"}
 #: config keys that pick what is measured, never a condition of a measured value
@@ -117,9 +117,11 @@ class Grouping:
                           and rows[c].nunique(dropna=False) > 1}, key=_order)
         self.x, self.lines = x, [c for c in lines if c in rows.columns]
         # a condition that is a function of another one (features.pairs of features,
-        # D of dataset in a table-shaped sweep) is shown with it, not split again
+        # D of dataset in a table-shaped sweep) is shown with it, not split again; never
+        # with the x axis: a line along x would join runs of different conditions (the
+        # datasets of a sweep whose D follows d)
         self.dependents = {}
-        anchors = sorted({c for c in [*self.lines, *varying, x] if c is not None}, key=_order)
+        anchors = sorted({c for c in [*self.lines, *varying] if c is not None}, key=_order)
         for k in reversed(varying):
             for j in anchors:
                 if j != k and j not in self.dependents and \
