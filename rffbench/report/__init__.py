@@ -287,7 +287,7 @@ def render_markdown(rep, col, env):
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1250px;
 margin:1.5em auto;padding:0 1em;color:#222;line-height:1.4}
-h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+li{overflow-wrap:anywhere}h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 .status{display:inline-block;padding:.3em .7em;border-radius:4px;font-weight:bold;color:#fff}
 .ok{background:#2e7d32}.bad{background:#c62828}
 figure{margin:1.2em 0;padding:.6em;border:1px solid #e3e3e3;border-radius:4px}
