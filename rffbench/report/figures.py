@@ -571,7 +571,7 @@ def fig_train_time(ctx):
                 vals = vals if isinstance(vals, tuple) else (vals,)
                 e = eg.groupby("n_train").value.median().sort_index()
                 text = g.label(dict(zip(exact_keys, vals)))
-                (el,) = ax.plot(e.index, e.values, "-o", color="k", ms=4, lw=1.6,
+                (el,) = ax.plot(e.index, e.values, marker="o", color="k", ms=4, lw=1.6,
                                 ls=EXACT_STYLES[i % len(EXACT_STYLES)])
                 el.set_gid("exact_krr" + (f":{text}" if text else ""))
                 exact[vals] = e
