@@ -371,3 +371,11 @@ def test_gauss_hermite_mean_is_the_grid_value_and_the_grid_converges_to_k():
     grid = f.grid_kernel(X - Y)
     se = est.std(0) / np.sqrt(1500)
     assert np.all(np.abs(est.mean(0) - grid) <= 5 * se)
+
+
+def test_data_dependent_maps_say_so_in_their_records():
+    df, _ = run(compose_config(["dataset=synthetic", "dataset.n=200", "dataset.d=3",
+                                "features=leverage", "D=32", "measure.bounds.enabled=false",
+                                "measure.learning.enabled=false", "measure.timing.enabled=false"]))
+    note = df[(df.measurement == "approximation") & (df.metric == "rel_fro_error")].note.iloc[0]
+    assert "data-dependent map: fitted on the 150 training rows" in note

@@ -41,6 +41,7 @@ class RandomBinning(FeatureMap):
     name = "binning"
     variance = None
     sparse_output = True
+    DATA_DEPENDENT = True
 
     KERNELS = ("laplacian",)
     KERNEL_REASON = ("random binning needs a separable kernel with a convex 1-d profile; of "

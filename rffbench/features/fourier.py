@@ -100,6 +100,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     #: no random parameters (a deterministic quadrature, e.g. sklearn_chi2): the same
     #: features for every random_state; its error is a bias, measured, not a variance
     DETERMINISTIC = False
+    #: fit draws from the training rows themselves (landmarks, leverages, bin vocabulary):
+    #: the records say so
+    DATA_DEPENDENT = False
     #: lengthscale when the kernel is given by name and neither lengthscale nor gamma is
     #: (None: the kernel's default, the median heuristic)
     DEFAULT_LENGTHSCALE = None

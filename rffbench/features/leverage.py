@@ -42,6 +42,7 @@ class LeverageRFF(FeatureMap):
     name = "leverage"
     CONFIG_PARAMS = ()
     SPARSE_NATIVE = True
+    DATA_DEPENDENT = True
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, oversample=4, leverage_lam=1e-3,

@@ -27,6 +27,7 @@ class Nystrom(FeatureMap):
 
     name = "nystrom"
     SHIFT_INVARIANT_ONLY = False  # the kernel's Gram only: any kernel
+    DATA_DEPENDENT = True
     BIAS = ("a projection onto the span of the landmarks, k(x, L) K_LL^+ k(L, y) <= k on the "
             "diagonal: not an unbiased estimate")
     variance = None

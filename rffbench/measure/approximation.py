@@ -117,6 +117,9 @@ def measure(ctx, cfg):
     errs = gram_errors(ctx.kernel, fmap, M, cross=cfg.cross)
     if cfg.cross:
         note += f"; K(X, Y) of two disjoint halves of {n // 2} points (no diagonal)"
+    if fmap.DATA_DEPENDENT:
+        note += (f"; data-dependent map: fitted on the {ctx.n_train} training rows, which "
+                 "include these points")
     rows = [record("approximation", m, errs[m], "", note=note)
             for m in ("max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error")]
     if "expected_rel_fro_error" in errs:
