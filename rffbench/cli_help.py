@@ -84,7 +84,8 @@ def help_text():
     from .models import MODELS
 
     def map_desc(cls):
-        kernels = ", ".join(cls.KERNELS) if cls.KERNELS else "any kernel"
+        kernels = ", ".join(cls.KERNELS) if cls.KERNELS else \
+            "any shift-invariant kernel" if cls.SHIFT_INVARIANT_ONLY else "any kernel"
         fam = f"; bounds: {cls.variance} family" if cls.variance else ""
         return f"{_first_line(cls)} ({kernels}{fam})"
 
