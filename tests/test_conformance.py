@@ -14,7 +14,8 @@ MAP_KERNELS = [(name, kernel) for name, cls in FEATURE_MAPS.items()
                for kernel in (cls.KERNELS or ("gaussian",))]
 # the maps for any (shift-invariant) kernel, on kernels that are different in kind
 MAP_KERNELS += [("rff", "skewed_chi2"), ("rff_pairs", "matern"), ("qmc", "cauchy"),
-                ("nystrom", "arccos1"), ("nystrom", "additive_chi2")]
+                ("nystrom", "arccos1"), ("nystrom", "additive_chi2"),
+                ("leverage", "skewed_chi2")]
 
 
 @pytest.mark.parametrize("name,kernel", MAP_KERNELS)

@@ -16,7 +16,7 @@ from rffbench.errors import ConfigError
 from rffbench.experiment import main as run_main
 from rffbench.experiment import run
 from rffbench.features import FEATURE_MAPS
-from rffbench.kernels import make_kernel
+from rffbench.kernels import KERNELS, make_kernel
 from rffbench.results import RECORDS_FILE
 
 GAUSS = make_kernel("gaussian", lengthscale=1.0)
@@ -232,7 +232,11 @@ def test_padding_beyond_memory_is_refused(monkeypatch, rng):
 
 @pytest.mark.parametrize("features,kernel", [("orf", "gaussian"), ("sorf", "gaussian"),
                                              ("fastfood", "gaussian"), ("qmc", "matern"),
-                                             ("binning", "laplacian")])
+                                             ("binning", "laplacian"), ("arccos", "arccos0"),
+                                             ("arccos", "arccos1"), ("positive", "gaussian"),
+                                             ("maclaurin", "polynomial"),
+                                             ("tensorsketch", "polynomial"),
+                                             ("nystrom", "arccos1")])
 def test_every_map_in_every_measurement(features, kernel):
     df, tables = run(compose_config([
         "dataset=synthetic", "dataset.n=300", "dataset.d=5", f"features={features}",
@@ -245,6 +249,9 @@ def test_every_map_in_every_measurement(features, kernel):
     assert b[b.metric == "eps_empirical"].value.notna().all()
     assert b[b.metric == "eps_bound"].value.isna().all()  # no published bound for these maps
     assert b[b.metric == "eps_bound"].note.str.contains(f"features={features}").all()
+    if not KERNELS[kernel].shift_invariant:  # said so, not computed
+        s = b[b.metric == "sigma_p2"]
+        assert s.value.isna().all() and s.note.str.contains("not shift-invariant").all()
     err = df[df.metric == "test_rmse"].set_index("method").value
     assert err.notna().all() and len(err) == 2
     if features == "binning":

@@ -191,29 +191,6 @@ def test_impossible_pairs_name_what_works(overrides, match):
         validate(compose_config(overrides))
 
 
-@pytest.mark.parametrize("features,kernel", [("arccos", "arccos0"), ("arccos", "arccos1"),
-                                             ("positive", "gaussian"),
-                                             ("maclaurin", "polynomial"),
-                                             ("tensorsketch", "polynomial"),
-                                             ("nystrom", "arccos1")])
-def test_new_maps_in_every_measurement(features, kernel):
-    df, _ = run(compose_config([
-        "dataset=synthetic", "dataset.n=300", "dataset.d=5", f"features={features}",
-        f"kernel={kernel}", "D=64", "measure.bounds.trials=10", "measure.learning.repeats=1",
-        "measure.approximation.n_points=120"]))
-    assert set(df.measurement) == {"approximation", "bounds", "learning", "timing"}
-    approx = df[df.measurement == "approximation"].set_index("metric").value
-    assert 0 < approx["rel_fro_error"] < 1
-    b = df[(df.measurement == "bounds") & df.dist.isna()]
-    assert b[b.metric == "eps_empirical"].value.notna().all()
-    assert b[b.metric == "eps_bound"].value.isna().all()
-    if kernel != "gaussian":  # not shift-invariant: said so, not computed
-        s = b[b.metric == "sigma_p2"]
-        assert s.value.isna().all() and s.note.str.contains("not shift-invariant").all()
-    err = df[df.metric == "test_rmse"].set_index("method").value
-    assert err.notna().all() and len(err) == 2
-
-
 # ---- chi-squared kernels (non-negative data) ---------------------------------------
 def test_chi2_grams_against_scikit_learn_and_closed_forms(rng, dtype):
     from sklearn.metrics.pairwise import additive_chi2_kernel

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _numba as nbk
-from .fourier import FeatureMap
+from .fourier import FeatureMap, project_into
 
 
 class ActivationMap(FeatureMap):
@@ -38,11 +38,7 @@ class ActivationMap(FeatureMap):
         self.random_weights_ = np.ascontiguousarray(W.T, dtype=X.dtype)
 
     def _transform_into(self, X, out):
-        W = self._as("random_weights_", X.dtype)
-        if sp.issparse(X):
-            out[...] = X @ W
-        else:
-            np.matmul(X, W, out=out)
+        project_into(X, self._as("random_weights_", X.dtype), out)
         self._activate(X, out)
 
 

@@ -279,6 +279,14 @@ class _DenseRows:
             yield self.X[s:s + rows].toarray()
 
 
+def project_into(X, W, out):
+    """out <- X @ W for dense X (BLAS writes into ``out``) or scipy.sparse X."""
+    if sp.issparse(X):
+        out[...] = X @ W
+    else:
+        np.matmul(X, W, out=out)
+
+
 class FourierMap(FeatureMap):
     """Base of the maps z(x) = sqrt(2/D) cos(W x + b) or sqrt(2/D) [cos W x, sin W x].
 
@@ -299,13 +307,18 @@ class FourierMap(FeatureMap):
     def _fit(self, X, rng):
         self.n_freq_ = self.n_freq_for(self.n_components, pairs=self.pairs)
         W, offset = self._draw(X.shape[1], self.n_freq_, rng)
-        if W is not None:  # dense frequencies (m, d), kept in the input's dtype
-            self.random_weights_ = np.ascontiguousarray(W.T, dtype=X.dtype)
-            self._w_absmax = np.abs(self.random_weights_).max(axis=1).astype(np.float64)
+        if W is not None:
+            self._set_frequencies(W, X.dtype)
         if not self.pairs:
             if offset is None:
                 offset = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_)
             self.random_offset_ = np.asarray(offset, dtype=X.dtype)
+
+    def _set_frequencies(self, W, dtype):
+        """Dense frequencies W (m, d), kept transposed in the input's dtype, and the row
+        bound the fast-cosine choice uses."""
+        self.random_weights_ = np.ascontiguousarray(W.T, dtype=dtype)
+        self._w_absmax = np.abs(self.random_weights_).max(axis=1).astype(np.float64)
 
     def _draw(self, d, m, rng):
         """(W of shape (m, d) or None for structured maps, offsets or None = uniform)."""
@@ -316,10 +329,7 @@ class FourierMap(FeatureMap):
 
     def _project(self, X, out):
         """out (n, m) <- X @ W^T, the frequencies' arguments (X dense or CSR)."""
-        if sp.issparse(X):
-            out[...] = X @ self._weights(X.dtype)
-        else:
-            np.matmul(X, self._weights(X.dtype), out=out)
+        project_into(X, self._weights(X.dtype), out)
 
     def trig_arg_bound(self, X):
         """Per-row upper bound on |w.x + b|, O(n d): selects the fast-cosine path."""

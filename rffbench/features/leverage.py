@@ -25,13 +25,13 @@ import scipy.sparse as sp
 
 from .. import _numba as nbk
 from ..errors import ConfigError
-from .fourier import FeatureMap, check_even
+from .fourier import FourierMap, check_even
 
 #: candidate features per fit row above which the leverage Gram is refused
 MAX_CANDIDATES = 8192
 
 
-class LeverageRFF(FeatureMap):
+class LeverageRFF(FourierMap):
     """Leverage-score weighted random Fourier features (Li et al. 2019): cos/sin pairs of
     frequencies resampled by their ridge leverage on the training data.
 
@@ -40,8 +40,7 @@ class LeverageRFF(FeatureMap):
     ``n_candidates_``, ``fit_rows_``."""
 
     name = "leverage"
-    CONFIG_PARAMS = ()
-    SPARSE_NATIVE = True
+    pairs = True
     DATA_DEPENDENT = True
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
@@ -72,10 +71,6 @@ class LeverageRFF(FeatureMap):
         return dict(oversample=self.oversample, leverage_lam=self.leverage_lam)
 
     @classmethod
-    def n_freq_for(cls, n_components, **params):
-        return n_components // 2
-
-    @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
         """Candidates (M x d), their features on the fit rows (n x 2M) and the 2M x 2M
         leverage system (twice), and the output."""
@@ -92,7 +87,7 @@ class LeverageRFF(FeatureMap):
         rows = np.sort(rng.choice(n, min(n, self.fit_rows), replace=False))
         Xs = X[rows]
         Xs = np.asarray(Xs.toarray() if sp.issparse(Xs) else Xs, dtype=np.float64)
-        A = Xs @ W.T
+        A = self.kernel_.warp(Xs) @ W.T  # the coordinates the frequencies act on
         Z = np.hstack([np.cos(A), np.sin(A)]) / math.sqrt(M)
         G = Z.T @ Z
         ns = Xs.shape[0]
@@ -107,19 +102,12 @@ class LeverageRFF(FeatureMap):
         self.picked_ = pick.astype(np.int64)
         self.n_candidates_ = M
         self.fit_rows_ = ns
-        self.random_weights_ = np.ascontiguousarray(W[pick].T, dtype=X.dtype)
+        self._set_frequencies(W[pick], X.dtype)
         self.feature_weights_ = np.sqrt(1.0 / (m * M * q[pick])).astype(X.dtype)
-        self._w_absmax = np.abs(self.random_weights_).max(axis=1).astype(np.float64)
         self.n_freq_ = m
 
     def _transform_into(self, X, out):
-        m = self.n_freq_
-        W = self._as("random_weights_", X.dtype)
-        if sp.issparse(X):
-            out[:, :m] = X @ W
-        else:
-            np.matmul(X, W, out=out[:, :m])
-        bound = np.asarray(abs(X) @ self._w_absmax.astype(X.dtype), dtype=np.float64)
-        nbk.sincos_pairs_inplace(out, m, 1.0, bound)
-        w = self._as("feature_weights_", np.float64)
+        """The rff_pairs transform (sqrt(2/D) [cos, sin]), then each pair reweighted."""
+        super()._transform_into(X, out)
+        w = self._as("feature_weights_", np.float64) / math.sqrt(2.0 / self.n_components)
         nbk.scale_columns_inplace(out, np.concatenate([w, w]))

@@ -25,15 +25,13 @@ no i.i.d. variance formula or published uniform bound (``variance = None``).
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import _numba as nbk
 from ..errors import ConfigError
-from .fourier import FeatureMap, check_even
+from .fourier import FeatureMap, FourierMap, check_even, project_into
 
 
 def simplex_vertices(d):
@@ -109,11 +107,7 @@ class SphericalRadialFeatures(FeatureMap):
 
     def _transform_into(self, X, out):
         m = self.n_freq_
-        W = self._as("random_weights_", X.dtype)
-        if sp.issparse(X):
-            out[:, :m] = X @ W
-        else:
-            np.matmul(X, W, out=out[:, :m])
+        project_into(X, self._as("random_weights_", X.dtype), out[:, :m])
         w = self._as("node_weights_", np.float64)
         if self.kernel_.name == "gaussian":
             bound = np.asarray(abs(X) @ self._w_absmax.astype(X.dtype), dtype=np.float64)
@@ -125,25 +119,26 @@ class SphericalRadialFeatures(FeatureMap):
         nbk.scale_columns_inplace(out, np.concatenate([w, w]))
 
 
-class GaussHermiteFeatures(FeatureMap):
+class GaussHermiteFeatures(FourierMap):
     """Subsampled dense-grid Gauss-Hermite features (Dao, De Sa & Re, NIPS 2017) for the
     Gaussian kernel: each frequency coordinate drawn from the m-node Gauss-Hermite rule.
 
     The tensor-product rule of m nodes per coordinate integrates E cos(w.(x - y) / l) exactly for
     polynomials of degree 2m - 1 per coordinate, but has m^d nodes; the map samples D/2 of them
     with probability = their weight (each coordinate independently: node a_k = sqrt(2) t_k with
-    probability w_k / sqrt(pi), t_k, w_k the physicists' rule) and takes cos/sin pairs.  The
-    expectation is the grid's value prod_i sum_k p_k cos(a_k delta_i / l), not k itself: biased
-    by the rule's quadrature error, which vanishes as m grows (documented, measured by
-    ``grid_kernel``).  Attributes: ``random_weights_`` (d, D/2), ``nodes_``, ``node_probs_``."""
+    probability w_k / sqrt(pi), t_k, w_k the physicists' rule) and takes cos/sin pairs (the
+    ``rff_pairs`` transform).  The expectation is the grid's value prod_i sum_k p_k
+    cos(a_k delta_i / l), not k itself: biased by the rule's quadrature error, which vanishes as
+    m grows (documented, measured by ``grid_kernel``).  Attributes: ``random_weights_``
+    (d, D/2), ``nodes_``, ``node_probs_``."""
 
     name = "gauss_hermite"
+    pairs = True
     KERNELS = ("gaussian",)
     KERNEL_REASON = "Gauss-Hermite nodes integrate against a Gaussian spectral density only"
     BIAS = ("the m-node Gauss-Hermite rule's quadrature error: E z(x).z(y) = prod_i sum_k p_k "
             "cos(a_k delta_i / l), not exp(-|delta|^2 / (2 l^2)); it vanishes as "
             "features.params.nodes grows")
-    SPARSE_NATIVE = True
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, nodes=5):
@@ -163,10 +158,6 @@ class GaussHermiteFeatures(FeatureMap):
     def map_params(self):
         return dict(nodes=self.nodes)
 
-    @classmethod
-    def n_freq_for(cls, n_components, **params):
-        return n_components // 2
-
     @staticmethod
     def rule(m):
         """(nodes a_k, probabilities p_k) of the m-node rule for E over N(0, 1)."""
@@ -179,21 +170,7 @@ class GaussHermiteFeatures(FeatureMap):
         t = np.asarray(delta, dtype=np.float64)[..., None] * a / self.kernel_.ls
         return np.prod(np.sum(p * np.cos(t), axis=-1), axis=-1)
 
-    def _fit(self, X, rng):
-        m, d = self.n_components // 2, X.shape[1]
+    def _draw(self, d, m, rng):
         a, p = self.rule(self.nodes)
-        W = a[rng.choice(self.nodes, size=(m, d), p=p)] / self.kernel_.ls
-        self.nodes_, self.node_probs_ = a.astype(X.dtype), p.astype(X.dtype)
-        self.random_weights_ = np.ascontiguousarray(W.T, dtype=X.dtype)
-        self._w_absmax = np.abs(self.random_weights_).max(axis=1).astype(np.float64)
-        self.n_freq_ = m
-
-    def _transform_into(self, X, out):
-        m = self.n_freq_
-        W = self._as("random_weights_", X.dtype)
-        if sp.issparse(X):
-            out[:, :m] = X @ W
-        else:
-            np.matmul(X, W, out=out[:, :m])
-        bound = np.asarray(abs(X) @ self._w_absmax.astype(X.dtype), dtype=np.float64)
-        nbk.sincos_pairs_inplace(out, m, math.sqrt(2.0 / self.n_components), bound)
+        self.nodes_, self.node_probs_ = a.astype(self._dtype), p.astype(self._dtype)
+        return a[rng.choice(self.nodes, size=(m, d), p=p)] / self.kernel_.ls, None
