@@ -4,6 +4,9 @@
     python -m rffbench.bench --shape 50000,16,2048 --dtype float32 --out bench.csv
     python -m rffbench.bench --maps rff,rff_pairs,sorf,fastfood --shape 10000,1024,8192
     python -m rffbench.bench --startup             # cold / warm `python run.py`
+    python -m rffbench.bench --exact 10000,100000  # exact KRR: cg vs Cholesky, time, RSS
+    python -m rffbench.bench --stream 10000000     # ridge on a streamed .npy: time, peak RSS
+    python -m rffbench.bench --dask                # backend=dask (LocalCluster) vs local
 
 The full speed experiment (records, report figures) is ``python run.py -m
 experiment=speed``; this script is the quick check.
@@ -104,6 +107,154 @@ def startup(repeats=3):
     return rows
 
 
+def exact_one(n_train, solver, d=16, lam=1e-2, tol=1e-5, rank=None, seed=0, pred_out=None):
+    """One exact-KRR fit on the synthetic regression data of the learning preset (d-ball,
+    n_train training rows, noise 0.1, standardised), in this process: a dict of times,
+    solver info, test RMSE and the process's peak RSS (run it in a fresh process)."""
+    from .config import DatasetConfig
+    from .datasets import load_dataset
+    from .exact import ExactKRR
+    from .kernels import make_kernel
+    from .measure.learning import peak_rss_mb
+
+    n = int(round(n_train / 0.75)) + 1
+    data = load_dataset(DatasetConfig(name="synthetic", n=n, d=d), seed=seed)
+    X, y = data.X_train[:n_train], data.y_train[:n_train]
+    kernel = make_kernel("gaussian").fit(X)
+    kernel.gram(X[:8])  # numba warm-up
+    t0 = time.perf_counter()
+    m = ExactKRR(kernel, lam, solver=solver, tol=tol, precond_rank=rank, random_state=seed)
+    m.fit(X, y)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    pred = m.predict(data.X_test)
+    predict_s = time.perf_counter() - t0
+    if pred_out:
+        np.save(pred_out, pred)
+    info = m.solver_info_
+    return dict(n_train=X.shape[0], n_test=data.X_test.shape[0], d=d, lam=lam, solver=solver,
+                fit_s=fit_s, predict_s=predict_s, **{k: v for k, v in m.times_.items()},
+                iterations=info.get("iterations"), residual=info.get("residual"),
+                rank=info.get("precond_rank"),
+                test_rmse=float(np.sqrt(np.mean((pred - data.y_test) ** 2))),
+                sd_y_test=float(np.std(data.y_test)),
+                peak_rss_mb=peak_rss_mb())
+
+
+def exact_bench(ns, solvers=("cholesky", "cg"), cholesky_max_n=20000, **kw):
+    """exact_one for every n and solver, each in its own process (clean peak RSS);
+    where both solvers ran, ``pred_diff`` = RMS(cg - Cholesky test predictions) /
+    std(y_test)."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in ns:
+            preds = {}
+            for solver in solvers:
+                if solver == "cholesky" and n > cholesky_max_n:
+                    continue
+                out = str(Path(tmp) / f"{n}-{solver}.npy")
+                arg = json.dumps(dict(kw, n_train=n, solver=solver, pred_out=out))
+                p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--exact-one", arg],
+                                   capture_output=True, text=True)
+                if p.returncode:
+                    raise RuntimeError(p.stderr[-2000:])
+                row = json.loads(p.stdout.strip().splitlines()[-1])
+                preds[solver] = np.load(out)
+                rows.append(row)
+                print(row, flush=True)
+            if len(preds) == 2:
+                diff = float(np.sqrt(np.mean((preds["cg"] - preds["cholesky"]) ** 2)))
+                for r in rows[-2:]:
+                    r["pred_diff"] = diff / r["sd_y_test"]
+    return rows
+
+
+def stream_bench(n, d=16, D=1024, lam=1e-3, data_dir=None, in_memory=False):
+    """Ridge on D features of the synthetic d-ball data with n rows, read from a .npy
+    file (written once, block by block) by ``python run.py dataset=file`` in its own
+    process; learning only, exact KRR off.  With ``in_memory`` the same rows come from
+    ``dataset=synthetic`` instead (loaded whole), for the memory comparison.  Returns a
+    dict of wall time, the learning records' times and the process's peak RSS."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .config import DatasetConfig
+    from .datasets import write_synthetic_npy
+
+    root = Path(__file__).resolve().parents[1]
+    data_dir = Path(data_dir or tempfile.gettempdir())
+    path = data_dir / f"rffbench-synthetic-{n}x{d}.npy"
+    if not in_memory and not path.exists():
+        t0 = time.perf_counter()
+        write_synthetic_npy(str(path), DatasetConfig(name="synthetic", n=n, d=d))
+        print(f"wrote {path} ({path.stat().st_size / 2**30:.2f} GiB) in "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+    data = ["dataset=synthetic", f"dataset.n={n}", f"dataset.d={d}"] if in_memory else \
+        ["dataset=file", f"dataset.path={path}"]
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, str(root / "run.py"), *data, f"D={D}",
+                            f"model.lam={lam}", "measure.approximation.enabled=false",
+                            "measure.bounds.enabled=false", "measure.timing.enabled=false",
+                            "measure.learning.exact=false", "measure.learning.repeats=1",
+                            f"hydra.run.dir={out}"], cwd=root, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if p.returncode:
+            raise RuntimeError(p.stderr[-2000:])
+        rec = pd.read_csv(Path(out) / "records.csv")
+    r = rec[(rec.measurement == "learning") & (rec.method == "ridge")].set_index("metric")
+    return dict(n=n, d=d, D=D, source="in memory" if in_memory else "streamed .npy",
+                n_train=int(rec.n_train.iloc[0]), wall_s=wall,
+                train_time_s=r.value["train_time_s"], train_split=r.note["train_time_s"],
+                predict_time_s=r.value["predict_time_s"],
+                test_rel_rmse=r.value["test_rel_rmse"], peak_rss_mb=r.value["peak_rss_mb"])
+
+
+def dask_bench(n_ridge=1_000_000, n_exact=20_000, d=16, D=1024, workers=2, repeats=3):
+    """backend=dask on a LocalCluster (``workers`` processes, 1 thread each) against the
+    local path (all cores) in this process: ridge's accumulation on n_ridge synthetic rows
+    (D features) and exact KRR by cg on n_exact rows.  Medians of ``repeats`` after a
+    warm-up; returns rows with the time of each and the ratio dask / local."""
+    from . import backends
+    from .config import DatasetConfig
+    from .datasets import load_dataset
+    from .exact import ExactKRR
+    from .features import FEATURE_MAPS
+    from .kernels import make_kernel
+    from .measure.speed import interleaved
+    from .models import FeatureRidge
+
+    data = load_dataset(DatasetConfig(name="synthetic", n=max(n_ridge, n_exact), d=d), seed=0)
+    X, y = data.X_train, data.y_train[:, None]
+    be = backends.DaskBackend(workers=workers, threads_per_worker=1)
+    fmap = FEATURE_MAPS["rff"](n_components=D, random_state=0).fit(X[:n_ridge])
+    k = make_kernel("gaussian").fit(X[:n_exact])
+    tasks = {
+        "ridge": lambda b: FeatureRidge(1e-3, backend=b).fit(fmap, X[:n_ridge], y[:n_ridge]),
+        "exact_krr_cg": lambda b: ExactKRR(k, 1e-2, solver="cg", tol=1e-5, random_state=0,
+                                           backend=b).fit(X[:n_exact], y[:n_exact]),
+    }
+    rows = []
+    for name, fn in tasks.items():
+        res = interleaved({"local": lambda fn=fn: fn(None), "dask": lambda fn=fn: fn(be)},
+                          repeats)
+        rows.append(dict(task=name, n=n_ridge if name == "ridge" else n_exact,
+                         local_s=res["local"][0], dask_s=res["dask"][0],
+                         dask_over_local=res["dask"][0] / res["local"][0], workers=workers))
+    backends.close_all()
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", action="append", default=None,
@@ -116,7 +267,60 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="also write the table as CSV")
     ap.add_argument("--startup", action="store_true",
                     help="time the default `python run.py` cold (empty numba cache) and warm")
+    ap.add_argument("--exact", default=None,
+                    help="comma-separated n_train: exact KRR by cg and (n <= 20000) Cholesky")
+    ap.add_argument("--lam", type=float, default=1e-2, help="--exact: ridge lam")
+    ap.add_argument("--tol", type=float, default=1e-5, help="--exact: cg tolerance")
+    ap.add_argument("--rank", type=int, default=None, help="--exact: preconditioner rank")
+    ap.add_argument("--exact-one", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--stream", default=None,
+                    help="comma-separated n: ridge (D=1024, d=16) on a streamed .npy of n rows")
+    ap.add_argument("--in-memory", action="store_true",
+                    help="--stream: the same rows as dataset=synthetic, loaded whole")
+    ap.add_argument("--data-dir", default=None, help="--stream: where the .npy files go")
+    ap.add_argument("--dask", action="store_true",
+                    help="backend=dask on a 2-worker LocalCluster vs the local path")
     args = ap.parse_args(argv)
+    if args.exact_one:
+        import json
+
+        print(json.dumps(exact_one(**json.loads(args.exact_one))))
+        return None
+    if args.dask:
+        import pandas as pd
+
+        df = pd.DataFrame(dask_bench(repeats=args.repeats if args.repeats != 7 else 3))
+        print(df.to_string(index=False))
+        if args.out:
+            from .results import write_atomic
+
+            write_atomic(df, args.out)
+        return df
+    if args.stream:
+        import pandas as pd
+
+        rows = [stream_bench(int(v), data_dir=args.data_dir, in_memory=args.in_memory)
+                for v in args.stream.split(",")]
+        df = pd.DataFrame(rows)
+        with pd.option_context("display.width", 250, "display.max_colwidth", 90):
+            print(df.to_string(index=False))
+        if args.out:
+            from .results import write_atomic
+
+            write_atomic(df, args.out)
+        return df
+    if args.exact:
+        import pandas as pd
+
+        df = pd.DataFrame(exact_bench([int(v) for v in args.exact.split(",")], lam=args.lam,
+                                      tol=args.tol, rank=args.rank))
+        with pd.option_context("display.width", 250, "display.precision", 4):
+            print(df.to_string(index=False))
+        if args.out:
+            from .results import write_atomic
+
+            write_atomic(df, args.out)
+        return df
     if args.startup:
         import pandas as pd
 

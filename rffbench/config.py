@@ -26,7 +26,7 @@ DTYPES = ("float64", "float32")
 #: the largest seed: scikit-learn's random_state (the train/test split) takes 0..2**32 - 1
 MAX_SEED = 2**32 - 1
 TASKS = ("regression", "classification")
-FILE_FORMATS = ("svmlight", "csv", "npz")
+FILE_FORMATS = ("svmlight", "csv", "npz", "npy", "parquet")
 
 
 def _require(ok, key, value, allowed):
@@ -163,7 +163,8 @@ class DatasetConfig:
                  self.format, f"use one of {', '.join(FILE_FORMATS)} or null (from the extension)")
         if self.name == "file":
             _require(bool(self.path), "dataset.path", self.path,
-                     "dataset=file needs dataset.path=<file> (.svm/.libsvm/.txt, .csv or .npz)")
+                     "dataset=file needs dataset.path=<file> (.svm/.libsvm/.txt, .csv, .npz, or "
+                     ".npy/.parquet, streamed)")
         elif self.name != "synthetic" and self.d is not None:
             raise ConfigError(f"dataset.d={self.d!r} is not allowed for dataset={self.name}: "
                               "d is fixed by the data (only dataset=synthetic takes d)")
@@ -327,6 +328,14 @@ class ModelConfig:
     center: bool = True
     #: exact KRR is skipped (with a note) above this many training rows
     exact_max_n: int = 10000
+    #: exact KRR solver: cholesky (the n x n Gram), cg (conjugate gradients, the Gram
+    #: never stored), auto = cholesky up to 10000 training rows when it fits, cg above
+    exact_solver: str = "auto"
+    #: cg: relative residual ||y - (K + lam I) alpha|| / ||y|| to reach, iteration cap,
+    #: Nystrom preconditioner rank (null = min(n_train, 2000))
+    cg_tol: float = 1e-6
+    cg_max_iter: int = 200
+    precond_rank: Optional[int] = None
     #: rows per feature chunk (ridge accumulation, sgd batches); null = ~4M elements
     chunk_rows: Optional[int] = None
     #: sgd: passes over the data, and the scikit-learn loss (null: squared_error / hinge)
@@ -352,6 +361,11 @@ class ModelConfig:
                  "use a number with 0 < val_size < 1")
         _require(_is_int(self.exact_max_n) and self.exact_max_n >= 1, "model.exact_max_n",
                  self.exact_max_n, "use an integer >= 1")
+        from .exact import SOLVERS, check_cg_params
+
+        _require(self.exact_solver in SOLVERS, "model.exact_solver", self.exact_solver,
+                 f"use one of {', '.join(SOLVERS)}")
+        check_cg_params(self.cg_tol, self.cg_max_iter, self.precond_rank)
         _require(self.chunk_rows is None or (_is_int(self.chunk_rows) and self.chunk_rows >= 1),
                  "model.chunk_rows", self.chunk_rows, "use an integer >= 1 or null")
         _require(_is_int(self.epochs) and self.epochs >= 1, "model.epochs", self.epochs,
@@ -359,6 +373,29 @@ class ModelConfig:
         every = sorted(set(SGD_LOSSES["regression"]) | set(SGD_LOSSES["classification"]))
         _require(self.loss is None or self.loss in every, "model.loss", self.loss,
                  f"use one of {', '.join(every)} or null")
+
+
+@dataclass
+class BackendConfig:
+    """backend: where the ridge accumulation and exact KRR's kernel products run."""
+
+    #: local (this process) or dask (pip install 'rffbench[dask]')
+    name: str = "local"
+    #: dask: a scheduler address (tcp://host:8786), or null = a LocalCluster of `workers`
+    #: processes with `threads_per_worker` threads each
+    address: Optional[str] = None
+    workers: int = 2
+    threads_per_worker: int = 1
+
+    def __post_init__(self):
+        from .backends import BACKENDS
+
+        _require(self.name in BACKENDS, "backend.name", self.name,
+                 f"use one of {', '.join(BACKENDS)}")
+        _require(_is_int(self.workers) and self.workers >= 1, "backend.workers", self.workers,
+                 "use an integer >= 1")
+        _require(_is_int(self.threads_per_worker) and self.threads_per_worker >= 1,
+                 "backend.threads_per_worker", self.threads_per_worker, "use an integer >= 1")
 
 
 @dataclass
@@ -370,6 +407,7 @@ class Config:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     measure: MeasureConfig = field(default_factory=MeasureConfig)
+    backend: BackendConfig = field(default_factory=BackendConfig)
     #: name of the experiment (a preset sets it); goes into every record
     experiment: str = "default"
     D: int = 1024

@@ -22,6 +22,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import DataError
+from .stream import SPLIT_CHUNK, STREAM_FORMATS
 from .memory import Need, Plan, available_bytes, human
 from .registry import Registry, callable_check
 
@@ -47,6 +48,13 @@ class Dataset:
     #: true diameter of the support when known (synthetic ball: 2 r)
     diameter: Optional[float] = None
     notes: list = field(default_factory=list)
+    #: streamed data (rffbench.stream): per-column (min, max) of the training rows as
+    #: the run sees them (standardised), so that checks need not read the file again
+    col_range: Optional[tuple] = None
+
+    @property
+    def streamed(self):
+        return self.col_range is not None
 
     @property
     def d(self):
@@ -60,13 +68,9 @@ class Dataset:
 # --------------------------------------------------------------------------
 # loaders: cfg -> (X, y, info)
 # --------------------------------------------------------------------------
-def _synthetic(cfg, seed):
-    """Points uniform in the d-ball of radius r; smooth random target.
-
-    f(x) = sum_j a_j cos(v_j . x + phi_j), J = 8 fixed random waves with
-    |v_j| ~ 3/r (a few oscillations across the ball); regression target
-    f(x) + noise N(0, noise^2); classification target 1[f(x) + noise e > 0].
-    """
+def synthetic_blocks(cfg, seed):
+    """The synthetic data, block by block: (start, stop, X block, y block) for blocks of
+    SYNTHETIC_CHUNK rows, each from its own seeded stream (see :func:`_synthetic`)."""
     d = cfg.d if cfg.d is not None else 8
     n, r = cfg.n, cfg.radius
     root = np.random.SeedSequence([seed, 0x5E7])
@@ -76,18 +80,42 @@ def _synthetic(cfg, seed):
     V = wr.standard_normal((d, J)) * (3.0 / (r * np.sqrt(d)))
     phase = wr.uniform(0, 2 * np.pi, J)
     amp = np.full(J, 1.0 / np.sqrt(J))
-    X = np.empty((n, d))
-    y = np.empty(n)
     for c, seq in enumerate(chunk_seqs):
         s, e = c * SYNTHETIC_CHUNK, min(n, (c + 1) * SYNTHETIC_CHUNK)
         rng = np.random.default_rng(seq)
         g = rng.standard_normal((e - s, d))
         g /= np.linalg.norm(g, axis=1, keepdims=True)
         g *= r * rng.random((e - s, 1)) ** (1.0 / d)
-        X[s:e] = g
-        y[s:e] = np.cos(g @ V + phase) @ amp + cfg.noise * rng.standard_normal(e - s)
-    if cfg.task == "classification":
-        y = (y > 0).astype(np.int64)
+        y = np.cos(g @ V + phase) @ amp + cfg.noise * rng.standard_normal(e - s)
+        yield s, e, g, (y > 0).astype(np.int64) if cfg.task == "classification" else y
+
+
+def write_synthetic_npy(path, cfg, seed=0):
+    """The synthetic data as a (n, d + 1) .npy file (target last), written block by
+    block through a memory map: a dataset=file input of any size in bounded memory."""
+    d = cfg.d if cfg.d is not None else 8
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(cfg.n, d + 1))
+    for s, e, X, y in synthetic_blocks(cfg, seed):
+        out[s:e, :d] = X
+        out[s:e, d] = y
+    out.flush()
+    del out
+    return path
+
+
+def _synthetic(cfg, seed):
+    """Points uniform in the d-ball of radius r; smooth random target.
+
+    f(x) = sum_j a_j cos(v_j . x + phi_j), J = 8 fixed random waves with
+    |v_j| ~ 3/r (a few oscillations across the ball); regression target
+    f(x) + noise N(0, noise^2); classification target 1[f(x) + noise e > 0].
+    """
+    d = cfg.d if cfg.d is not None else 8
+    n, r = cfg.n, cfg.radius
+    X = np.empty((n, d))
+    y = np.empty(n, dtype=np.int64 if cfg.task == "classification" else np.float64)
+    for s, e, Xb, yb in synthetic_blocks(cfg, seed):
+        X[s:e], y[s:e] = Xb, yb
     info = dict(task=cfg.task, source=f"synthetic: uniform in the {d}-ball of radius {r}",
                 licence="generated", diameter=2.0 * r)
     return X, y, info
@@ -106,7 +134,8 @@ def _sklearn_loader(fn_name, task, source, licence):
 
 def _infer_format(path):
     ext = os.path.splitext(path)[1].lower()
-    return {".csv": "csv", ".npz": "npz"}.get(ext, "svmlight")
+    return {".csv": "csv", ".npz": "npz", ".npy": "npy", ".parquet": "parquet",
+            ".pq": "parquet"}.get(ext, "svmlight")
 
 
 def _file(cfg, seed):
@@ -383,6 +412,20 @@ def _file_shape(cfg):
     return None
 
 
+def _stream_rows(cfg):
+    """Rows of a .npy/.parquet file from its header (0 if it cannot be read: the loader
+    says why)."""
+    path = os.path.expanduser(cfg.path)
+    try:
+        if (cfg.format or _infer_format(path)) == "npy":
+            return int(np.load(path, mmap_mode="r").shape[0])
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except Exception:
+        return 0
+
+
 def data_plan(cfg, dtype="float64"):
     """The memory plan of loading ``dataset`` (before it is loaded): synthetic data from
     ``dataset.n`` and ``dataset.d``; the bundled sets from their known shapes; a user
@@ -398,6 +441,12 @@ def data_plan(cfg, dtype="float64"):
         n, d = KNOWN_SHAPES[cfg.name]
         plan.add("load", [Need(f"loading dataset={cfg.name} ({n} x {d})",
                                lambda v: LOAD_COPIES * 8.0 * n * d)])
+    elif cfg.name == "file" and cfg.path and (cfg.format or _infer_format(cfg.path)) in \
+            STREAM_FORMATS:
+        rows = _stream_rows(cfg)
+        plan.add("load", [Need(f"dataset.path={cfg.path!r}: streaming its {rows} rows (the "
+                               "targets, 8 bytes a row, and the blocks being read)",
+                               lambda v: 24.0 * rows + 4 * 8.0 * SPLIT_CHUNK * 1024)])
     elif cfg.name == "file" and cfg.path:
         shape = _file_shape(cfg)
         if shape is not None:
@@ -440,7 +489,10 @@ def standardize(X_train, X_test):
 
 
 def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
-    """Load, check, subsample, split, standardise and cast one dataset."""
+    """Load, check, subsample, split, standardise and cast one dataset (a .npy or
+    .parquet file: streamed, see rffbench.stream)."""
+    if cfg.name == "file" and (cfg.format or _infer_format(cfg.path)) in STREAM_FORMATS:
+        return _load_streamed(cfg, seed, dtype)
     X, y, info = DATASETS[cfg.name](cfg, seed)
     where = f"dataset={cfg.name}" + (f" ({cfg.path})" if cfg.name == "file" else "")
     X = np.asarray(X)
@@ -519,3 +571,51 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
                    y_train=ytr, X_test=np.ascontiguousarray(Xte, dtype=dt), y_test=yte,
                    source=info["source"], licence=info["licence"], diameter=diameter,
                    notes=notes)
+
+
+def _load_streamed(cfg, seed, dtype):
+    """A .npy/.parquet file: one checking pass (rffbench.stream.scan), then lazy train
+    and test matrices over the file."""
+    from .stream import StreamedMatrix, scan
+
+    path = os.path.expanduser(cfg.path)
+    if not os.path.isfile(path):
+        raise DataError(f"dataset.path={cfg.path!r}: no such file")
+    fmt = cfg.format or _infer_format(path)
+    limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
+    sc = scan(cfg, path, fmt, seed, dtype, (limit, MAX_ABS_VALUE))
+    where = sc["where"]
+    ytr, yte = sc["y_train"], sc["y_test"]
+    task = cfg.file_task or _guess_task(ytr)
+    if task == "classification":
+        classes, codes = np.unique(np.concatenate([ytr, yte]), return_inverse=True)
+        if classes.size < 2:
+            raise DataError(f"{where}: classification needs at least 2 classes, found "
+                            f"{classes.size}")
+        ytr, yte = codes[:ytr.size], codes[ytr.size:]
+    else:
+        big = float(np.max(np.abs(ytr))) if ytr.size else 0.0
+        if big > MAX_ABS_VALUE:
+            raise DataError(f"{where}: targets up to {big:.3g} in absolute value; squared errors "
+                            f"leave float64's range above {MAX_ABS_VALUE:g}: rescale the target")
+    lo, hi = sc["col_min"], sc["col_max"]
+    peak = float(max(np.max(np.abs(lo)), np.max(np.abs(hi))))
+    if 0 < peak < MIN_ABS_VALUE:
+        raise DataError(f"{where}: every feature value is at most {peak:.3g} in absolute value; "
+                        f"squared distances underflow below {MIN_ABS_VALUE:g}: rescale the data"
+                        + ("" if cfg.standardize else " or set dataset.standardize=true"))
+    if peak > limit:
+        raise DataError(f"{where}: feature values up to {peak:.3g}; squared distances leave "
+                        f"{dtype}'s range above {limit:g}: rescale the data")
+    args = (sc["source"], sc["split"])
+    mats = [StreamedMatrix(*args, part, sc["mean"], sc["scale"], dtype,
+                           f"{where}, {part} rows") for part in ("train", "test")]
+    notes = [f"streamed from {fmt}: {sc['n_file']} rows read in blocks of {SPLIT_CHUNK}, "
+             f"never loaded whole; each row is a test row with probability {cfg.test_size} "
+             "(seeded, not stratified)"]
+    if sc["keep"] < 1:
+        notes.append(f"n_max={cfg.n_max}: each row kept with probability {sc['keep']:.4g} "
+                     f"({mats[0].shape[0] + mats[1].shape[0]} rows)")
+    return Dataset(name=cfg.name, task=task, X_train=mats[0], y_train=ytr, X_test=mats[1],
+                   y_test=yte, source=f"file: {path} ({fmt}, streamed)",
+                   licence="user-provided", notes=notes, col_range=(lo, hi))

@@ -1,31 +1,53 @@
 """Exact kernel ridge regression: alpha = (K + lam I)^{-1} Y (seed 000, eq. 7).
 
-The Gram matrix is computed by the kernel's numba code, lam is added to its
-diagonal in place and LAPACK's Cholesky (``potrf``) factors it in place, so
-training holds one n x n float64 matrix.  Prediction computes K(test, train)
-in row blocks.  Targets are a matrix (one column per output: one-hot classes
-for classification); with ``center`` the training mean is removed first and
-added back to the predictions (an unpenalised intercept).  :class:`ExactKRR`
+Two solvers give the same alpha:
+
+* ``cholesky``: the Gram matrix is computed by the kernel's numba code, lam is
+  added to its diagonal in place and LAPACK's Cholesky (``potrf``) factors it
+  in place, so training holds one n x n float64 matrix: O(n^2) memory, O(n^3)
+  time.
+* ``cg``: preconditioned conjugate gradients that never store K.  Each product
+  K V is computed tile by tile (:class:`KernelOperator`: the kernel's numba
+  Gram on a T x T tile, used twice by symmetry, then a GEMM), and the
+  preconditioner is (F F^T + lam I)^{-1}, F F^T a rank-m Nystrom approximation
+  of K (:class:`NystromPreconditioner`: pivots by randomly pivoted Cholesky,
+  Chen et al. 2023; the Nystrom-preconditioned KRR idea of Falkon, Rudi et
+  al. 2017, applied to the full system): memory O(n (d + m)), time
+  O(iterations n^2 d + n m^2).  It stops at a relative residual
+  ||Y - (K + lam I) alpha|| / ||Y|| <= ``tol`` per target column (recomputed
+  from scratch at the end, not the recurrence's estimate) or after
+  ``max_iter`` iterations; a solve that did not converge says so
+  (``solver_info_``), it is never a silent answer.
+
+Prediction computes K(test, train) in tiles (:func:`kernel_times`).  Targets
+are a matrix (one column per output: one-hot classes for classification); with
+``center`` the training mean is removed first and added back to the
+predictions (an unpenalised intercept).  :class:`ExactKRR`
 (regressor) and :class:`ExactKRRClassifier` are scikit-learn estimators, the
 exact baseline of the Python API.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import time
+import warnings
 
 import numpy as np
-from scipy.linalg import cho_solve, lapack
+from scipy.linalg import cho_factor, cho_solve, lapack
+from threadpoolctl import threadpool_limits
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .errors import ConfigError, RffbenchError
 from .kernels import Kernel, kernel_with
 
-#: test rows per block of K(test, train) in predict
-PREDICT_BLOCK_ROWS = 2048
+#: rows x columns of one block of K(test, train) in predict (16 MiB float64)
+PREDICT_BLOCK_ROWS = 512
+PREDICT_BLOCK_COLS = 4096
 
 
 class ExactKRR(RegressorMixin, BaseEstimator):
@@ -43,17 +65,43 @@ class ExactKRR(RegressorMixin, BaseEstimator):
     center : bool, default True
         The targets' training mean as an unpenalised intercept.
     lengthscale, gamma : as for the feature maps (None: the kernel's own).
+    solver : {"auto", "cholesky", "cg"}, default "auto"
+        ``cholesky`` factors the n x n Gram; ``cg`` never stores it (module doc);
+        ``auto`` is cholesky up to CHOLESKY_AUTO_MAX_N training rows, cg above.
+    tol : float, default 1e-6
+        cg: stop at a relative residual ||y - (K + lam I) alpha|| / ||y|| <= tol.
+    max_iter : int, default 200
+        cg: iteration cap.  A solve that stops there warns (ConvergenceWarning) and
+        says so in ``solver_info_``.
+    precond_rank : int or None, default None
+        cg: rank of the Nystrom preconditioner (None: :func:`default_rank`).
+    random_state : int, Generator or None, default None
+        cg: seeds the preconditioner's pivots (the solution does not depend on them
+        beyond tol).
+    backend : None or a rffbench.backends backend, default None
+        cg: where the kernel products run (None: this process).
 
     After :meth:`fit`: ``kernel_``, ``dual_coef_`` (n_train, n_outputs), ``offset_``,
-    ``times_`` = dict gram_time_s, factor_time_s, solve_time_s.
+    ``times_`` (cholesky: gram_time_s, factor_time_s, solve_time_s; cg: precond_time_s,
+    solve_time_s), ``solver_info_`` = dict(solver, and for cg iterations, residual,
+    converged, products, precond_rank, precond_residual_trace) and ``n_iter_`` (cg
+    iterations; 1 for the direct solve).
     """
 
-    def __init__(self, kernel="gaussian", lam=1e-3, center=True, lengthscale=None, gamma=None):
+    def __init__(self, kernel="gaussian", lam=1e-3, center=True, lengthscale=None, gamma=None,
+                 solver="auto", tol=1e-6, max_iter=200, precond_rank=None, random_state=None,
+                 backend=None):
         self.kernel = kernel
         self.lam = lam
         self.center = center
         self.lengthscale = lengthscale
         self.gamma = gamma
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.precond_rank = precond_rank
+        self.random_state = random_state
+        self.backend = backend
 
     def _fitted_kernel(self, X):
         k = self.kernel
@@ -70,28 +118,43 @@ class ExactKRR(RegressorMixin, BaseEstimator):
     def _fit(self, X, Y):
         if not (isinstance(self.lam, numbers.Real) and math.isfinite(self.lam) and self.lam > 0):
             raise ConfigError(f"model.lam={self.lam!r} is not allowed: use a number > 0")
+        check_cg_params(self.tol, self.max_iter, self.precond_rank)
+        solver = choose_solver(self.solver, X.shape[0])
         self.kernel_ = self._fitted_kernel(X)
         Y = np.asarray(Y, dtype=np.float64)
         self._1d = Y.ndim == 1
         Y = Y[:, None] if Y.ndim == 1 else Y
         self.offset_ = Y.mean(axis=0) if self.center else np.zeros(Y.shape[1])
-        t0 = time.perf_counter()
-        K = np.asarray(self.kernel_.gram(X), dtype=np.float64)
-        t1 = time.perf_counter()
-        self.dual_coef_, factor_s, solve_s = solve_regularised(K, Y - self.offset_, self.lam)
+        if solver == "cholesky":
+            t0 = time.perf_counter()
+            K = np.asarray(self.kernel_.gram(X), dtype=np.float64)
+            t1 = time.perf_counter()
+            self.dual_coef_, factor_s, solve_s = solve_regularised(K, Y - self.offset_, self.lam)
+            self.times_ = dict(gram_time_s=t1 - t0, factor_time_s=factor_s, solve_time_s=solve_s)
+            self.solver_info_ = dict(solver="cholesky")
+            self.n_iter_ = 1
+        else:
+            op = KernelOperator(self.kernel_, X) if self.backend is None \
+                else self.backend.kernel_operator(self.kernel_, X)
+            pc = NystromPreconditioner(op, self.precond_rank or default_rank(op.n),
+                                       _generator(self.random_state))
+            self.dual_coef_, info = pcg(op, Y - self.offset_, self.lam, pc, self.tol,
+                                        self.max_iter)
+            self.times_ = dict(precond_time_s=pc.build_time_s, solve_time_s=info["time_s"])
+            self.solver_info_ = dict(info, solver="cg", precond_rank=pc.rank,
+                                     precond_residual_trace=pc.residual_trace)
+            self.n_iter_ = max(info["iterations"], 1)
+            if not info["converged"]:
+                warnings.warn(not_converged_text(info, self.tol, self.max_iter),
+                              ConvergenceWarning, stacklevel=3)
         self.X_fit_ = X
-        self.times_ = dict(gram_time_s=t1 - t0, factor_time_s=factor_s, solve_time_s=solve_s)
         return self
 
     def _scores(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
-        out = np.empty((X.shape[0], self.dual_coef_.shape[1]))
-        for s in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
-            Kb = self.kernel_.gram(X[s:s + PREDICT_BLOCK_ROWS], self.X_fit_)
-            out[s:s + PREDICT_BLOCK_ROWS] = Kb @ self.dual_coef_
-        return out + self.offset_
+        return kernel_times(self.kernel_, X, self.X_fit_, self.dual_coef_) + self.offset_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -136,11 +199,33 @@ class ExactKRRClassifier(ClassifierMixin, ExactKRR):
         return self.classes_[self._scores(X).argmax(axis=1)]
 
 
-def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True):
-    """Validation predictions (one matrix per lambda; None where K + lam I is not
-    positive definite in floating point): K on X_fit and K(X_val, X_fit) computed once,
-    one Cholesky per lambda (memory: 2 n^2 + n_val n)."""
+def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="cholesky", tol=1e-6,
+                  max_iter=200, precond_rank=None, random_state=None, backend=None):
+    """Validation predictions, one matrix per lambda of ``grid``; where there is no
+    solution a one-line reason instead (a str: K + lam I not positive definite in
+    floating point, or cg not converged).
+
+    cholesky: K on X_fit and K(X_val, X_fit) computed once, one Cholesky per lambda
+    (memory: 2 n^2 + n_val n).  cg: one kernel operator and one preconditioner (it
+    does not depend on lambda), one solve per lambda, and one pass over K(X_val, X_fit)
+    for all lambdas at once."""
     offset = Y_fit.mean(axis=0) if center else np.zeros(Y_fit.shape[1])
+    Yc = Y_fit - offset
+    if choose_solver(solver, X_fit.shape[0]) == "cg":
+        check_cg_params(tol, max_iter, precond_rank)
+        op = KernelOperator(kernel, X_fit) if backend is None \
+            else backend.kernel_operator(kernel, X_fit)
+        pc = NystromPreconditioner(op, precond_rank or default_rank(op.n),
+                                   _generator(random_state))
+        alphas, out = [], []
+        for lam in grid:
+            alpha, info = pcg(op, Yc, lam, pc, tol, max_iter)
+            alphas.append(alpha)
+            out.append(None if info["converged"] else not_converged_text(info, tol, max_iter))
+        scores = kernel_times(kernel, X_val, X_fit, np.hstack(alphas))
+        c = Yc.shape[1]
+        return [o if o is not None else scores[:, i * c:(i + 1) * c] + offset
+                for i, o in enumerate(out)]
     K = np.asarray(kernel.gram(X_fit), dtype=np.float64)
     K_val = np.asarray(kernel.gram(X_val, X_fit), dtype=np.float64)
     work = np.empty_like(K)
@@ -148,12 +233,75 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True):
     for lam in grid:
         np.copyto(work, K)
         try:
-            alpha, _, _ = solve_regularised(work, Y_fit - offset, lam)
+            alpha, _, _ = solve_regularised(work, Yc, lam)
         except RffbenchError:  # K + lam I not positive definite in floating point
-            preds.append(None)
+            preds.append("not positive definite")
             continue
         preds.append(K_val @ alpha + offset)
     return preds
+
+
+def kernel_times(kernel, X, X_fit, A):
+    """K(X, X_fit) A, tile by tile into one reused buffer (memory: one tile of
+    PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS, never the n x n_fit matrix)."""
+    out = np.zeros((X.shape[0], A.shape[1]))
+    if not X.shape[0] or not X_fit.shape[0]:
+        return out
+    X = kernel_inputs(kernel, X)
+    F = kernel_inputs(kernel, X_fit)
+    dt = np.result_type(X.dtype, F.dtype)
+    X, F = X.astype(dt, copy=False), F.astype(dt, copy=False)
+    buf = np.empty(min(PREDICT_BLOCK_ROWS, X.shape[0]) * min(PREDICT_BLOCK_COLS, F.shape[0]),
+                   dtype=dt)
+    for i0 in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
+        i1 = min(i0 + PREDICT_BLOCK_ROWS, X.shape[0])
+        for j0 in range(0, F.shape[0], PREDICT_BLOCK_COLS):
+            j1 = min(j0 + PREDICT_BLOCK_COLS, F.shape[0])
+            Kb = buf[:(i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)
+            kernel._gram_into(X[i0:i1], F[j0:j1], Kb)
+            out[i0:i1] += Kb @ A[j0:j1]
+    return out
+
+
+def kernel_inputs(kernel, X):
+    """Dense, C-contiguous, domain-checked and warped rows, as Kernel.gram prepares them."""
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    kernel.check_domain(X)
+    return np.ascontiguousarray(kernel.warp(X))
+
+
+def _generator(random_state):
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(2**32))
+    return np.random.default_rng(random_state)
+
+
+def check_cg_params(tol, max_iter, precond_rank):
+    """One-line ConfigError for a bad model.cg_tol, model.cg_max_iter or model.precond_rank."""
+    if not (isinstance(tol, numbers.Real) and math.isfinite(tol) and 0 < tol < 1):
+        raise ConfigError(f"model.cg_tol={tol!r} is not allowed: use a number in (0, 1)")
+    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
+        raise ConfigError(f"model.cg_max_iter={max_iter!r} is not allowed: use an integer >= 1")
+    if precond_rank is not None and not (isinstance(precond_rank, numbers.Integral)
+                                         and precond_rank >= 1):
+        raise ConfigError(f"model.precond_rank={precond_rank!r} is not allowed: use an integer "
+                          ">= 1 or null (min(n_train, 2000))")
+
+
+def not_converged_text(info, tol, max_iter):
+    return (f"cg not converged: relative residual {info['residual']:.3g} > "
+            f"model.cg_tol={tol:g} after {info['iterations']} iterations "
+            f"(model.cg_max_iter={max_iter}); raise model.cg_max_iter or model.precond_rank, "
+            "or use a larger lam")
+
+
+#: above this order potrf runs on one BLAS thread (see solve_regularised); measured on
+#: 2 cores: threaded potrf works at n = 15000 and crashes at 16000 with ulimit -s 8192
+POTRF_THREADED_MAX_N = 12000
 
 
 def solve_regularised(K, Y, lam):
@@ -162,11 +310,234 @@ def solve_regularised(K, Y, lam):
     Returns (solution, factor seconds, solve seconds)."""
     t0 = time.perf_counter()
     K.flat[::K.shape[0] + 1] += lam
-    # K is symmetric: its C-order buffer is its own Fortran-order transpose
-    c, info = lapack.dpotrf(K.T, lower=False, overwrite_a=True, clean=False)
+    # K is symmetric: its C-order buffer is its own Fortran-order transpose.  OpenBLAS's
+    # threaded potrf overflows an 8 MiB stack (the usual ulimit -s) from n ~ 16000 on
+    # (a segfault, OpenBLAS issue #1645); single-threaded it does not
+    limit = threadpool_limits(1, user_api="blas") if K.shape[0] > POTRF_THREADED_MAX_N \
+        else contextlib.nullcontext()
+    with limit:
+        c, info = lapack.dpotrf(K.T, lower=False, overwrite_a=True, clean=False)
     if info != 0:
         raise RffbenchError(f"model.lam={lam!r}: K + lam I is not positive definite to working "
                             f"precision (Cholesky failed at column {info}); use a larger lam")
     t1 = time.perf_counter()
     sol = cho_solve((c, False), Y, check_finite=False)
     return sol, t1 - t0, time.perf_counter() - t1
+
+
+# ---------------------------------------------------------------------------
+# the iterative solver: K never stored
+
+#: rows (and columns) of one tile of K in the kernel-matrix products; a tile is
+#: TILE x TILE float64 (2 MiB: it stays in cache for its two GEMMs), reused for every
+#: tile (512 was fastest of 256..4096 on 2 cores, n = 20000, d = 16)
+TILE = 512
+#: solver=auto uses Cholesky up to this many training rows, conjugate gradients above
+#: (measured on 2 cores, README "Exact KRR past the Gram": the dense solve's n^3 / 3
+#: flops overtake tens of n^2 kernel evaluations near n = 10^4)
+CHOLESKY_AUTO_MAX_N = 10000
+SOLVERS = ("auto", "cholesky", "cg")
+
+
+def choose_solver(solver, n):
+    """'cholesky' or 'cg' for ``solver`` in SOLVERS and n training rows."""
+    if solver not in SOLVERS:
+        raise ConfigError(f"model.exact_solver={solver!r} is not allowed: use one of "
+                          f"{', '.join(SOLVERS)}")
+    if solver == "auto":
+        return "cholesky" if n <= CHOLESKY_AUTO_MAX_N else "cg"
+    return solver
+
+
+def default_rank(n):
+    """Nystrom preconditioner rank when model.precond_rank is null: min(n, 2000).
+
+    Measured (README "Exact KRR past the Gram"): at n_train = 40000, d = 16, lam = 1e-2
+    rank 2000 needs 12 iterations and rank 4000 8, but its build costs 3x more."""
+    return min(n, 2000)
+
+
+class KernelOperator:
+    """V -> K V for the training Gram K = k(X, X), computed tile by tile, never stored.
+
+    Each T x T tile K[I, J] (I <= J) is computed once by the kernel's numba Gram into
+    one reused buffer and used twice: out[I] += K[I, J] V[J] and out[J] += K[I, J]^T V[I].
+    So a product costs n^2 / 2 kernel evaluations (plus the diagonal tiles' other
+    half), 2 n^2 c flops of GEMM, and memory n d + T^2, and the operator is exactly
+    symmetric in floating point.  ``columns(idx)`` gives K[:, idx] (n x m)."""
+
+    def __init__(self, kernel, X, tile=TILE):
+        self.kernel = kernel
+        X = X.toarray() if hasattr(X, "toarray") else X
+        self.Xw = kernel_inputs(kernel, np.asarray(X, dtype=np.float64))
+        self.n = self.Xw.shape[0]
+        self.tile = int(tile)
+        self._buf = np.empty(min(self.tile, self.n) ** 2)
+        self.products = 0
+
+    def _block(self, i0, i1, j0, j1):
+        out = self._buf[:(i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)
+        self.kernel._gram_into(self.Xw[i0:i1], self.Xw[j0:j1], out)
+        return out
+
+    def matvec(self, V):
+        """K V for V of shape (n, c)."""
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        out = np.zeros_like(V)
+        n, T = self.n, self.tile
+        for i0 in range(0, n, T):
+            i1 = min(i0 + T, n)
+            for j0 in range(i0, n, T):
+                j1 = min(j0 + T, n)
+                Kt = self._block(i0, i1, j0, j1)
+                out[i0:i1] += Kt @ V[j0:j1]
+                if j0 != i0:
+                    out[j0:j1] += Kt.T @ V[i0:i1]
+        self.products += 1
+        return out
+
+    def diagonal(self):
+        """The diagonal k(x_i, x_i) of K, from the diagonal tiles (n T evaluations)."""
+        out = np.empty(self.n)
+        for i0 in range(0, self.n, self.tile):
+            i1 = min(i0 + self.tile, self.n)
+            out[i0:i1] = np.diagonal(self._block(i0, i1, i0, i1))
+        return out
+
+    def columns(self, idx):
+        """K[:, idx] (n x len(idx)), computed in row tiles."""
+        Y = np.ascontiguousarray(self.Xw[idx])
+        out = np.empty((self.n, len(idx)))
+        for i0 in range(0, self.n, self.tile):
+            i1 = min(i0 + self.tile, self.n)
+            self.kernel._gram_into(self.Xw[i0:i1], Y, out[i0:i1])
+        return out
+
+
+class NystromPreconditioner:
+    """Inverse of P = F F^T + lam I, F F^T a rank-r Nystrom approximation of K.
+
+    F comes from block randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber,
+    "Randomly pivoted Cholesky", 2023): each round samples ``block`` pivots with
+    probability proportional to the diagonal of the residual K - F F^T, computes
+    those columns of K (n x b kernel evaluations), removes what F already
+    explains and appends the pivot block's Cholesky factor (a pseudo-inverse
+    square root: eigenvalues below 1e-12 of the block's largest or of K's diagonal
+    are dropped, so duplicate points cannot break it).  Cost O(n r^2) flops and n r kernel
+    evaluations, memory n r: no n x n matrix.
+
+    Since K - F F^T is positive semi-definite, the preconditioned system's
+    eigenvalues lie in [1, 1 + ||K - F F^T|| / lam] and ``residual_trace`` =
+    tr(K - F F^T) bounds that norm: kappa <= 1 + residual_trace / lam.  P^{-1} R =
+    (R - F (lam I + F^T F)^{-1} F^T R) / lam by Woodbury (one r x r Cholesky per
+    lambda, 4 n r c flops per application); its scale does not matter to CG."""
+
+    #: eigenvalues of a pivot block below this fraction of its largest, or of K's largest
+    #: diagonal entry, are dropped; the residual is done below this fraction of tr K
+    BLOCK_RTOL = 1e-12
+
+    def __init__(self, op, rank, rng, block=None):
+        t0 = time.perf_counter()
+        n, rank = op.n, min(int(rank), op.n)
+        block = block or max(1, min(100, rank))
+        F = np.empty((n, rank))
+        diag = op.diagonal()
+        self.initial_trace = float(diag.sum())
+        floor = self.BLOCK_RTOL * float(diag.max(initial=0.0))  # rounding level of K
+        r = 0
+        pivots = []
+        while r < rank:
+            total = diag.sum()
+            if not total > self.BLOCK_RTOL * self.initial_trace:  # K is reproduced
+                break
+            S = np.unique(rng.choice(n, size=min(block, rank - r), p=diag / total))
+            G = op.columns(S)
+            if r:
+                G -= F[:, :r] @ F[S, :r].T
+            w, Q = np.linalg.eigh((G[S] + G[S].T) / 2)
+            keep = w > max(self.BLOCK_RTOL * w[-1], floor)
+            if not keep.any():
+                diag[S] = 0.0
+                continue
+            k = int(keep.sum())
+            F[:, r:r + k] = G @ (Q[:, keep] / np.sqrt(w[keep]))
+            diag -= np.einsum("ij,ij->i", F[:, r:r + k], F[:, r:r + k])
+            np.maximum(diag, 0.0, out=diag)
+            diag[S] = 0.0
+            pivots.append(S)
+            r += k
+        self.F = F[:, :r] if r < rank else F
+        self.rank = r
+        self.landmarks = np.concatenate(pivots) if pivots else np.empty(0, dtype=np.int64)
+        self.residual_trace = float(diag.sum())
+        self._gram = self.F.T @ self.F
+        self._factors = {}
+        self.build_time_s = time.perf_counter() - t0
+
+    def _factor(self, lam):
+        if lam not in self._factors:
+            A = self._gram.copy()
+            A.flat[::A.shape[0] + 1] += lam
+            self._factors[lam] = cho_factor(A, check_finite=False)
+        return self._factors[lam]
+
+    def solve(self, Rm, lam):
+        """lam P^{-1} Rm for the ridge lam (Rm: n x c)."""
+        if not self.rank:
+            return Rm.copy()
+        return Rm - self.F @ cho_solve(self._factor(lam), self.F.T @ Rm, check_finite=False)
+
+
+def pcg(op, Y, lam, precond=None, tol=1e-6, max_iter=200):
+    """Solve (K + lam I) A = Y column by column with preconditioned conjugate gradients.
+
+    ``op.matvec`` gives K V; ``precond.solve(R, lam)`` applies P^{-1} (None: no
+    preconditioner).  All columns share one kernel product per iteration; a column
+    stops updating once its relative residual ||y - (K + lam I) a|| / ||y|| is <= tol.
+    When every column has stopped, the residual is recomputed from scratch (one more
+    product); a column that the recurrence's rounding let through restarts from its
+    true residual.  So the reported residual is the solution's, not the recurrence's.
+
+    Returns (A, info) with info = dict(iterations, residual (the largest relative
+    residual over the columns), converged (residual <= tol), products (kernel
+    products), time_s)."""
+    t0 = time.perf_counter()
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    norms = np.linalg.norm(Y, axis=0)
+    safe = np.where(norms > 0, norms, 1.0)
+    apply_p = (lambda X: precond.solve(X, lam)) if precond is not None else (lambda X: X.copy())
+    A = np.zeros_like(Y)
+    R = Y.copy()
+    it = products = 0
+    while True:
+        res = np.linalg.norm(R, axis=0) / safe
+        active = res > tol
+        if not active.any() or it >= max_iter:
+            break
+        Z = apply_p(R)
+        P = Z.copy()
+        rz = np.einsum("ij,ij->j", R, Z)
+        while it < max_iter:  # CG from the current residual R
+            it += 1
+            products += 1
+            Q = op.matvec(P) + lam * P
+            pq = np.einsum("ij,ij->j", P, Q)
+            ok = active & (pq > 0) & np.isfinite(pq)
+            alpha = np.where(ok, rz / np.where(ok, pq, 1.0), 0.0)
+            A += alpha * P
+            R -= alpha * Q
+            active &= ok & (np.linalg.norm(R, axis=0) / safe > tol)
+            if not active.any():
+                break
+            Z = apply_p(R)
+            rz_new = np.einsum("ij,ij->j", R, Z)
+            beta = np.where(active, rz_new / np.where(rz != 0, rz, 1.0), 0.0)
+            P = Z + beta * P
+            rz = rz_new
+        products += 1
+        R = Y - (op.matvec(A) + lam * A)  # the true residual: restart from it if needed
+        if not np.all(np.isfinite(R)):
+            break
+    residual = float(np.max(np.linalg.norm(R, axis=0) / safe))
+    return A, dict(iterations=it, residual=residual, converged=bool(residual <= tol),
+                   products=products, time_s=time.perf_counter() - t0)

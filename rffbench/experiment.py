@@ -8,6 +8,7 @@ summary, and turns user errors into one line on stderr and exit code 2.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -53,7 +54,10 @@ def process_age_s():
 #: the default they are left out of the run id, so older sweeps still resume
 ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}, ("kernel", "degree"): 2,
               ("kernel", "coef0"): 1.0, ("D_n",): None,
-              ("measure", "approximation", "cross"): False, ("kernel", "skewedness"): 1.0}
+              ("measure", "approximation", "cross"): False, ("kernel", "skewedness"): 1.0,
+              ("model", "exact_solver"): "auto", ("model", "cg_tol"): 1e-6,
+              ("model", "cg_max_iter"): 200, ("model", "precond_rank"): None,
+              ("backend",): dict(name="local", address=None, workers=2, threads_per_worker=1)}
 
 
 def run_id(conf: Config) -> str:
@@ -87,6 +91,10 @@ def apply_threads(threads):
     return n
 
 
+#: streamed data: maps and the median lengthscale are fitted on this many sampled rows
+FIT_SAMPLE_ROWS = 65536
+
+
 @dataclass
 class RunContext:
     """What a measurement needs: the config, the data, the fitted kernel.
@@ -102,6 +110,9 @@ class RunContext:
     tables: dict = field(default_factory=dict)
     #: wall seconds from interpreter start to the first measurement (None if unknown)
     startup_s: Optional[float] = None
+    #: the sweep's store (None: a run alone), for results that runs share
+    store: Optional[object] = None
+    run_id: str = ""
 
     @property
     def map_cls(self):
@@ -136,6 +147,30 @@ class RunContext:
                    random_state=self.cfg.seed if seed is None else seed,
                    chunk_rows=self.cfg.features.chunk_rows, **params)
 
+    @functools.cached_property
+    def backend(self):
+        """None (this process) or the rffbench.backends backend of ``backend``."""
+        from .backends import get_backend
+
+        return get_backend(self.cfg.backend)
+
+    @functools.cached_property
+    def fit_rows(self):
+        """The rows maps and the median lengthscale are fitted on: the training set, or for
+        streamed data (rffbench.stream) a seeded sample of at most FIT_SAMPLE_ROWS of it."""
+        X = self.data.X_train
+        if not self.data.streamed or X.shape[0] <= FIT_SAMPLE_ROWS:
+            return np.asarray(X)
+        idx = np.sort(self.rng("fit-rows").choice(X.shape[0], FIT_SAMPLE_ROWS, replace=False))
+        return X[idx]
+
+    def shared(self, name, key, compute):
+        """``compute()``'s rows, computed once per sweep for every run with the same
+        ``key`` (a dict of what they depend on); a run alone just computes them."""
+        if self.store is None:
+            return compute()
+        return self.store.shared(name, key, compute, self.run_id)
+
     def rng(self, purpose: str):
         """A Generator for one purpose, derived from the seed (stable across runs)."""
         return np.random.default_rng([self.cfg.seed, zlib.crc32(purpose.encode())])
@@ -151,11 +186,13 @@ def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     return make_kernel(kcfg.name, **params).fit(None)
 
 
-def run(cfg, threads=None):
+def run(cfg, threads=None, store=None):
     """Run every enabled measurement of one configuration.
 
     ``threads`` (a launcher's share of the cores) is used when the config's
-    ``threads`` is null; it is recorded but is not part of ``run_id``.
+    ``threads`` is null; it is recorded but is not part of ``run_id``.  ``store``
+    (a sweep's SweepStore) lets runs share results that do not depend on them all
+    (RunContext.shared).
     Returns (records DataFrame, extra tables: file name -> DataFrame, each
     with the ``run_id`` column first).
     """
@@ -170,21 +207,26 @@ def run(cfg, threads=None):
         conf = replace(conf, D=2 * conf.D_n * (data.d + 1))
         feature_map_class(conf.features.name).check_params(conf.D, conf.kernel.name,
                                                           **conf.features.map_params())
-    ctx = RunContext(conf, data, None, threads)
+    ctx = RunContext(conf, data, None, threads, store=store, run_id=rid)
     ctx.map_cls.check_data(conf.D, data.X_train.shape[0], data.d)
     enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
                if getattr(conf.measure, name).enabled]
+    if conf.backend.name != "local":
+        ctx.backend  # connects (or starts a LocalCluster); a missing extra stops here
     run_plan(ctx, enabled).check()  # every allocation that grows with n, d, D, before any
-    ctx.kernel = kernel = resolve_kernel(conf.kernel, data.X_train, conf.seed)
-    for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
-        kernel.check_domain(part, f"dataset={data.name}: {what}")
+    ctx.kernel = kernel = resolve_kernel(conf.kernel, ctx.fit_rows, conf.seed)
+    if data.streamed:  # the training columns' range, from the loading pass
+        kernel.check_domain(np.vstack(data.col_range), f"dataset={data.name}: the training data")
+    else:
+        for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
+            kernel.check_domain(part, f"dataset={data.name}: {what}")
     check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts
         if hasattr(m, "check"):
             m.check(ctx, block)
     n_freq = ctx.map_cls.n_freq_for(conf.D, **conf.features.map_params())
     # output columns: D, or (binning) the bins the training set occupies
-    n_columns = ctx.make_map().fit(data.X_train).n_columns_ \
+    n_columns = ctx.make_map().fit(ctx.fit_rows).n_columns_ \
         if ctx.map_cls.sparse_output else conf.D
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
              rid, ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
@@ -218,7 +260,9 @@ def check_frequency_range(kernel, data, conf):
     """|w.x| ~ max|x| / lengthscale must be representable in the run's dtype (float32:
     frequencies are cast to it)."""
     limit = FREQUENCY_HEADROOM[conf.dtype]
-    scale = max(1.0, float(np.max(np.abs(data.X_train))))
+    peak = np.max(np.abs(np.vstack(data.col_range))) if data.streamed \
+        else np.max(np.abs(data.X_train))
+    scale = max(1.0, float(peak))
     if scale / kernel.ls > limit:
         raise ConfigError(f"kernel.lengthscale={kernel.ls:.3g} is not allowed with dtype="
                           f"{conf.dtype} and data up to {scale:.3g}: frequencies times the data "
@@ -343,7 +387,7 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
             write_config(out, rid, asdict(conf), overrides)
         log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
         try:
-            df, tables = run(conf, threads=jobs_threads if in_sweep else None)
+            df, tables = run(conf, threads=jobs_threads if in_sweep else None, store=store)
         except RffbenchError as exc:
             return _fail(out, 2, str(exc), in_sweep)
         except OSError as exc:

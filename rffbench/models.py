@@ -25,6 +25,9 @@ from .exact import solve_regularised
 from .features import gram_of
 from .progress import Progress
 
+#: select_lambda's entry for a lambda at which the system is not positive definite
+NOT_PD = "not positive definite"
+
 #: output elements per feature chunk when ``chunk_rows`` is null (32 MB float64)
 CHUNK_ELEMENTS = 1 << 22
 
@@ -90,9 +93,23 @@ class NormalEquations:
         return W, offset, f_s + s_s
 
 
-def accumulate(fmap, X, Y, rows=None, timer=None):
-    """NormalEquations of the ``fmap`` features of X, chunk by chunk."""
+def block_sums(fmap, X, Y):
+    """The sums of one block of rows (a Dask task): (Z^T Z upper triangle, Z^T Y, sum z,
+    sum y, n) of its features Z."""
+    ne = NormalEquations(fmap.n_components, Y.shape[1])
+    ne.add_chunk(fmap.transform(X), Y)
+    return ne.G, ne.b, ne.zsum, ne.ysum, ne.n
+
+
+def accumulate(fmap, X, Y, rows=None, timer=None, backend=None):
+    """NormalEquations of the ``fmap`` features of X, chunk by chunk (``backend``: a
+    rffbench.backends backend that does it elsewhere, None: here)."""
     timer = timer or Timer()
+    if backend is not None:
+        t0 = time.perf_counter()
+        ne = backend.accumulate(fmap, X, Y, chunk_rows(fmap.n_components, rows))
+        timer.add("accumulate_time_s", t0)  # features + sums, on the workers
+        return ne
     ne = NormalEquations(fmap.n_components, Y.shape[1])
     rows = chunk_rows(fmap.n_components, rows)
     progress = Progress("ridge: accumulating Z^T Z, chunks", -(-X.shape[0] // rows))
@@ -111,16 +128,17 @@ class FeatureRidge:
 
     name = "ridge"
 
-    def __init__(self, lam, center=True, chunk_rows=None):
+    def __init__(self, lam, center=True, chunk_rows=None, backend=None):
         self.lam = lam
         self.center = center
         self.chunk_rows = chunk_rows
+        self.backend = backend
 
     def fit(self, fmap, X, Y):
         if fmap.sparse_output:
             return self._fit_dual(fmap, X, Y)
         timer = Timer()
-        ne = accumulate(fmap, X, Y, self.chunk_rows, timer)
+        ne = accumulate(fmap, X, Y, self.chunk_rows, timer, self.backend)
         t0 = time.perf_counter()
         self.coef_, self.offset_, _ = ne.solve(self.lam, self.center)
         timer.add("solve_time_s", t0)
@@ -151,9 +169,9 @@ class FeatureRidge:
         return out + self.offset_
 
     def select_lambda(self, fmap, X_fit, Y_fit, X_val, grid):
-        """Validation predictions (one matrix per lambda; None where the system is not
-        positive definite) from one accumulation pass over X_fit and one transform pass
-        over X_val."""
+        """Validation predictions (one matrix per lambda; the reason, a str, where the
+        system is not positive definite) from one accumulation pass over X_fit and one
+        transform pass over X_val."""
         if fmap.sparse_output:
             preds = []
             for lam in grid:
@@ -161,22 +179,22 @@ class FeatureRidge:
                     preds.append(FeatureRidge(lam, self.center).fit(fmap, X_fit, Y_fit)
                                  .predict(X_val))
                 except RffbenchError:  # not positive definite at this lambda
-                    preds.append(None)
+                    preds.append(NOT_PD)
             return preds
-        ne = accumulate(fmap, X_fit, Y_fit, self.chunk_rows)
+        ne = accumulate(fmap, X_fit, Y_fit, self.chunk_rows, backend=self.backend)
         sols = []
         for lam in grid:
             try:
                 sols.append(ne.solve(lam, self.center)[:2])
             except RffbenchError:  # not positive definite at this lambda: no prediction
-                sols.append(None)
-        preds = [None if sol is None else np.empty((X_val.shape[0], Y_fit.shape[1]))
+                sols.append(NOT_PD)
+        preds = [sol if isinstance(sol, str) else np.empty((X_val.shape[0], Y_fit.shape[1]))
                  for sol in sols]
         rows = chunk_rows(fmap.n_components, self.chunk_rows)
         for s in range(0, X_val.shape[0], rows):
             Z = fmap.transform(X_val[s:s + rows])
             for sol, P in zip(sols, preds):
-                if sol is not None:
+                if not isinstance(sol, str):
                     P[s:s + rows] = Z @ sol[0] + sol[1]
         return preds
 

@@ -16,6 +16,10 @@ A sweep directory::
           interrupted.txt       a run stopped by Ctrl-C (resumable)
       .jobs/<key>.json          one per job of the sweep's command: its overrides and its
                                 run_id (or the error that came before a run_id existed)
+      shared/<name>-<hash>/     a result that many runs share, computed once per sweep
+                                (exact KRR: it does not depend on D or the map): key.json
+                                (what it depends on, the run that computed it), claim and
+                                rows.csv (its records' rows) as a run's records.csv
       report/
 
 A run's records are found and written by its ``run_id``, so no job can
@@ -42,6 +46,10 @@ from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
+SHARED_DIR = "shared"
+SHARED_KEY_FILE = "key.json"
+#: a shared result's rows (not records.csv: they are not a run's records)
+SHARED_ROWS_FILE = "rows.csv"
 JOBS_DIR = ".jobs"
 CONFIG_FILE = "config.json"
 CLAIM_FILE = "claim"
@@ -154,17 +162,17 @@ def _break_stale(path, holder):
         lock.unlink(missing_ok=True)
 
 
-def acquire(run_dir, on_wait=None):
+def acquire(run_dir, on_wait=None, done_file=RECORDS_FILE):
     """Claim ``run_dir`` for this process.
 
     Returns a :class:`Claim` (compute the run, then ``release()``), or None
-    when the run is complete (its records exist, possibly after waiting for
-    another process that was computing it).  ``on_wait(holder)`` is called
+    when the run is complete (its ``done_file`` exists, possibly after waiting
+    for another process that was computing it).  ``on_wait(holder)`` is called
     once when the run is found busy.
     """
     run_dir = Path(run_dir)
     path = run_dir / CLAIM_FILE
-    records = run_dir / RECORDS_FILE
+    records = run_dir / done_file
     waited = False
     while True:
         if records.exists():
@@ -247,6 +255,39 @@ class SweepStore:
         except OSError as exc:  # a pointer for people: never fail the run over it
             log.debug("could not link %s: %s", link, exc)
             tmp.unlink(missing_ok=True)
+
+
+    def shared(self, name, key, compute, rid):
+        """Rows (record dicts) that every run with the same ``key`` shares: computed by
+        ``compute()`` in the first run that asks (the others wait for its claim, as for a
+        run), then read back.  Read-back rows say in their note which run computed them."""
+        import pandas as pd
+
+        blob = json.dumps(key, sort_keys=True, default=str)
+        d = self.root / SHARED_DIR / f"{name}-{hashlib.sha1(blob.encode()).hexdigest()[:12]}"
+        d.mkdir(parents=True, exist_ok=True)
+        claim = acquire(d, on_wait=lambda h: log.info(
+            "%s: waiting for %s pid %s, which computes it for this sweep", name,
+            h.get("host"), h.get("pid")), done_file=SHARED_ROWS_FILE)
+        if claim is not None:
+            try:
+                rows = compute()
+                meta = json.dumps(dict(name=name, key=key, computed_by=rid), default=str,
+                                  indent=1)
+                write_all_atomic([(meta, d / SHARED_KEY_FILE),
+                                  (pd.DataFrame(rows), d / SHARED_ROWS_FILE)])
+                return rows
+            finally:
+                claim.release()
+        by = json.loads((d / SHARED_KEY_FILE).read_text()).get("computed_by", "?")
+        df = pd.read_csv(d / SHARED_ROWS_FILE, keep_default_na=False, na_values=[""])
+        rows = df.astype(object).where(df.notna(), None).to_dict("records")
+        for r in rows:
+            for col in ("method", "unit"):
+                r[col] = r.get(col) or ""
+            r["note"] = ((r.get("note") or "") + f" [computed once per sweep, by run {by}]").strip()
+        log.info("%s: reused from run %s (shared in this sweep)", name, by)
+        return rows
 
 
 def config_text(rid, conf_dict, overrides):

@@ -16,7 +16,8 @@ from rffbench.results import RECORDS_FILE
 ONLY = ["measure.approximation.enabled=false", "measure.bounds.enabled=false",
         "measure.timing.enabled=false", "measure.learning.repeats=1"]
 METRICS = {"test_rmse", "test_rel_rmse", "test_error_rate", "train_time_s", "predict_time_s",
-           "map_time_s", "gram_time_s", "solve_time_s", "peak_rss_mb", "lambda"}
+           "map_time_s", "gram_time_s", "solve_time_s", "peak_rss_mb", "lambda",
+           "precond_time_s", "cg_iterations", "cg_residual"}
 
 
 def learning(*overrides):
@@ -65,6 +66,33 @@ def test_exact_skipped_above_exact_max_n_and_when_memory_is_short(monkeypatch):
     assert df[df.method == "ridge"].value.notna().all()  # the feature model still ran
 
 
+def test_exact_cg_agrees_with_cholesky_in_a_run():
+    """The run's two exact solvers: same lambda (auto), test RMSE to the tolerance, and
+    the cg records (iterations, the recomputed residual, preconditioner time)."""
+    base = ["dataset=synthetic", "dataset.n=1600", "dataset.d=4", "D=64", "model.cg_tol=1e-8"]
+    chol = learning(*base, "model.exact_solver=cholesky")
+    cg = learning(*base, "model.exact_solver=cg", "model.precond_rank=200")
+    a = chol[chol.method == "exact_krr"].set_index("metric")
+    b = cg[cg.method == "exact_krr"].set_index("metric")
+    assert a.value["lambda"] == b.value["lambda"]
+    assert b.value["test_rmse"] == pytest.approx(a.value["test_rmse"], rel=1e-5)
+    assert b.value["cg_residual"] <= 1e-8 and b.value["cg_iterations"] >= 1
+    assert b.note["cg_iterations"].startswith("converged") and b.value["precond_time_s"] > 0
+    assert "cg without the Gram" in b.note["train_time_s"] and "gram_time_s" not in b.index
+    assert "cg_iterations" not in a.index
+
+
+def test_exact_cg_not_converged_is_a_record_not_an_answer():
+    df = learning("dataset=synthetic", "dataset.n=800", "dataset.d=3", "D=32", "model.lam=1e-6",
+                  "model.exact_solver=cg", "model.cg_max_iter=2", "model.precond_rank=2")
+    ex = df[df.method == "exact_krr"].set_index("metric")
+    assert np.isnan(ex.value["test_rmse"]) and np.isnan(ex.value["test_rel_rmse"])
+    assert ex.note["test_rmse"].startswith("cg not converged: relative residual")
+    assert "model.cg_max_iter=2" in ex.note["test_rmse"]
+    assert ex.value["cg_residual"] > 1e-6 and ex.value["cg_iterations"] == 2
+    assert ex.note["cg_iterations"] == ex.note["test_rmse"]
+
+
 def test_sgd_and_peers_in_one_table():
     rows = []
     for feats in ("rff", "sklearn_rbf", "nystrom"):
@@ -88,6 +116,10 @@ def test_sgd_and_peers_in_one_table():
     (["features=nystrom", "D=5000", "dataset=wine"], "D=5000 is not allowed for features=nystrom"),
     (["D=300000"], "D=300000 is not allowed: the learning measurement (ridge on features: 3 D x D"),
     (["model.val_size=1.5"], "model.val_size=1.5 is not allowed"),
+    (["model.exact_solver=lu"], "model.exact_solver='lu' is not allowed: use one of auto, "
+                                "cholesky, cg"),
+    (["model.cg_tol=2"], "model.cg_tol=2.0 is not allowed: use a number in (0, 1)"),
+    (["model.precond_rank=0"], "model.precond_rank=0 is not allowed"),
 ])
 def test_bad_input_one_line(tmp_path, capsys, overrides, match):
     code = run_main(compose_config([*ONLY, *overrides]), tmp_path)

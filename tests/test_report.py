@@ -374,3 +374,38 @@ def test_exact_krr_is_drawn_per_kernel_when_the_kernel_follows_the_map(tmp_path)
         (gid,) = [k for k in exact if f"kernel={kernel}" in k]
         assert exact[gid] == pytest.approx(np.median(vals))
     assert "one red line per kernel" in drawn[0].caption
+
+
+def test_train_time_marks_the_exact_points_fitted_by_cg(tmp_path):
+    """exact_solver=auto switches solver along n_train: the cg points are drawn as squares
+    and the caption says what circles and squares are."""
+    from rffbench.measure.learning import CG_TRAIN_NOTE
+
+    root = tmp_path / "s"
+    for n, D in itertools.product([1000, 20000, 50000], [64, 256]):
+        conf = dict(dataset=dict(name="synthetic", n=n), D=D)
+        rid = f"n{n}D{D}"
+        cg = n > 10000
+        rows = [record("learning", "train_time_s", 1e-3 * D * n / 1000, method="ridge"),
+                record("learning", "train_time_s", (n / 1000) ** 2, method="exact_krr",
+                       note=f"{CG_TRAIN_NOTE}: ..." if cg else "Gram 1 s + Cholesky 1 s")]
+        identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
+                        n_train=n, n_test=n // 3, d=16, kernel="gaussian", nu=None,
+                        lengthscale=1.0, features="rff", D=D, n_freq=D, n_columns=D, seed=0,
+                        dtype="float64", threads=2)
+        out = root / "runs" / rid
+        out.mkdir(parents=True)
+        write_config(out, rid, conf, [])
+        records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
+    col = collect(root)
+    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
+    df, origins = grouping.attach_conditions(df, col.complete_runs)
+    drawn, why = figures.fig_train_time(figures.FigContext(df, origins, {}))
+    assert drawn, why
+    (ax,) = drawn[0].fig.axes
+    lines = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid()}
+    assert list(lines["exact_krr"].get_xdata()) == [1000, 20000, 50000]
+    cg = lines["exact_krr_cg"]
+    assert list(cg.get_xdata()) == [20000, 50000] and cg.get_marker() == "s"
+    assert list(cg.get_ydata()) == [400.0, 2500.0]
+    assert "squares conjugate gradients" in drawn[0].caption

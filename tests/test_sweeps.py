@@ -57,6 +57,28 @@ def test_parallel_launchers_then_report(tmp_path, launcher):
     assert "error_vs_D" in summary and "Not drawn (their data is absent" in summary
 
 
+def test_exact_krr_computed_once_per_sweep(tmp_path):
+    """Exact KRR does not depend on D or the map: the sweep computes it once, and the
+    other runs carry the same records with a note naming the run that computed them."""
+    sweep = tmp_path / "sweep"
+    p = run_cli("-m", *TINY, "measure.bounds.enabled=false", "measure.approximation.enabled=false",
+                "D=16,64", "features=rff,orf", f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert len(list((sweep / "shared").glob("exact_krr-*/rows.csv"))) == 1
+    res = pd.concat(pd.read_csv(f) for f in _records(sweep).values())
+    ex = res[(res.measurement == "learning") & (res.method == "exact_krr")]
+    assert ex.run_id.nunique() == 4
+    by_metric = ex.groupby("metric").value.nunique()
+    assert (by_metric == 1).all(), by_metric  # identical records, timings included
+    first = ex[~ex.note.fillna("").str.contains("computed once per sweep")].run_id.unique()
+    assert len(first) == 1
+    reused = ex[ex.run_id != first[0]]
+    assert reused.note.str.endswith(f"[computed once per sweep, by run {first[0]}]").all()
+    logs = "".join(f.read_text() for f in sweep.glob("*/run.log"))
+    assert logs.count("learning: exact KRR by cholesky") == 1
+    assert logs.count("exact_krr: reused from run") == 3
+
+
 def test_resume_skips_done_runs_and_reruns_missing(tmp_path):
     sweep = tmp_path / "sweep"
     args = ["-m", *TINY, "D=16,32", f"hydra.sweep.dir={sweep}", "measure.bounds.enabled=false"]

@@ -111,7 +111,7 @@ def needs(ctx, cfg):
 def measure(ctx, cfg):
     n, note = resolve_n_points(ctx, "approximation", cfg)
     M = sample_points(ctx, "approximation", n)
-    fmap = ctx.make_map().fit(ctx.data.X_train)
+    fmap = ctx.make_map().fit(ctx.fit_rows)
     log.info("approximation: %s vs exact %s on %d points, D=%d", fmap.name, ctx.kernel.name, n,
              fmap.n_components)
     errs = gram_errors(ctx.kernel, fmap, M, cross=cfg.cross)

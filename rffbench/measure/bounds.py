@@ -287,7 +287,7 @@ def measure(ctx, cfg):
     log.info("bounds: %d redraws of %s (D=%d) on M = %d points, %d worker thread(s)",
              cfg.trials, map_name, D, n, workers)
     t0 = time.perf_counter()
-    sup, pointwise = run_trials(lambda rng: ctx.make_map(seed=rng), ctx.data.X_train, M, K,
+    sup, pointwise = run_trials(lambda rng: ctx.make_map(seed=rng), ctx.fit_rows, M, K,
                                  I, J, seeds, workers)
     wall = time.perf_counter() - t0
     gflops = 2.0 * n * n * D * cfg.trials / wall / 1e9

@@ -17,7 +17,7 @@ and how much faster does it train.
   fit + features + accumulate + solve, or Gram + factor + solve),
   ``map_time_s``, ``gram_time_s``, ``solve_time_s``, ``predict_time_s`` (test
   features + product, or K(test, train) alpha), ``lambda``, ``peak_rss_mb``
-  (the process's peak resident memory so far, ru_maxrss).  A fit or predict
+  (the process's peak resident memory so far, VmHWM).  A fit or predict
   that takes less than ``measure.learning.cheap_s`` is repeated
   ``measure.learning.repeats`` times and the median kept (``spread`` = max -
   min); numba is warmed up before any timing.
@@ -27,22 +27,36 @@ from __future__ import annotations
 import logging
 import resource
 import time
+import warnings
+from dataclasses import asdict
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from .. import memory
 from ..memory import Need
 from ..config import SGD_LOSSES
 from ..errors import ConfigError, RffbenchError
-from ..exact import ExactKRR
+from ..exact import (CHOLESKY_AUTO_MAX_N, PREDICT_BLOCK_COLS, PREDICT_BLOCK_ROWS, TILE, ExactKRR,
+                     default_rank, not_converged_text)
 from ..exact import select_lambda as exact_select_lambda
 from ..models import FeatureRidge, FeatureSGD, chunk_rows, decode, encode_targets
 from ..results import record
+from ..stream import subset
 
 log = logging.getLogger(__name__)
 
 
 def peak_rss_mb():
+    """Peak resident memory of this process image so far, MiB: VmHWM where /proc has it
+    (ru_maxrss also counts the parent's RSS when a process was forked from a big one)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -52,17 +66,51 @@ def _split(ctx, n, val_size):
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 
+def exact_solver(ctx):
+    """'cholesky' or 'cg': model.exact_solver, with auto resolved for this run (cholesky
+    up to exact.CHOLESKY_AUTO_MAX_N training rows when its n x n matrices fit)."""
+    m, n = ctx.cfg.model, ctx.data.X_train.shape[0]
+    if m.exact_solver != "auto":
+        return m.exact_solver
+    return "cg" if n > CHOLESKY_AUTO_MAX_N or _cholesky_bytes(ctx) > _budget() else "cholesky"
+
+
+def _budget():
+    avail = memory.available_bytes()
+    return float("inf") if avail is None else memory.MEMORY_FRACTION * avail
+
+
+def _cholesky_bytes(ctx):
+    m, n = ctx.cfg.model, ctx.data.X_train.shape[0]
+    n_fit = n - int(round(m.val_size * n))
+    return 8 * max(n * n, 2 * n_fit * n_fit + (n - n_fit) * n_fit if m.lam == "auto" else 0)
+
+
+def _cg_bytes(ctx):
+    """X (float64 copy), the preconditioner (2 n r at its peak), pcg's 6 n x c vectors,
+    a tile, the test predictions' K block; lam=auto adds one solution per lambda."""
+    m, n, d = ctx.cfg.model, ctx.data.X_train.shape[0], ctx.data.d
+    c = max(ctx.data.n_classes, 1)
+    r = m.precond_rank or default_rank(n)
+    grid = len(m.lam_grid) if m.lam == "auto" else 0
+    return 8 * (n * d + 2 * n * min(r, n) + (6 + grid) * n * c + TILE * TILE
+                + PREDICT_BLOCK_ROWS * PREDICT_BLOCK_COLS)
+
+
 def exact_plan(ctx):
     """None if exact KRR can run, else the reason it is skipped."""
     m, n = ctx.cfg.model, ctx.data.X_train.shape[0]
     if n > m.exact_max_n:
-        return (f"skipped: n_train={n} > model.exact_max_n={m.exact_max_n} (an n x n Gram and "
-                "an O(n^3) Cholesky)")
-    n_fit = n - int(round(m.val_size * n))
-    need = 8 * max(n * n, 2 * n_fit * n_fit + (n - n_fit) * n_fit if m.lam == "auto" else 0)
-    avail = memory.available_bytes()
-    if avail is not None and need > memory.MEMORY_FRACTION * avail:
-        return (f"skipped: the Gram of n_train={n} needs {need / memory.GIB:.3g} GiB, more than "
+        return (f"skipped: n_train={n} > model.exact_max_n={m.exact_max_n} (raise it to run "
+                f"the exact baseline: Cholesky up to {CHOLESKY_AUTO_MAX_N} rows, conjugate "
+                "gradients without the Gram above)")
+    solver = exact_solver(ctx)
+    need = _cholesky_bytes(ctx) if solver == "cholesky" else _cg_bytes(ctx)
+    if need > _budget():
+        what = ("the Gram of" if solver == "cholesky" else
+                "the cg solver (data + Nystrom preconditioner) at")
+        avail = memory.available_bytes()
+        return (f"skipped: {what} n_train={n} needs {need / memory.GIB:.3g} GiB, more than "
                 f"{memory.MEMORY_FRACTION:.0%} of the {avail / memory.GIB:.3g} GiB available")
     return None
 
@@ -114,15 +162,15 @@ def _score_fn(task, y_true):
 
 
 def _choose(grid, errors):
-    """Smallest validation error; ties go to the larger lambda.  An error of None marks
-    a lambda at which the system was not positive definite in floating point."""
-    ok = [i for i in range(len(grid)) if errors[i] is not None]
+    """Smallest validation error; ties go to the larger lambda.  An error that is a str
+    is the reason a lambda has no solution (not positive definite in floating point,
+    cg not converged)."""
+    ok = [i for i in range(len(grid)) if not isinstance(errors[i], str)]
     if not ok:
-        raise RffbenchError(f"model.lam=auto: the system is not positive definite in floating "
-                            f"point at any lambda of model.lam_grid={list(grid)}; use larger "
-                            "values")
+        raise RffbenchError(f"model.lam=auto: no lambda of model.lam_grid={list(grid)} has a "
+                            f"solution ({errors[0]}); use larger values")
     best = min(ok, key=lambda i: (errors[i], -grid[i]))
-    text = ", ".join(f"{g:g}: " + ("not positive definite" if e is None else f"{e:.4g}")
+    text = ", ".join(f"{g:g}: " + (e if isinstance(e, str) else f"{e:.4g}")
                      for g, e in zip(grid, errors))
     return grid[best], f"auto: validation error by lambda {{{text}}}"
 
@@ -164,7 +212,7 @@ def _feature_model(ctx, cfg):
     Xtr, Xte = data.X_train, data.X_test
     Ytr = encode_targets(data.y_train, task, data.n_classes)
     if m.name == "ridge":
-        model = FeatureRidge(m.lam, m.center, m.chunk_rows)
+        model = FeatureRidge(m.lam, m.center, m.chunk_rows, backend=ctx.backend)
         target = Ytr
     else:
         model = FeatureSGD(m.lam, task, m.loss, m.epochs, ctx.cfg.seed, m.chunk_rows)
@@ -174,17 +222,19 @@ def _feature_model(ctx, cfg):
     lam_note = "fixed by model.lam"
     if m.lam == "auto":
         fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
-        fmap = ctx.make_map().fit(Xtr[fit_i])
-        preds = model.select_lambda(fmap, Xtr[fit_i], target[fit_i], Xtr[val_i], m.lam_grid)
+        fmap = ctx.make_map().fit(subset(Xtr, fit_i) if not data.streamed else ctx.fit_rows)
+        preds = model.select_lambda(fmap, subset(Xtr, fit_i), target[fit_i], subset(Xtr, val_i),
+                                    m.lam_grid)
         score = _score_fn(task, data.y_train[val_i])
-        model.lam, lam_note = _choose(m.lam_grid, [None if p is None else score(as_pred(p))
+        model.lam, lam_note = _choose(m.lam_grid, [p if isinstance(p, str) else score(as_pred(p))
                                                     for p in preds])
 
-    ctx.make_map().fit(Xtr).transform(Xtr[:8])  # numba warm-up before any timing
+    fit_rows = ctx.fit_rows  # the training set (streamed data: a sample of it)
+    ctx.make_map().fit(fit_rows).transform(Xtr[:8])  # numba warm-up before any timing
 
     def fit():
         t0 = time.perf_counter()
-        fmap = ctx.make_map().fit(Xtr)
+        fmap = ctx.make_map().fit(fit_rows)
         map_fit = time.perf_counter() - t0
         model.fit(fmap, Xtr, target)
         return fmap, dict(model.times_, map_fit_s=map_fit)
@@ -215,12 +265,36 @@ def _feature_model(ctx, cfg):
                n_repeats=pn, note="test features + product"),
         record("learning", "lambda", model.lam, method=method, note=lam_note),
         record("learning", "peak_rss_mb", peak_rss_mb(), "MB", method=method,
-               note="process peak resident memory so far (ru_maxrss)"),
+               note=RSS_NOTE),
     ]
     return rows
 
 
 def _exact(ctx, cfg):
+    """Exact KRR's records.  They depend on the data, the kernel, lambda and the solver
+    settings, never on D or the map: in a sweep they are computed once and shared by
+    every run with the same such settings (the note names the run that computed them)."""
+    c = ctx.cfg
+    m = c.model
+    key = dict(dataset=asdict(c.dataset), kernel=asdict(c.kernel), seed=c.seed, dtype=c.dtype,
+               threads=ctx.threads, learning=dict(repeats=cfg.repeats, cheap_s=cfg.cheap_s),
+               model={k: getattr(m, k) for k in EXACT_MODEL_KEYS})
+    if c.backend.name != "local":  # (absent when local: keys stay those of older sweeps)
+        key["backend"] = asdict(c.backend)
+    return ctx.shared("exact_krr", key, lambda: _exact_rows(ctx, cfg))
+
+
+RSS_NOTE = "process peak resident memory so far (VmHWM)"
+
+#: how exact KRR's train_time_s note starts when cg fitted it (the report marks those points)
+CG_TRAIN_NOTE = "cg without the Gram"
+
+#: the model keys that exact KRR depends on (not name, chunk_rows, epochs, loss)
+EXACT_MODEL_KEYS = ("lam", "lam_grid", "val_size", "center", "exact_max_n", "exact_solver",
+                    "cg_tol", "cg_max_iter", "precond_rank")
+
+
+def _exact_rows(ctx, cfg):
     m, data = ctx.cfg.model, ctx.data
     task = data.task
     primary = "test_error_rate" if task == "classification" else "test_rmse"
@@ -230,39 +304,77 @@ def _exact(ctx, cfg):
         return [record("learning", primary, None, method="exact_krr", note=reason)]
     Xtr, Xte = data.X_train, data.X_test
     Ytr = encode_targets(data.y_train, task, data.n_classes)
+    solver = exact_solver(ctx)
+    cg = dict(solver=solver, tol=m.cg_tol, max_iter=m.cg_max_iter,
+              precond_rank=m.precond_rank, backend=ctx.backend)
     lam, lam_note = m.lam, "fixed by model.lam"
     if lam == "auto":
         fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
         preds = exact_select_lambda(ctx.kernel, Xtr[fit_i], Ytr[fit_i], Xtr[val_i], m.lam_grid,
-                                    m.center)
+                                    m.center, random_state=ctx.rng("exact-preconditioner"), **cg)
         score = _score_fn(task, data.y_train[val_i])
-        lam, lam_note = _choose(m.lam_grid, [None if p is None else score(decode(p, task))
-                                              for p in preds])
+        lam, lam_note = _choose(m.lam_grid, [p if isinstance(p, str) else
+                                              score(decode(p, task)) for p in preds])
     ctx.kernel.gram(Xtr[:8])  # numba warm-up
-    model = ExactKRR(ctx.kernel, lam, m.center)
+    # the same landmarks for every repeat: each fit solves the same system
+    seed = int(ctx.rng("exact-preconditioner").integers(2**32))
+    model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **cg)
+    log.info("learning: exact KRR by %s, n_train=%d", solver, Xtr.shape[0])
 
     def fit():
-        model.fit(Xtr, Ytr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # recorded below instead
+            model.fit(Xtr, Ytr)
         return None, model.times_
 
     _, ph, spread, n_rep = timed(fit, cfg.repeats, cfg.cheap_s)
+    info = model.solver_info_
+    note = ""
+    if solver == "cg" and not info["converged"]:
+        note = not_converged_text(info, m.cg_tol, m.cg_max_iter)
+        log.warning("learning: exact KRR %s", note)
     pred, pph, pspread, pn = timed(lambda: (decode(model.predict(Xte), task), {}), cfg.repeats,
                                    cfg.cheap_s)
     rows = _metric_rows("exact_krr", task, pred, data.y_test)
-    solve = ph["factor_time_s"] + ph["solve_time_s"]
+    if note:  # an unconverged solve is not the exact KRR: no test error, the reason instead
+        rows = [record("learning", r["metric"], None, method="exact_krr", note=note)
+                for r in rows]
+    if solver == "cholesky":
+        solve = ph["factor_time_s"] + ph["solve_time_s"]
+        rows += [
+            record("learning", "train_time_s", ph["total"], "s", method="exact_krr",
+                   spread=spread, n_repeats=n_rep,
+                   note=f"Gram {ph['gram_time_s']:.3g} s + Cholesky {ph['factor_time_s']:.3g} s"
+                        f" + solve {ph['solve_time_s']:.3g} s"),
+            record("learning", "gram_time_s", ph["gram_time_s"], "s", method="exact_krr",
+                   n_repeats=n_rep, note="exact n x n Gram (numba)"),
+            record("learning", "solve_time_s", solve, "s", method="exact_krr", n_repeats=n_rep,
+                   note="n x n Cholesky + solve"),
+        ]
+    else:
+        rows += [
+            record("learning", "train_time_s", ph["total"], "s", method="exact_krr",
+                   spread=spread, n_repeats=n_rep,
+                   note=f"{CG_TRAIN_NOTE}: Nystrom preconditioner (rank "
+                        f"{info['precond_rank']}) {ph['precond_time_s']:.3g} s + "
+                        f"{info['iterations']} iterations {ph['solve_time_s']:.3g} s"),
+            record("learning", "precond_time_s", ph["precond_time_s"], "s", method="exact_krr",
+                   n_repeats=n_rep, note=f"Nystrom preconditioner, rank {info['precond_rank']}"),
+            record("learning", "solve_time_s", ph["solve_time_s"], "s", method="exact_krr",
+                   n_repeats=n_rep, note=f"{info['products']} blocked kernel products (numba "
+                                         "tiles, K never stored)"),
+            record("learning", "cg_iterations", info["iterations"], method="exact_krr",
+                   note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
+            record("learning", "cg_residual", info["residual"], method="exact_krr",
+                   note="||y - (K + lam I) alpha|| / ||y||, largest over target columns, "
+                        "recomputed from alpha"),
+        ]
     rows += [
-        record("learning", "train_time_s", ph["total"], "s", method="exact_krr", spread=spread,
-               n_repeats=n_rep, note=f"Gram {ph['gram_time_s']:.3g} s + Cholesky "
-                                     f"{ph['factor_time_s']:.3g} s + solve {ph['solve_time_s']:.3g} s"),
-        record("learning", "gram_time_s", ph["gram_time_s"], "s", method="exact_krr",
-               n_repeats=n_rep, note="exact n x n Gram (numba)"),
-        record("learning", "solve_time_s", solve, "s", method="exact_krr", n_repeats=n_rep,
-               note="n x n Cholesky + solve"),
         record("learning", "predict_time_s", pph["total"], "s", method="exact_krr",
                spread=pspread, n_repeats=pn, note="K(test, train) alpha"),
         record("learning", "lambda", lam, method="exact_krr", note=lam_note),
         record("learning", "peak_rss_mb", peak_rss_mb(), "MB", method="exact_krr",
-               note="process peak resident memory so far (ru_maxrss)"),
+               note=RSS_NOTE),
     ]
     return rows
 

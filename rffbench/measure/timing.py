@@ -30,6 +30,8 @@ def time_call(fn, repeats):
 def needs(ctx, cfg):
     """The map and the features of the whole training set (transform is not chunked
     for the caller: it returns n_train x D)."""
+    if ctx.data.streamed:
+        return []
     key, total, n_train_of = ctx.rows_key()
     d, it = ctx.data.d, ctx.itemsize
 
@@ -41,7 +43,21 @@ def needs(ctx, cfg):
                  nbytes, {"D": (ctx.cfg.D, 1), key: (total, 4)})]
 
 
+def _startup(ctx):
+    return record("timing", "startup_time_s", ctx.startup_s, "s",
+                  note="wall time from the interpreter's start to the first measurement "
+                       "(imports, config, data, numba cache load)" if ctx.startup_s is not None
+                  else "not the first run of this process (in-process multirun), or the "
+                       "process start time is unknown on this system")
+
+
 def measure(ctx, cfg):
+    if ctx.data.streamed:
+        why = ("not measured: the data is streamed from dataset.path, so the features of the "
+               "whole training set are never held at once; learning's map_time_s is the "
+               "transform time, chunk by chunk")
+        return [record("timing", "map_fit_time_s", None, "s", note=why),
+                record("timing", "map_transform_time_s", None, "s", note=why), _startup(ctx)]
     X = ctx.data.X_train
     fmap = ctx.make_map()
     log.info("timing: %s fit/transform on %d x %d, %d repeats", fmap.name, *X.shape, cfg.repeats)
@@ -51,9 +67,5 @@ def measure(ctx, cfg):
         record("timing", "map_fit_time_s", fit_med, "s", spread=fit_spread, n_repeats=cfg.repeats),
         record("timing", "map_transform_time_s", tr_med, "s", spread=tr_spread,
                n_repeats=cfg.repeats, note=f"{X.shape[0]} rows"),
-        record("timing", "startup_time_s", ctx.startup_s, "s",
-               note="wall time from the interpreter's start to the first measurement (imports, "
-                    "config, data, numba cache load)" if ctx.startup_s is not None else
-                    "not the first run of this process (in-process multirun), or the process "
-                    "start time is unknown on this system"),
+        _startup(ctx),
     ]

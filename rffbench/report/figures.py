@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..measure.learning import CG_TRAIN_NOTE
 from ..results import TRIALS_FILE
 from .grouping import Grouping, fmt, fmt_list, pooled_text
 
@@ -561,6 +562,7 @@ def fig_train_time(ctx):
         fig, axes = new_figure(len(panels), w=4.6, h=3.4)
         notes = []
         exact_seen = {}
+        any_cg = False
         for (ax,), (label, _, rows) in zip(axes, panels):
             # exact KRR depends on the kernel, not on D or the map: one curve per condition
             # that follows the lines (never pooled over kernels)
@@ -574,6 +576,14 @@ def fig_train_time(ctx):
                 (el,) = ax.plot(e.index, e.values, marker="o", color="k", ms=4, lw=1.6,
                                 ls=EXACT_STYLES[i % len(EXACT_STYLES)])
                 el.set_gid("exact_krr" + (f":{text}" if text else ""))
+                # the solver changes along the line (model.exact_solver=auto): cg points
+                # are squares, never mistaken for a Cholesky fit
+                cg_n = sorted(set(eg[eg.note.fillna("").str.startswith(CG_TRAIN_NOTE)].n_train))
+                if cg_n:
+                    (cl,) = ax.plot(cg_n, e[cg_n].values, ls="none", marker="s", ms=6,
+                                    mfc="white", mec="k", mew=1.3)
+                    cl.set_gid("exact_krr_cg" + (f":{text}" if text else ""))
+                    any_cg = True
                 exact[vals] = e
                 exact_seen[text] = EXACT_STYLES[i % len(EXACT_STYLES)]
             cross = []
@@ -603,7 +613,11 @@ def fig_train_time(ctx):
                                                          rows_all(panels).features,
                                                          rows_all(panels).method))}, key=str)
         handles = [proxy(color="k", marker="o", ms=4, ls=ls, label="exact kernel ridge"
-                         + (f", {text}" if text else "")) for text, ls in exact_seen.items()] + [
+                         + (f", {text}" if text else "")) for text, ls in exact_seen.items()]
+        if any_cg:
+            handles.append(proxy(color="k", marker="s", ms=6, mfc="white", ls="none",
+                                 label="exact kernel ridge by conjugate gradients (no Gram)"))
+        handles += [
             proxy(color=colors[k], marker="o", ms=3.5, label=f"{k[1]} + {k[2]}, D={fmt(k[0])}")
             for k in keys] + [proxy(color="0.4", ls=":", label="crossover (log-linear "
                                                                 "interpolation)")]
@@ -612,8 +626,13 @@ def fig_train_time(ctx):
         cap = caption("Training time (map + accumulate + solve, or Gram + Cholesky + solve) vs "
                       "the number of training rows, log-log; dotted: where exact kernel ridge "
                       "becomes slower. Exact kernel ridge does not depend on D or the map: its "
-                      "line is the median over the panel's runs of every D and map (repeated "
-                      "measurements of the same fit).", g,
+                      "line is the median over the panel's runs of every D and map (one fit, "
+                      "shared by the runs of a sweep)." + (
+                          " Its solver changes along the line: circles are the Cholesky "
+                          "factorisation of the n x n Gram, squares conjugate gradients with a "
+                          "Nystrom preconditioner, K never stored (preconditioner + iterations "
+                          "to model.cg_tol; the iterations are in the learning table)."
+                          if any_cg else ""), g,
                       "Each point of a feature model: " + pooled_text(rows_all(panels), _by(g),
                                                                        band=False) + ".",
                       split_keys=g.split_keys,

@@ -72,6 +72,28 @@ def _relevant(origin, measurements):
     return True
 
 
+def _flat_defaults():
+    """Flattened config key -> default of every key added after the first release
+    (rffbench.experiment.ADDED_KEYS), dicts expanded (backend -> backend.name, ...)."""
+    from ..experiment import ADDED_KEYS
+
+    out = {}
+    for path, default in ADDED_KEYS.items():
+        key = ".".join(path)
+        if isinstance(default, dict) and default:
+            out.update({f"{key}.{k}": v for k, v in default.items()})
+        else:
+            out[key] = default
+    return out
+
+
+def with_added_defaults(config):
+    """A run's flattened config with the keys added since it was written set to their
+    defaults (what the run did): a sweep resumed after an upgrade is not split by a key
+    that only the newer runs record."""
+    return {**_flat_defaults(), **config}
+
+
 def attach_conditions(df, runs):
     """The records of complete runs + one column per config key that varies among
     them and has no record column; returns (frame, {condition column: config keys})."""
@@ -80,6 +102,7 @@ def attach_conditions(df, runs):
     configs = {r.run_id: r.config for r in runs}
     if any(c is None for c in configs.values()):
         return df, {c: [c] for c in FALLBACK_COLUMNS + ALWAYS}
+    configs = {rid: with_added_defaults(c) for rid, c in configs.items()}
     keys = sorted(set().union(*[c.keys() for c in configs.values()])) if configs else []
     origins = {c: [c] for c in ALWAYS}
     extra = {}

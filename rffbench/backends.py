@@ -1,0 +1,194 @@
+"""Where the heavy loops of one experiment run: this process (``local``, the default) or a
+Dask cluster (``dask``: ``pip install 'rffbench[dask]'``).
+
+Two loops are distributed, the ones that grow with n:
+
+* the ridge accumulation (rffbench.models.accumulate): the training rows in blocks
+  of ``model.chunk_rows``, one task per block computing the block's features and its
+  sums (Z^T Z, Z^T Y, sum z, sum y, n), then a tree reduction of those sums;
+* the kernel products of exact KRR's conjugate gradients (rffbench.exact): the
+  training rows are scattered to the workers once; each product is one task per
+  block of rows, K[rows, :] V.
+
+The feature map is fitted here, as on the local path, and shipped to the workers
+whole: its frequencies never depend on the partitioning, so both paths fit the same
+model and agree to rounding (the sums are added in another order).  Streamed data
+(.npy/.parquet) is read by the workers from the file themselves (a cluster needs the
+path on a shared file system); in-memory data is sent with the tasks.
+
+``backend.address`` null starts a ``dask.distributed.LocalCluster`` of
+``backend.workers`` processes with ``backend.threads_per_worker`` threads each;
+an address (``tcp://host:8786``) connects to a running scheduler, e.g. one that
+dask-jobqueue's SLURMCluster started.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .errors import RffbenchError
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("local", "dask")
+EXTRA = "pip install 'rffbench[dask]'"
+
+_CLIENT = {}
+
+
+def _import_distributed():
+    try:
+        import dask  # noqa: F401
+        import distributed
+    except ImportError:
+        raise RffbenchError(f"backend=dask needs dask and distributed: {EXTRA}") from None
+    return distributed
+
+
+def client(address=None, workers=2, threads_per_worker=1):
+    """The process's Dask client for these settings (started once, reused)."""
+    key = (address, workers, threads_per_worker)
+    c = _CLIENT.get(key)
+    if c is not None and c.status == "running":
+        return c
+    distributed = _import_distributed()
+    if address:
+        c = distributed.Client(address)
+    else:
+        t = str(threads_per_worker)  # numba and BLAS inside a worker: its own threads only
+        env = {"NUMBA_NUM_THREADS": t, "OMP_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,
+               "MKL_NUM_THREADS": t}
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
+                                           processes=True, dashboard_address=None, env=env)
+        c = distributed.Client(cluster)
+    log.info("dask: %s", c)
+    _CLIENT[key] = c
+    return c
+
+
+def close_all():
+    for c in _CLIENT.values():
+        try:
+            cluster = c.cluster
+            c.close()
+            if cluster is not None:
+                cluster.close()
+        except Exception:  # shutting down: nothing more to do
+            pass
+    _CLIENT.clear()
+
+
+class DaskBackend:
+    """The ridge accumulation and the kernel products of exact KRR on a Dask client."""
+
+    name = "dask"
+
+    def __init__(self, address=None, workers=2, threads_per_worker=1):
+        self.client = client(address, workers, threads_per_worker)
+
+    # -- ridge ---------------------------------------------------------------
+    def accumulate(self, fmap, X, Y, rows):
+        """NormalEquations of fmap's features of X: one task per block of ``rows`` rows,
+        the block sums added in a binary tree."""
+        from .models import NormalEquations, block_sums
+
+        c = self.client
+        fmap_f = c.scatter(fmap, broadcast=True)
+        src = c.scatter(X, broadcast=True) if _streamed(X) else None
+        parts = []
+        for s in range(0, X.shape[0], rows):
+            e = min(s + rows, X.shape[0])
+            if src is not None:
+                parts.append(c.submit(_streamed_block_sums, fmap_f, src, s, e, Y[s:e],
+                                      pure=False))
+            else:
+                parts.append(c.submit(block_sums, fmap_f, X[s:e], Y[s:e], pure=False))
+        while len(parts) > 1:  # tree reduction: log2(blocks) rounds, pairs added on workers
+            nxt = [c.submit(_add_sums, parts[i], parts[i + 1], pure=False)
+                   for i in range(0, len(parts) - 1, 2)]
+            if len(parts) % 2:
+                nxt.append(parts[-1])
+            parts = nxt
+        G, b, zsum, ysum, n = parts[0].result()
+        ne = NormalEquations(fmap.n_components, Y.shape[1])
+        ne.G[...] = G
+        ne.b[...], ne.zsum[...], ne.ysum[...], ne.n = b, zsum, ysum, n
+        return ne
+
+    # -- exact KRR -----------------------------------------------------------
+    def kernel_operator(self, kernel, X):
+        return DaskKernelOperator(self.client, kernel, X)
+
+
+def _streamed(X):
+    from .stream import is_streamed
+
+    return is_streamed(X)
+
+
+def _streamed_block_sums(fmap, X, s, e, Y):
+    from .models import block_sums
+
+    return block_sums(fmap, X[s:e], Y)
+
+
+def _add_sums(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]
+
+
+class DaskKernelOperator:
+    """K V on the workers: X scattered once, one task per block of rows computing
+    K[rows, :] V with the kernel's numba Gram in tiles.  The same interface as
+    rffbench.exact.KernelOperator (matvec, columns, diagonal, n); it does not use the
+    symmetry (each task owns its rows), so it evaluates the kernel n^2 times a product
+    instead of n^2 / 2, in parallel over the workers."""
+
+    def __init__(self, client, kernel, X, rows=None):
+        from .exact import KernelOperator
+
+        self.local = KernelOperator(kernel, X)  # columns and diagonal (n r work) stay here
+        self.n = self.local.n
+        self.client = client
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        self.rows = rows or max(512, -(-self.n // (4 * n_workers)))
+        self._X = client.scatter(self.local.Xw, broadcast=True)
+        self._k = client.scatter(kernel, broadcast=True)
+        self.products = 0
+
+    def matvec(self, V):
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        Vf = self.client.scatter(V, broadcast=True)
+        futs = [self.client.submit(_rows_times, self._k, self._X, s, min(s + self.rows, self.n),
+                                   Vf, pure=False) for s in range(0, self.n, self.rows)]
+        self.products += 1
+        return np.vstack(self.client.gather(futs))
+
+    def columns(self, idx):
+        return self.local.columns(idx)
+
+    def diagonal(self):
+        return self.local.diagonal()
+
+
+def _rows_times(kernel, Xw, s, e, V):
+    """K[s:e, :] V from warped rows (the worker's part of a product), in tiles."""
+    from .exact import PREDICT_BLOCK_COLS, PREDICT_BLOCK_ROWS
+
+    out = np.zeros((e - s, V.shape[1]))
+    buf = np.empty(min(PREDICT_BLOCK_ROWS, e - s) * min(PREDICT_BLOCK_COLS, Xw.shape[0]))
+    for i0 in range(s, e, PREDICT_BLOCK_ROWS):
+        i1 = min(i0 + PREDICT_BLOCK_ROWS, e)
+        for j0 in range(0, Xw.shape[0], PREDICT_BLOCK_COLS):
+            j1 = min(j0 + PREDICT_BLOCK_COLS, Xw.shape[0])
+            Kb = buf[:(i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)
+            kernel._gram_into(Xw[i0:i1], Xw[j0:j1], Kb)
+            out[i0 - s:i1 - s] += Kb @ V[j0:j1]
+    return out
+
+
+def get_backend(bcfg):
+    """A backend object for ``backend`` config (None: local)."""
+    if bcfg is None or bcfg.name == "local":
+        return None
+    return DaskBackend(bcfg.address, bcfg.workers, bcfg.threads_per_worker)

@@ -1,0 +1,99 @@
+"""backend=dask on a LocalCluster of 2 workers against the local path: ridge on features
+(in-memory and streamed rows), exact KRR's cg, a whole run; the missing extra."""
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from conftest import compose_config  # noqa: E402
+from rffbench import backends, exact  # noqa: E402
+from rffbench.config import DatasetConfig  # noqa: E402
+from rffbench.datasets import load_dataset  # noqa: E402
+from rffbench.experiment import main as run_main  # noqa: E402
+from rffbench.experiment import run  # noqa: E402
+from rffbench.features import FEATURE_MAPS  # noqa: E402
+from rffbench.kernels import make_kernel  # noqa: E402
+from rffbench.models import FeatureRidge, encode_targets  # noqa: E402
+from rffbench.results import RECORDS_FILE  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def dask_backend():
+    be = backends.DaskBackend(workers=2, threads_per_worker=1)
+    assert len(be.client.scheduler_info()["workers"]) == 2
+    yield be
+    backends.close_all()
+
+
+def test_ridge_on_dask_equals_local(dask_backend, rng):
+    """Same fitted map (its frequencies do not depend on the partitioning), same sums in
+    another order: the coefficients agree to rounding."""
+    X = rng.standard_normal((9000, 6))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2])
+    fmap = FEATURE_MAPS["rff"](n_components=128, lengthscale=2.0, random_state=0).fit(X[:5])
+    a = FeatureRidge(1e-3, chunk_rows=1000).fit(fmap, X, Y)
+    b = FeatureRidge(1e-3, chunk_rows=1000, backend=dask_backend).fit(fmap, X, Y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-10 * np.abs(a.coef_).max())
+    np.testing.assert_allclose(b.offset_, a.offset_, rtol=1e-12)
+
+
+def test_streamed_rows_are_read_by_the_workers(dask_backend, tmp_path, rng):
+    X = rng.standard_normal((70000, 4))
+    np.save(tmp_path / "d.npy", np.column_stack([X, np.cos(X[:, 0])]))
+    data = load_dataset(DatasetConfig(name="file", path=str(tmp_path / "d.npy")), seed=0)
+    Y = encode_targets(data.y_train, "regression", 0)
+    fmap = FEATURE_MAPS["rff"](n_components=64, lengthscale=1.5, random_state=1).fit(
+        data.X_train[:10])
+    a = FeatureRidge(1e-3, chunk_rows=8000).fit(fmap, data.X_train, Y)
+    b = FeatureRidge(1e-3, chunk_rows=8000, backend=dask_backend).fit(fmap, data.X_train, Y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-10 * np.abs(a.coef_).max())
+
+
+def test_exact_cg_on_dask_agrees_to_the_tolerance(dask_backend, rng):
+    """Each solution has a residual <= tol ||y||, so their fitted values differ by at most
+    2 tol ||y|| (see test_exact_cg)."""
+    X = rng.standard_normal((1500, 4))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(1500)
+    k = make_kernel("gaussian", lengthscale=2.0).fit(None)
+    tol = 1e-7
+    kw = dict(lam=1e-2, center=False, solver="cg", tol=tol, precond_rank=150, random_state=0)
+    a = exact.ExactKRR(k, **kw).fit(X, y)
+    b = exact.ExactKRR(k, backend=dask_backend, **kw).fit(X, y)
+    assert a.solver_info_["converged"] and b.solver_info_["converged"]
+    K = k.gram(X)
+    diff = np.linalg.norm(K @ (a.dual_coef_ - b.dual_coef_))
+    assert diff <= 2 * tol * np.linalg.norm(y) * (1 + 1e-6)
+    np.testing.assert_allclose(b.predict(X[:50]), a.predict(X[:50]), atol=1e-5)
+
+
+def test_a_run_on_dask_reports_what_the_local_run_reports():
+    base = ["dataset=synthetic", "dataset.n=2400", "dataset.d=4", "D=128", "model.lam=1e-3",
+            "measure.approximation.enabled=false", "measure.bounds.enabled=false",
+            "measure.timing.enabled=false", "measure.learning.repeats=1",
+            "model.exact_solver=cg", "model.cg_tol=1e-9", "model.precond_rank=300"]
+    local, _ = run(compose_config(base))
+    remote, _ = run(compose_config([*base, "backend.name=dask", "backend.workers=2"]))
+    a = local[local.measurement == "learning"].set_index(["method", "metric"]).value
+    b = remote[remote.measurement == "learning"].set_index(["method", "metric"]).value
+    for key in [("ridge", "test_rmse"), ("exact_krr", "test_rmse")]:
+        assert b[key] == pytest.approx(a[key], rel=1e-6), key
+    assert local.run_id.iloc[0] != remote.run_id.iloc[0]  # the backend is part of the id
+    backends.close_all()
+
+
+def test_missing_extra_names_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    backends.close_all()
+    cfg = compose_config(["backend.name=dask", "measure.bounds.enabled=false"])
+    assert run_main(cfg, tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert "backend=dask needs dask and distributed: pip install 'rffbench[dask]'" in err
+    assert "\n" not in err and not (tmp_path / RECORDS_FILE).exists()
+
+
+def test_bad_backend_name(tmp_path, capsys):
+    assert run_main(compose_config(["backend.name=spark"]), tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert "backend.name='spark' is not allowed: use one of local, dask" in err

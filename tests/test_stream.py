@@ -1,0 +1,214 @@
+"""Data past memory: .npy (memory-mapped) and Parquet files streamed through a run.
+The lazy matrices against the materialised rows, the split, the statistics, ridge on
+streamed rows against the same rows in memory, a run that never loads the data whole,
+and bad input."""
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import compose_config
+from rffbench import stream
+from rffbench.config import DatasetConfig
+from rffbench.datasets import load_dataset
+from rffbench.errors import DataError, RffbenchError
+from rffbench.experiment import main as run_main
+from rffbench.experiment import run
+from rffbench.features import FEATURE_MAPS
+from rffbench.models import FeatureRidge, encode_targets
+from rffbench.results import RECORDS_FILE
+
+N, D_IN = 150_000, 5  # more than two split blocks
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-2, 3, size=(N, D_IN)) * np.array([1, 10, 0.1, 1, 5])
+    y = np.sin(X[:, 0]) + 0.1 * X[:, 1] + 0.05 * rng.standard_normal(N)
+    root = tmp_path_factory.mktemp("stream")
+    npy = root / "data.npy"
+    np.save(npy, np.column_stack([y, X]))  # target first: dataset.target=0
+    pq = root / "data.parquet"
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(D_IN)])
+    df.insert(2, "target", y)
+    df.to_parquet(pq, row_group_size=40_000)
+    return dict(X=X, y=y, npy=str(npy), parquet=str(pq), root=root)
+
+
+def _load(path, **kw):
+    target = kw.pop("target", "0" if path.endswith(".npy") else "target")
+    return load_dataset(DatasetConfig(name="file", path=path, target=target, **kw), seed=3)
+
+
+def test_npy_and_parquet_stream_the_same_rows(files):
+    a, b = _load(files["npy"]), _load(files["parquet"])
+    assert a.streamed and b.streamed and a.task == "regression"
+    assert a.X_train.shape == b.X_train.shape and a.X_train.shape[1] == D_IN
+    np.testing.assert_array_equal(a.X_train[:], b.X_train[:])
+    np.testing.assert_array_equal(a.X_test[:], b.X_test[:])
+    np.testing.assert_array_equal(a.y_train, b.y_train)
+
+
+def test_split_and_standardisation_match_the_rows_in_memory(files):
+    data = _load(files["npy"])
+    split = data.X_train.split
+    test = np.concatenate([split.masks(c)["test"] for c in range(len(split.blocks))])
+    Xtr_raw, Xte_raw = files["X"][~test], files["X"][test]
+    np.testing.assert_array_equal(data.y_train, files["y"][~test])
+    mu, sd = Xtr_raw.mean(axis=0), Xtr_raw.std(axis=0)
+    np.testing.assert_allclose(data.X_train[:], (Xtr_raw - mu) / sd, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(data.X_test[:], (Xte_raw - mu) / sd, rtol=0, atol=1e-12)
+    lo, hi = data.col_range
+    np.testing.assert_allclose(lo, ((Xtr_raw - mu) / sd).min(axis=0), atol=1e-12)
+    np.testing.assert_allclose(hi, ((Xtr_raw - mu) / sd).max(axis=0), atol=1e-12)
+    # each row is a test row with probability 0.25: n_test within 5 binomial SE
+    se = np.sqrt(N * 0.25 * 0.75)
+    assert abs(test.sum() - 0.25 * N) < 5 * se
+    assert not np.array_equal(test, np.concatenate(
+        [stream.Split(N, 4, 0.25).masks(c)["test"] for c in range(len(split.blocks))]))
+
+
+def test_lazy_indexing_equals_the_materialised_array(files):
+    X = _load(files["npy"]).X_train
+    full = X[:]
+    rng = np.random.default_rng(0)
+    idx = rng.choice(len(X), 500, replace=False)  # unsorted, scattered
+    np.testing.assert_array_equal(X[idx], full[idx])
+    np.testing.assert_array_equal(X[70_000:70_100], full[70_000:70_100])
+    np.testing.assert_array_equal(X[-3:], full[-3:])
+    np.testing.assert_array_equal(X[5], full[5])
+    np.testing.assert_array_equal(X[::1000], full[::1000])
+    view = X.subset(idx)
+    assert view.shape == (500, D_IN)
+    np.testing.assert_array_equal(view[10:20], full[idx[10:20]])
+    np.testing.assert_array_equal(view.subset([3, 1])[:], full[idx[[3, 1]]])
+    with pytest.raises(IndexError):
+        X[[len(X)]]
+
+
+def test_ridge_on_streamed_rows_equals_ridge_in_memory(files):
+    data = _load(files["npy"])
+    Xs = data.X_train
+    Xm = Xs[:]
+    Y = encode_targets(data.y_train, "regression", 0)
+    fmap = FEATURE_MAPS["rff"](n_components=64, lengthscale=2.0, random_state=0).fit(Xm[:100])
+    a = FeatureRidge(1e-3, chunk_rows=10_000).fit(fmap, Xs, Y)
+    b = FeatureRidge(1e-3, chunk_rows=10_000).fit(fmap, Xm, Y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.predict(data.X_test), b.predict(data.X_test[:]))
+
+
+def test_float32_rows(files):
+    data = load_dataset(DatasetConfig(name="file", path=files["npy"], target="0"), seed=3,
+                        dtype="float32")
+    assert data.X_train[:10].dtype == np.float32 and data.X_train.dtype == np.float32
+
+
+@pytest.mark.parametrize("lam", ["auto", "1e-3"])
+def test_a_run_never_loads_the_data_whole(files, monkeypatch, lam):
+    """With np.asarray of a streamed matrix limited to 64 KiB, the whole default run
+    (approximation, bounds, learning with its validation split, timing) still works:
+    every step reads rows chunk by chunk or samples."""
+    monkeypatch.setattr(stream, "MATERIALIZE_MAX_BYTES", 1 << 16)
+    cfg = compose_config(["dataset=file", f"dataset.path={files['parquet']}",
+                          "dataset.target=target", "D=64", f"model.lam={lam}",
+                          "measure.bounds.trials=8", "measure.learning.repeats=1"])
+    df, _ = run(cfg)
+    lr = df[df.measurement == "learning"].set_index(["method", "metric"]).value
+    assert 0 < lr["ridge", "test_rel_rmse"] < 0.5
+    assert np.isnan(lr["exact_krr", "test_rmse"])  # n_train > exact_max_n: skipped
+    tm = df[df.measurement == "timing"].set_index("metric")
+    assert np.isnan(tm.value["map_transform_time_s"])
+    assert "streamed" in tm.note["map_transform_time_s"]
+    assert df[df.measurement == "approximation"].value.notna().any()
+
+
+def test_materialising_a_large_stream_is_a_clear_error(files, monkeypatch):
+    monkeypatch.setattr(stream, "MATERIALIZE_MAX_BYTES", 1 << 10)
+    X = _load(files["npy"]).X_train
+    with pytest.raises(RffbenchError, match=r"would load all \d+ x 5 streamed values"):
+        np.asarray(X)
+
+
+def test_n_max_keeps_rows_with_its_probability(files):
+    data = _load(files["npy"], n_max=30_000)
+    n = data.X_train.shape[0] + data.X_test.shape[0]
+    p = 30_000 / N
+    assert abs(n - 30_000) < 5 * np.sqrt(N * p * (1 - p))
+    assert any("n_max=30000" in note for note in data.notes)
+
+
+def test_classification_targets(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3000, 3))
+    y = (X[:, 0] > 0).astype(float) * 7 + 3  # labels 3 and 10
+    np.save(tmp_path / "c.npy", np.column_stack([X, y]))
+    data = load_dataset(DatasetConfig(name="file", path=str(tmp_path / "c.npy")), seed=0)
+    assert data.task == "classification" and set(np.unique(data.y_train)) == {0, 1}
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda p: np.save(p / "a.npy", np.ones(10)),
+     "a .npy dataset is one 2-d array of feature columns and a target column, got shape (10,)"),
+    (lambda p: np.save(p / "a.npy", np.where(np.arange(40).reshape(10, 4) == 22, np.nan, 1.0)),
+     "NaN/inf value(s) in the features (first at row 5, column 2)"),
+    (lambda p: np.save(p / "a.npy", np.ones((2, 3))), "2 row(s); a run needs at least 3"),
+    (lambda p: (p / "a.npy").write_text("not an array"), "cannot read as npy"),
+])
+def test_bad_files_one_line(tmp_path, capsys, make, match):
+    make(tmp_path)
+    cfg = compose_config(["dataset=file", f"dataset.path={tmp_path / 'a.npy'}"])
+    out = tmp_path / "out"
+    assert run_main(cfg, out) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and "\n" not in err, err
+    assert not (out / RECORDS_FILE).exists()
+
+
+def test_unknown_target_column(files):
+    with pytest.raises(DataError, match="dataset.target='nope' is not a column of"):
+        _load(files["parquet"], target="nope")
+
+
+def test_parquet_without_pyarrow_names_the_extra(files, monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    cfg = compose_config(["dataset=file", f"dataset.path={files['parquet']}"])
+    assert run_main(cfg, tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert "pip install 'rffbench[parquet]'" in err and "\n" not in err
+
+
+def test_reading_a_file_through_keeps_memory_bounded(tmp_path):
+    """A 256 MB .npy read whole, block by block (each standardised block then dropped),
+    in a fresh process: its peak RSS grows by far less than the file (the mapped pages
+    are released after each copy; without that the process keeps every page it read)."""
+    import subprocess
+
+    path = tmp_path / "big.npy"
+    a = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(2_000_000, 16))
+    for s in range(0, a.shape[0], 250_000):
+        a[s:s + 250_000] = np.random.default_rng(s).standard_normal((250_000, 16))
+    a.flush()
+    del a
+    code = f"""
+from rffbench.config import DatasetConfig
+from rffbench.datasets import load_dataset
+# the peak RSS of this process image (VmHWM; ru_maxrss would carry the parent's over fork)
+rss = lambda: float(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+before = rss()
+data = load_dataset(DatasetConfig(name="file", path={str(path)!r}), seed=0)
+X, total = data.X_train, 0.0
+for s in range(0, X.shape[0], 65536):
+    total += float(X[s:s + 65536].sum())
+print(before, rss(), X.shape[0])
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    before, after, n = p.stdout.split()
+    assert int(n) > 1_400_000
+    # the file is 256 MB; the loading pass and the read keep blocks of 8 MB and the
+    # targets (16 MB)
+    assert float(after) - float(before) < 80, (before, after)
