@@ -409,3 +409,9 @@ def test_train_time_marks_the_exact_points_fitted_by_cg(tmp_path):
     assert list(cg.get_xdata()) == [20000, 50000] and cg.get_marker() == "s"
     assert list(cg.get_ydata()) == [400.0, 2500.0]
     assert "squares conjugate gradients" in drawn[0].caption
+
+
+def test_colors_are_distinct_for_many_lines():
+    for n in (3, 10, 14, 25, 40):
+        cols = figures.colors_for([f"m{i}" for i in range(n)])
+        assert len(set(cols.values())) == n, n

@@ -13,7 +13,7 @@ SPEED = ["dataset=synthetic", "dataset.n=400", "dataset.d=6", "D=64",
          "measure.speed.enabled=true", "measure.speed.gram_max_n=100",
          "measure.speed.train_max_n=100"]
 METRICS = {"time_s", "throughput_rows_per_s", "speedup_vs_sklearn", "speedup_vs_numpy",
-           "fraction_of_limit", "limit_time_s"}
+           "speedup_vs_torch", "fraction_of_limit", "limit_time_s"}
 
 
 def test_interleaved_calls_each_implementation_warm_then_repeats():
@@ -36,7 +36,17 @@ def test_speed_records_vocabulary_and_consistency():
               "train/sklearn_kernelridge"):
         assert m in methods, m
     v = sp.set_index(["method", "metric"]).value
-    t = v.xs("time_s", level="metric")
+    # PyTorch is an optional peer: timed where it is installed, else a record saying so
+    torch_rows = sp[sp.method == "transform/torch"]
+    try:
+        import torch  # noqa: F401
+        assert v["transform/rff", "speedup_vs_torch"] == pytest.approx(
+            v["transform/torch", "time_s"] / v["transform/rff", "time_s"], rel=1e-12)
+    except ImportError:
+        assert torch_rows.value.isna().all() and len(torch_rows) == 1
+        assert "not installed" in torch_rows.note.item()
+        sp = sp[sp.method != "transform/torch"]
+    t = sp[sp.metric == "time_s"].set_index("method").value
     assert (t > 0).all() and (sp[sp.metric == "time_s"].n_repeats == 5).all()
     # speed-ups and fractions are the ratios of the recorded times
     assert v["transform/rff", "speedup_vs_sklearn"] == pytest.approx(

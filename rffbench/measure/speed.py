@@ -153,6 +153,46 @@ def sklearn_peer(kernel_name):
     return None
 
 
+def torch_peer(X, W, b, scale, threads):
+    """PyTorch (CPU) as a peer of the cos + offset map, where it is installed: the same
+    W and b, ``torch.cos(torch.addmm(b, X, W)) * scale`` on tensors that share the numpy
+    buffers, ``threads`` intra-op threads.  Returns (fn or None, a note)."""
+    try:
+        import torch
+    except Exception as exc:  # not installed (an optional peer), or a broken install
+        why = "not installed" if isinstance(exc, ImportError) else f"cannot be imported ({exc})"
+        return None, f"PyTorch {why}: an optional peer of rff (pip install torch)"
+    torch.set_num_threads(threads)
+    Xt, Wt, bt = (torch.from_numpy(np.ascontiguousarray(a)) for a in (X, W, b))
+    sc = float(scale)
+
+    def fn():
+        with torch.no_grad():
+            return (torch.cos(torch.addmm(bt, Xt, Wt)) * sc).numpy()
+
+    return fn, f"PyTorch {torch.__version__}, {threads} threads"
+
+
+def fwht_tile_seconds(L, repeats, threads=None):
+    """Seconds per FWHT of one L x ROW_BLOCK tile: 2 tiles per thread, each transformed
+    in place many times while it stays in L1 (median of ``repeats``), i.e. the in-cache
+    butterfly rate of all threads that the structured maps' limit is counted in."""
+    import numba
+
+    work = (1 << 22) // (L * max(1, int(math.log2(max(L, 2)))) * nbk.ROW_BLOCK)
+    reps = 2 * max(1, min(work // 2, int(250 / math.log10(max(L, 2)))))  # L^(reps/2) finite
+    tiles = 2 * (threads or numba.get_num_threads()) * max(1, -(-work // reps))
+    V = np.random.default_rng(0).standard_normal((tiles, L, nbk.ROW_BLOCK))
+    nbk.fwht_tiles_repeat(V, 2)  # warm-up
+    times = []
+    for _ in range(repeats):
+        V /= np.abs(V).max()
+        t0 = time.perf_counter()
+        nbk.fwht_tiles_repeat(V, reps)
+        times.append((time.perf_counter() - t0) / (reps * tiles))
+    return float(np.median(times))
+
+
 def _part_maps(ctx, cfg, X):
     D = ctx.cfg.D
     names, skipped = _maps_ok(ctx, [m for m in cfg.maps if not m.startswith("sklearn_")])
@@ -161,11 +201,15 @@ def _part_maps(ctx, cfg, X):
     W = np.ascontiguousarray(
         np.random.default_rng(ctx.cfg.seed).standard_normal((X.shape[1], D)), dtype=X.dtype)
     impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
+    torch_note = None
     if ctx.kernel.shift_invariant:  # the plain numpy reference of the rff map
         rff = ctx.make_map(name="rff").fit(X)
         W, b = rff.random_weights_.astype(X.dtype), rff.random_offset_.astype(X.dtype)
         scale = X.dtype.type(math.sqrt(2.0 / D))
         impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
+        torch_fn, torch_note = torch_peer(X, W, b, scale, ctx.threads)
+        if torch_fn is not None:
+            impls["transform/torch"] = torch_fn
     peer = sklearn_peer(ctx.kernel.name)
     if peer is not None:
         try:  # scikit-learn's sampler itself, without rffbench's wrapper
@@ -188,9 +232,12 @@ def _part_maps(ctx, cfg, X):
         if m in FWHTS_PER_BLOCK:
             L = f.padded_dim_
             blocks = -(-f.n_freq_ // L)
-            flops = X.shape[0] * blocks * FWHTS_PER_BLOCK[m] * L * math.log2(max(L, 2))
-            limits[key] = (flops / rate + pas, f"{FWHTS_PER_BLOCK[m]} FWHTs per block at the GEMM "
-                           f"rate ({rate / 1e9:.1f} GFLOP/s) + one pass over the output")
+            n_fwht = -(-X.shape[0] // nbk.ROW_BLOCK) * blocks * FWHTS_PER_BLOCK[m]
+            t_tile = fwht_tile_seconds(L, cfg.repeats)
+            limits[key] = (n_fwht * t_tile + pas, f"{FWHTS_PER_BLOCK[m]} FWHTs per block of "
+                           f"{nbk.ROW_BLOCK} rows at the rate measured on cache-resident tiles "
+                           f"({t_tile * 1e6:.3g} us per {L} x {nbk.ROW_BLOCK} tile: butterflies are "
+                           "load/store-bound, not flop-bound) + one pass over the output")
         elif m in SKETCHES:  # FFTs, no GEMM: a lower bound from the memory traffic only
             p = f.kernel_.degree
             limits[key] = ((2 * p + 1) * pas, f"{2 * p + 1} passes over the N x D output (p = {p} "
@@ -205,6 +252,13 @@ def _part_maps(ctx, cfg, X):
     rows = _records(res, X.shape[0], limits, cfg.repeats,
                     f"transform/{peer}" if peer else None,
                     "transform/numpy" if "transform/numpy" in res else None, ours)
+    if "transform/torch" in res:
+        t_torch = res["transform/torch"][0]
+        rows += [record("speed", "speedup_vs_torch", t_torch / res[k][0], method=k,
+                        note=f"transform/torch / {k} (same W and b, {torch_note})")
+                 for k in ours]
+    elif torch_note:
+        rows.append(record("speed", "time_s", None, method="transform/torch", note=torch_note))
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
              for m, why in skipped]
     if peer is None:

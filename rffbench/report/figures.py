@@ -135,10 +135,17 @@ def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1
 
 
 def colors_for(values):
+    """One distinct colour per value: tab10 up to 10 values, then tab20 (dark and light
+    of each hue), then tab20 + tab20b: never two values in one colour up to 40."""
     import matplotlib
 
-    cmap = matplotlib.colormaps["tab10"].colors
-    return {v: cmap[i % len(cmap)] for i, v in enumerate(sorted(values, key=str))}
+    values = sorted(values, key=str)
+    if len(values) <= 10:
+        cmap = list(matplotlib.colormaps["tab10"].colors)
+    else:
+        cmap = list(matplotlib.colormaps["tab20"].colors) + (
+            list(matplotlib.colormaps["tab20b"].colors) if len(values) > 20 else [])
+    return {v: cmap[i % len(cmap)] for i, v in enumerate(values)}
 
 
 def finish(fig, title, g, fixed, handles, ncol=4):
