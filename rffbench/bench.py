@@ -287,50 +287,15 @@ def main(argv=None):
         print(json.dumps(exact_one(**json.loads(args.exact_one))))
         return None
     if args.dask:
-        import pandas as pd
-
-        df = pd.DataFrame(dask_bench(repeats=args.repeats if args.repeats != 7 else 3))
-        print(df.to_string(index=False))
-        if args.out:
-            from .results import write_atomic
-
-            write_atomic(df, args.out)
-        return df
+        return _show(dask_bench(repeats=args.repeats if args.repeats != 7 else 3), args.out)
     if args.stream:
-        import pandas as pd
-
-        rows = [stream_bench(int(v), data_dir=args.data_dir, in_memory=args.in_memory)
-                for v in args.stream.split(",")]
-        df = pd.DataFrame(rows)
-        with pd.option_context("display.width", 250, "display.max_colwidth", 90):
-            print(df.to_string(index=False))
-        if args.out:
-            from .results import write_atomic
-
-            write_atomic(df, args.out)
-        return df
+        return _show([stream_bench(int(v), data_dir=args.data_dir, in_memory=args.in_memory)
+                      for v in args.stream.split(",")], args.out)
     if args.exact:
-        import pandas as pd
-
-        df = pd.DataFrame(exact_bench([int(v) for v in args.exact.split(",")], lam=args.lam,
-                                      tol=args.tol, rank=args.rank))
-        with pd.option_context("display.width", 250, "display.precision", 4):
-            print(df.to_string(index=False))
-        if args.out:
-            from .results import write_atomic
-
-            write_atomic(df, args.out)
-        return df
+        return _show(exact_bench([int(v) for v in args.exact.split(",")], lam=args.lam,
+                                 tol=args.tol, rank=args.rank), args.out)
     if args.startup:
-        import pandas as pd
-
-        df = pd.DataFrame(startup())
-        print(df.to_string(index=False))
-        if args.out:
-            from .results import write_atomic
-
-            write_atomic(df, args.out)
-        return df
+        return _show(startup(), args.out)
     shapes = [tuple(int(v) for v in s.split(",")) for s in args.shape] if args.shape \
         else DEFAULT_SHAPES
     from .experiment import apply_threads
@@ -347,15 +312,21 @@ def main(argv=None):
                              speedup_vs_sklearn=r["sklearn_rbf"][0] / r[name][0],
                              speedup_vs_rff=(r["rff"][0] / r[name][0]) if "rff" in r else None,
                              time_over_limit=r[name][0] / r["limit"][0]))
+    return _show(rows, args.out)
+
+
+def _show(rows, out=None):
+    """Print a benchmark's rows as a table (and write them to ``out`` as CSV)."""
     import pandas as pd
 
     df = pd.DataFrame(rows)
-    with pd.option_context("display.width", 200, "display.precision", 4):
+    with pd.option_context("display.width", 250, "display.precision", 4,
+                           "display.max_colwidth", 90):
         print(df.to_string(index=False))
-    if args.out:
+    if out:
         from .results import write_atomic
 
-        write_atomic(df, args.out)
+        write_atomic(df, out)
     return df
 
 

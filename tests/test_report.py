@@ -339,6 +339,21 @@ def test_a_condition_that_follows_the_x_axis_is_a_panel_not_joined_along_x():
     assert g.keys == ["dataset"] and "dataset" not in g.dependents
 
 
+def _write_run(root, rid, conf, identity, rows):
+    out = root / "runs" / rid
+    out.mkdir(parents=True)
+    write_config(out, rid, conf, [])
+    records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
+
+
+def _fig_context(root):
+    """The figures' input for the complete runs of a sweep directory."""
+    col = collect(root)
+    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
+    df, origins = grouping.attach_conditions(df, col.complete_runs)
+    return figures.FigContext(df, origins, {})
+
+
 def test_exact_krr_is_drawn_per_kernel_when_the_kernel_follows_the_map(tmp_path):
     """Learning vs D with maps of different kernels in one panel: one exact line per kernel,
     each at the median of its own runs."""
@@ -357,14 +372,8 @@ def test_exact_krr_is_drawn_per_kernel_when_the_kernel_follows_the_map(tmp_path)
                         n_train=75, n_test=25, d=3, kernel=kernel, nu=None, lengthscale=1.0,
                         features=feat, D=D, n_freq=D, n_columns=D, seed=seed,
                         dtype="float64", threads=2)
-        out = root / "runs" / rid
-        out.mkdir(parents=True)
-        write_config(out, rid, conf, [])
-        records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
-    col = collect(root)
-    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
-    df, origins = grouping.attach_conditions(df, col.complete_runs)
-    drawn, why = figures.fig_learning_vs_D(figures.FigContext(df, origins, {}))
+        _write_run(root, rid, conf, identity, rows)
+    drawn, why = figures.fig_learning_vs_D(_fig_context(root))
     assert drawn, why
     (ax,) = drawn[0].fig.axes
     exact = {ln.get_gid(): ln.get_ydata()[0] for ln in ax.get_lines()
@@ -393,14 +402,8 @@ def test_train_time_marks_the_exact_points_fitted_by_cg(tmp_path):
                         n_train=n, n_test=n // 3, d=16, kernel="gaussian", nu=None,
                         lengthscale=1.0, features="rff", D=D, n_freq=D, n_columns=D, seed=0,
                         dtype="float64", threads=2)
-        out = root / "runs" / rid
-        out.mkdir(parents=True)
-        write_config(out, rid, conf, [])
-        records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
-    col = collect(root)
-    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
-    df, origins = grouping.attach_conditions(df, col.complete_runs)
-    drawn, why = figures.fig_train_time(figures.FigContext(df, origins, {}))
+        _write_run(root, rid, conf, identity, rows)
+    drawn, why = figures.fig_train_time(_fig_context(root))
     assert drawn, why
     (ax,) = drawn[0].fig.axes
     lines = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid()}
