@@ -28,6 +28,7 @@ import logging
 import numpy as np
 
 from .errors import RffbenchError
+from .stream import is_streamed
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class DaskBackend:
 
         c = self.client
         fmap_f = c.scatter(fmap, broadcast=True)
-        src = c.scatter(X, broadcast=True) if _streamed(X) else None
+        src = c.scatter(X, broadcast=True) if is_streamed(X) else None
         parts = []
         for s in range(0, X.shape[0], rows):
             e = min(s + rows, X.shape[0])
@@ -119,12 +120,6 @@ class DaskBackend:
     # -- exact KRR -----------------------------------------------------------
     def kernel_operator(self, kernel, X):
         return DaskKernelOperator(self.client, kernel, X)
-
-
-def _streamed(X):
-    from .stream import is_streamed
-
-    return is_streamed(X)
 
 
 def _streamed_block_sums(fmap, X, s, e, Y):
@@ -172,19 +167,10 @@ class DaskKernelOperator:
 
 
 def _rows_times(kernel, Xw, s, e, V):
-    """K[s:e, :] V from warped rows (the worker's part of a product), in tiles."""
-    from .exact import PREDICT_BLOCK_COLS, PREDICT_BLOCK_ROWS
+    """K[s:e, :] V from prepared rows (the worker's part of a product)."""
+    from .exact import prepared_times
 
-    out = np.zeros((e - s, V.shape[1]))
-    buf = np.empty(min(PREDICT_BLOCK_ROWS, e - s) * min(PREDICT_BLOCK_COLS, Xw.shape[0]))
-    for i0 in range(s, e, PREDICT_BLOCK_ROWS):
-        i1 = min(i0 + PREDICT_BLOCK_ROWS, e)
-        for j0 in range(0, Xw.shape[0], PREDICT_BLOCK_COLS):
-            j1 = min(j0 + PREDICT_BLOCK_COLS, Xw.shape[0])
-            Kb = buf[:(i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)
-            kernel._gram_into(Xw[i0:i1], Xw[j0:j1], Kb)
-            out[i0 - s:i1 - s] += Kb @ V[j0:j1]
-    return out
+    return prepared_times(kernel, Xw[s:e], Xw, V)
 
 
 def get_backend(bcfg):

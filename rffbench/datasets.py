@@ -417,7 +417,7 @@ def _stream_rows(cfg):
     says why)."""
     path = os.path.expanduser(cfg.path)
     try:
-        if (cfg.format or _infer_format(path)) == "npy":
+        if _streamed_format(cfg) == "npy":
             return int(np.load(path, mmap_mode="r").shape[0])
         import pyarrow.parquet as pq
 
@@ -441,8 +441,7 @@ def data_plan(cfg, dtype="float64"):
         n, d = KNOWN_SHAPES[cfg.name]
         plan.add("load", [Need(f"loading dataset={cfg.name} ({n} x {d})",
                                lambda v: LOAD_COPIES * 8.0 * n * d)])
-    elif cfg.name == "file" and cfg.path and (cfg.format or _infer_format(cfg.path)) in \
-            STREAM_FORMATS:
+    elif _streamed_format(cfg):
         rows = _stream_rows(cfg)
         plan.add("load", [Need(f"dataset.path={cfg.path!r}: streaming its {rows} rows (the "
                                "targets, 8 bytes a row, and the blocks being read)",
@@ -488,10 +487,43 @@ def standardize(X_train, X_test):
     return (A - mu) / sd, (B - mu) / sd
 
 
+def _checked_targets(y, task, where):
+    """Class codes 0..k-1 (at least 2 classes) or float64 regression targets in range."""
+    if task == "classification":
+        classes, y = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise DataError(f"{where}: classification needs at least 2 classes, found "
+                            f"{classes.size}")
+        return y
+    y = np.asarray(y, dtype=np.float64)
+    big = float(np.max(np.abs(y))) if y.size else 0.0
+    if big > MAX_ABS_VALUE:
+        raise DataError(f"{where}: targets up to {big:.3g} in absolute value; squared errors "
+                        f"leave float64's range above {MAX_ABS_VALUE:g}: rescale the target")
+    return y
+
+
+def _check_not_tiny(peak, where, cfg):
+    """DataError when the largest |feature value| ``peak`` makes squared distances
+    underflow."""
+    if 0 < peak < MIN_ABS_VALUE:
+        raise DataError(f"{where}: every feature value is at most {peak:.3g} in absolute value; "
+                        f"squared distances underflow below {MIN_ABS_VALUE:g}: rescale the data"
+                        + ("" if cfg.standardize else " or set dataset.standardize=true"))
+
+
+def _streamed_format(cfg):
+    """'npy' | 'parquet' when ``dataset`` is a file read by rffbench.stream, else None."""
+    if cfg.name != "file" or not cfg.path:
+        return None
+    fmt = cfg.format or _infer_format(cfg.path)
+    return fmt if fmt in STREAM_FORMATS else None
+
+
 def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     """Load, check, subsample, split, standardise and cast one dataset (a .npy or
     .parquet file: streamed, see rffbench.stream)."""
-    if cfg.name == "file" and (cfg.format or _infer_format(cfg.path)) in STREAM_FORMATS:
+    if _streamed_format(cfg):
         return _load_streamed(cfg, seed, dtype)
     X, y, info = DATASETS[cfg.name](cfg, seed)
     where = f"dataset={cfg.name}" + (f" ({cfg.path})" if cfg.name == "file" else "")
@@ -520,17 +552,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     if not np.all(np.isfinite(y.astype(np.float64))):
         raise DataError(f"{where}: NaN/inf value(s) in the target")
     task = info["task"]
-    if task == "classification":
-        classes, y = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise DataError(f"{where}: classification needs at least 2 classes, found "
-                            f"{classes.size}")
-    else:
-        y = y.astype(np.float64)
-        big = float(np.max(np.abs(y))) if y.size else 0.0
-        if big > MAX_ABS_VALUE:
-            raise DataError(f"{where}: targets up to {big:.3g} in absolute value; squared errors "
-                            f"leave float64's range above {MAX_ABS_VALUE:g}: rescale the target")
+    y = _checked_targets(y, task, where)
     notes = []
     rng = np.random.default_rng([seed, 0xDA7A])
     if cfg.n_max is not None and X.shape[0] > cfg.n_max:
@@ -551,11 +573,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     if cfg.standardize:
         Xtr, Xte = standardize(Xtr, Xte)
     limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
-    tiny = float(np.max(np.abs(Xtr)))
-    if 0 < tiny < MIN_ABS_VALUE:
-        raise DataError(f"{where}: every feature value is at most {tiny:.3g} in absolute value; "
-                        f"squared distances underflow below {MIN_ABS_VALUE:g}: rescale the data"
-                        + ("" if cfg.standardize else " or set dataset.standardize=true"))
+    _check_not_tiny(float(np.max(np.abs(Xtr))), where, cfg)
     for part in (Xtr, Xte):
         big = float(np.max(np.abs(part)))
         if big > limit:
@@ -581,29 +599,17 @@ def _load_streamed(cfg, seed, dtype):
     path = os.path.expanduser(cfg.path)
     if not os.path.isfile(path):
         raise DataError(f"dataset.path={cfg.path!r}: no such file")
-    fmt = cfg.format or _infer_format(path)
+    fmt = _streamed_format(cfg)
     limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
     sc = scan(cfg, path, fmt, seed, dtype, (limit, MAX_ABS_VALUE))
     where = sc["where"]
     ytr, yte = sc["y_train"], sc["y_test"]
     task = cfg.file_task or _guess_task(ytr)
-    if task == "classification":
-        classes, codes = np.unique(np.concatenate([ytr, yte]), return_inverse=True)
-        if classes.size < 2:
-            raise DataError(f"{where}: classification needs at least 2 classes, found "
-                            f"{classes.size}")
-        ytr, yte = codes[:ytr.size], codes[ytr.size:]
-    else:
-        big = float(np.max(np.abs(ytr))) if ytr.size else 0.0
-        if big > MAX_ABS_VALUE:
-            raise DataError(f"{where}: targets up to {big:.3g} in absolute value; squared errors "
-                            f"leave float64's range above {MAX_ABS_VALUE:g}: rescale the target")
+    y = _checked_targets(np.concatenate([ytr, yte]), task, where)
+    ytr, yte = y[:ytr.size], y[ytr.size:]
     lo, hi = sc["col_min"], sc["col_max"]
     peak = float(max(np.max(np.abs(lo)), np.max(np.abs(hi))))
-    if 0 < peak < MIN_ABS_VALUE:
-        raise DataError(f"{where}: every feature value is at most {peak:.3g} in absolute value; "
-                        f"squared distances underflow below {MIN_ABS_VALUE:g}: rescale the data"
-                        + ("" if cfg.standardize else " or set dataset.standardize=true"))
+    _check_not_tiny(peak, where, cfg)
     if peak > limit:
         raise DataError(f"{where}: feature values up to {peak:.3g}; squared distances leave "
                         f"{dtype}'s range above {limit:g}: rescale the data")

@@ -134,10 +134,8 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             self.solver_info_ = dict(solver="cholesky")
             self.n_iter_ = 1
         else:
-            op = KernelOperator(self.kernel_, X) if self.backend is None \
-                else self.backend.kernel_operator(self.kernel_, X)
-            pc = NystromPreconditioner(op, self.precond_rank or default_rank(op.n),
-                                       _generator(self.random_state))
+            op, pc = cg_parts(self.kernel_, X, self.precond_rank, self.random_state,
+                              self.backend)
             self.dual_coef_, info = pcg(op, Y - self.offset_, self.lam, pc, self.tol,
                                         self.max_iter)
             self.times_ = dict(precond_time_s=pc.build_time_s, solve_time_s=info["time_s"])
@@ -213,10 +211,7 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
     Yc = Y_fit - offset
     if choose_solver(solver, X_fit.shape[0]) == "cg":
         check_cg_params(tol, max_iter, precond_rank)
-        op = KernelOperator(kernel, X_fit) if backend is None \
-            else backend.kernel_operator(kernel, X_fit)
-        pc = NystromPreconditioner(op, precond_rank or default_rank(op.n),
-                                   _generator(random_state))
+        op, pc = cg_parts(kernel, X_fit, precond_rank, random_state, backend)
         alphas, out = [], []
         for lam in grid:
             alpha, info = pcg(op, Yc, lam, pc, tol, max_iter)
@@ -244,15 +239,18 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
 def kernel_times(kernel, X, X_fit, A):
     """K(X, X_fit) A, tile by tile into one reused buffer (memory: one tile of
     PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS, never the n x n_fit matrix)."""
-    out = np.zeros((X.shape[0], A.shape[1]))
     if not X.shape[0] or not X_fit.shape[0]:
-        return out
-    X = kernel_inputs(kernel, X)
-    F = kernel_inputs(kernel, X_fit)
-    dt = np.result_type(X.dtype, F.dtype)
-    X, F = X.astype(dt, copy=False), F.astype(dt, copy=False)
+        return np.zeros((X.shape[0], A.shape[1]))
+    Xp = kernel.inputs(X)
+    return prepared_times(kernel, Xp, kernel.inputs(X_fit, "X_fit", Xp.dtype), A)
+
+
+def prepared_times(kernel, X, F, A):
+    """K(X, F) A for rows already prepared by ``kernel.inputs`` (same dtype), in tiles of
+    PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS through one reused buffer."""
+    out = np.zeros((X.shape[0], A.shape[1]))
     buf = np.empty(min(PREDICT_BLOCK_ROWS, X.shape[0]) * min(PREDICT_BLOCK_COLS, F.shape[0]),
-                   dtype=dt)
+                   dtype=X.dtype)
     for i0 in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
         i1 = min(i0 + PREDICT_BLOCK_ROWS, X.shape[0])
         for j0 in range(0, F.shape[0], PREDICT_BLOCK_COLS):
@@ -263,13 +261,12 @@ def kernel_times(kernel, X, X_fit, A):
     return out
 
 
-def kernel_inputs(kernel, X):
-    """Dense, C-contiguous, domain-checked and warped rows, as Kernel.gram prepares them."""
-    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    kernel.check_domain(X)
-    return np.ascontiguousarray(kernel.warp(X))
+def cg_parts(kernel, X, precond_rank=None, random_state=None, backend=None):
+    """The kernel operator of X (here, or the backend's) and its Nystrom preconditioner:
+    what every cg solve on X needs, built once (it does not depend on lambda)."""
+    op = KernelOperator(kernel, X) if backend is None else backend.kernel_operator(kernel, X)
+    return op, NystromPreconditioner(op, precond_rank or default_rank(op.n),
+                                     _generator(random_state))
 
 
 def _generator(random_state):
@@ -339,13 +336,14 @@ CHOLESKY_AUTO_MAX_N = 10000
 SOLVERS = ("auto", "cholesky", "cg")
 
 
-def choose_solver(solver, n):
-    """'cholesky' or 'cg' for ``solver`` in SOLVERS and n training rows."""
+def choose_solver(solver, n, cholesky_fits=True):
+    """'cholesky' or 'cg' for ``solver`` in SOLVERS and n training rows: auto is
+    cholesky up to CHOLESKY_AUTO_MAX_N rows when its n x n matrices fit, else cg."""
     if solver not in SOLVERS:
         raise ConfigError(f"model.exact_solver={solver!r} is not allowed: use one of "
                           f"{', '.join(SOLVERS)}")
     if solver == "auto":
-        return "cholesky" if n <= CHOLESKY_AUTO_MAX_N else "cg"
+        return "cholesky" if n <= CHOLESKY_AUTO_MAX_N and cholesky_fits else "cg"
     return solver
 
 
@@ -368,8 +366,7 @@ class KernelOperator:
 
     def __init__(self, kernel, X, tile=TILE):
         self.kernel = kernel
-        X = X.toarray() if hasattr(X, "toarray") else X
-        self.Xw = kernel_inputs(kernel, np.asarray(X, dtype=np.float64))
+        self.Xw = kernel.inputs(X, dtype=np.float64)
         self.n = self.Xw.shape[0]
         self.tile = int(tile)
         self._buf = np.empty(min(self.tile, self.n) ** 2)

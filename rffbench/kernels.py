@@ -259,21 +259,28 @@ class Kernel(BaseEstimator):
         (shift-invariant kernels only)."""
         return self._gram(X, Y, 2.0)
 
+    def inputs(self, X, name="X", dtype=None):
+        """X as the numba Gram code (``_gram_into``) takes it: dense, 2-d, float (``dtype``
+        if given), checked against the kernel's domain, warped, C-contiguous.  Blocked
+        callers (rffbench.exact) prepare their rows once with it."""
+        X = _as_float_2d(X, name)
+        if dtype is not None and X.dtype != dtype:
+            X = X.astype(dtype)
+        self.check_domain(X)
+        return np.ascontiguousarray(self.warp(X))
+
     def _gram(self, X, Y, factor):
         X = _as_float_2d(X)
-        Y = X if Y is None else _as_float_2d(Y, "Y")
-        if Y.dtype != X.dtype:
-            Y = Y.astype(X.dtype)
-        if X.shape[1] != Y.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
-        self.check_domain(X)
-        self.check_domain(Y)
+        Ya = None if Y is None else _as_float_2d(Y, "Y")
+        if Ya is not None and X.shape[1] != Ya.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but Y has {Ya.shape[1]}")
+        X = self.inputs(X)
+        Y = X if Ya is None else self.inputs(Ya, "Y", X.dtype)
         out = np.empty((X.shape[0], Y.shape[0]), dtype=X.dtype)
         if out.size:
-            X, Y = self.warp(X), self.warp(Y)
             if factor != 1.0:
                 X, Y = factor * X, factor * Y
-            self._gram_into(np.ascontiguousarray(X), np.ascontiguousarray(Y), out)
+            self._gram_into(X, Y, out)
         return out
 
     def _gram_into(self, X, Y, out):

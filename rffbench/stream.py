@@ -23,7 +23,6 @@ pyarrow (``pip install 'rffbench[parquet]'``).
 from __future__ import annotations
 
 import mmap
-import os
 
 import numpy as np
 
@@ -148,7 +147,7 @@ class ParquetSource:
             raise DataError(f"dataset.path={cfg.path!r}: the target column {names[t]!r} is not "
                             "numeric; encode the classes as integers")
         self.names, self.t = names, t
-        self.cols = [nm for i, nm in enumerate(names) if i != t]
+        self.cols = [i for i in range(len(names)) if i != t]  # feature columns of a group
         md = self.f.metadata
         self.n = md.num_rows
         self.starts = np.cumsum([0] + [md.row_group(g).num_rows for g in range(md.num_row_groups)])
@@ -173,7 +172,7 @@ class ParquetSource:
             start = self.starts[g] + hi
             g += 1
         block = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        return block[:, [i for i in range(len(self.names)) if i != self.t]], block[:, self.t]
+        return block[:, self.cols], block[:, self.t]
 
     def take(self, rows):
         """Features of the given file rows (sorted), row group by row group."""
@@ -182,8 +181,7 @@ class ParquetSource:
         for g in np.unique(groups):
             r = rows[groups == g]
             out.append(self._group(g)[r - self.starts[g]])
-        block = np.concatenate(out)
-        return block[:, [i for i in range(len(self.names)) if i != self.t]]
+        return np.concatenate(out)[:, self.cols]
 
 
 def open_source(cfg, path, fmt):
@@ -200,6 +198,7 @@ class Split:
     def __init__(self, n, seed, test_size, keep=1.0):
         self.n, self.seed, self.test_size, self.keep = n, seed, test_size, keep
         self.blocks = [(s, min(s + SPLIT_CHUNK, n)) for s in range(0, n, SPLIT_CHUNK)]
+        self._last = (None, None)
         counts = {"train": [], "test": []}
         for c in range(len(self.blocks)):
             m = self.masks(c)
@@ -208,10 +207,14 @@ class Split:
         self.starts = {p: np.cumsum([0] + v) for p, v in counts.items()}
 
     def masks(self, c):
-        s, e = self.blocks[c]
-        u = np.random.default_rng([self.seed, 0x5747EA, c]).random(e - s)
-        test = u < self.keep * self.test_size
-        return {"test": test, "train": (u < self.keep) & ~test}
+        """{'train', 'test'} boolean masks of block c (the last block's are kept: reads
+        go through a block many chunks at a time)."""
+        if self._last[0] != c:
+            s, e = self.blocks[c]
+            u = np.random.default_rng([self.seed, 0x5747EA, c]).random(e - s)
+            test = u < self.keep * self.test_size
+            self._last = (c, {"test": test, "train": (u < self.keep) & ~test})
+        return self._last[1]
 
     def size(self, part):
         return int(self.starts[part][-1])
@@ -365,12 +368,3 @@ def scan(cfg, path, fmt, seed, dtype, limits):
                 col_min=(lo - center) / scale, col_max=(hi - center) / scale,
                 y_train=np.concatenate(ys["train"]), y_test=np.concatenate(ys["test"]),
                 where=where, keep=keep)
-
-
-def file_format(path, fmt):
-    """'npy' | 'parquet' when the file is streamed, else None."""
-    if fmt in STREAM_FORMATS:
-        return fmt
-    ext = os.path.splitext(path)[1].lower()
-    return {".npy": "npy", ".parquet": "parquet", ".pq": "parquet"}.get(ext) if fmt is None \
-        else None

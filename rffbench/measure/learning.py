@@ -38,7 +38,7 @@ from ..memory import Need
 from ..config import SGD_LOSSES
 from ..errors import ConfigError, RffbenchError
 from ..exact import (CHOLESKY_AUTO_MAX_N, PREDICT_BLOCK_COLS, PREDICT_BLOCK_ROWS, TILE, ExactKRR,
-                     default_rank, not_converged_text)
+                     choose_solver, default_rank, not_converged_text)
 from ..exact import select_lambda as exact_select_lambda
 from ..models import FeatureRidge, FeatureSGD, chunk_rows, decode, encode_targets
 from ..results import record
@@ -67,12 +67,10 @@ def _split(ctx, n, val_size):
 
 
 def exact_solver(ctx):
-    """'cholesky' or 'cg': model.exact_solver, with auto resolved for this run (cholesky
-    up to exact.CHOLESKY_AUTO_MAX_N training rows when its n x n matrices fit)."""
-    m, n = ctx.cfg.model, ctx.data.X_train.shape[0]
-    if m.exact_solver != "auto":
-        return m.exact_solver
-    return "cg" if n > CHOLESKY_AUTO_MAX_N or _cholesky_bytes(ctx) > _budget() else "cholesky"
+    """'cholesky' or 'cg': model.exact_solver with auto resolved for this run
+    (exact.choose_solver, given whether the Cholesky's matrices fit in memory)."""
+    return choose_solver(ctx.cfg.model.exact_solver, ctx.data.X_train.shape[0],
+                         _cholesky_bytes(ctx) <= _budget())
 
 
 def _budget():
