@@ -55,7 +55,11 @@ def client(address=None, workers=2, threads_per_worker=1):
         return c
     distributed = _import_distributed()
     if address:
-        c = distributed.Client(address)
+        try:
+            c = distributed.Client(address)
+        except (OSError, TimeoutError) as exc:  # unreachable, refused, timed out
+            raise RffbenchError(f"backend.address={address!r}: cannot connect to a Dask "
+                                f"scheduler there ({str(exc).splitlines()[0]})") from None
     else:
         t = str(threads_per_worker)  # numba and BLAS inside a worker: its own threads only
         env = {"NUMBA_NUM_THREADS": t, "OMP_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,

@@ -97,3 +97,18 @@ def test_bad_backend_name(tmp_path, capsys):
     assert run_main(compose_config(["backend.name=spark"]), tmp_path) == 2
     err = capsys.readouterr().err.strip()
     assert "backend.name='spark' is not allowed: use one of local, dask" in err
+
+
+def test_unreachable_scheduler_names_the_key(tmp_path, capsys, monkeypatch):
+    import distributed
+
+    def refuse(address, *a, **k):
+        raise OSError(f"Timed out trying to connect to {address} after 30 s")
+
+    monkeypatch.setattr(distributed, "Client", refuse)
+    backends.close_all()
+    cfg = compose_config(["backend.name=dask", "backend.address=tcp://127.0.0.1:1"])
+    assert run_main(cfg, tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rffbench: error: backend.address='tcp://127.0.0.1:1': cannot connect")
+    assert "\n" not in err and not (tmp_path / RECORDS_FILE).exists()
