@@ -21,8 +21,12 @@ Two solvers give the same alpha:
 
 Prediction computes K(test, train) in tiles (:func:`kernel_times`).  Targets
 are a matrix (one column per output: one-hot classes for classification); with
-``center`` the training mean is removed first and added back to the
-predictions (an unpenalised intercept).  :class:`ExactKRR`
+``center`` the model has an unpenalised intercept b: the bordered system
+(K + lam I) alpha + 1 b = Y, 1^T alpha = 0, solved with one more right-hand side
+(:func:`with_intercept`; the dual of ridge on features with an unpenalised
+intercept, scikit-learn's ``Ridge(fit_intercept=True)``).  Because 1^T alpha = 0,
+adding a constant c to the kernel changes nothing: c 1 1^T alpha = 0.
+:class:`ExactKRR`
 (regressor) and :class:`ExactKRRClassifier` are scikit-learn estimators, the
 exact baseline of the Python API.
 """
@@ -60,10 +64,10 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         already resolved (fitted) is used as it is; otherwise a copy is fitted on X
         (the median heuristic by default, as the feature maps and the command line).
     lam : float, default 1e-3
-        Ridge parameter: alpha = (K + lam I)^{-1} (y - mean).  scikit-learn's
+        Ridge parameter: alpha = (K + lam I)^{-1} (y - b).  scikit-learn's
         KernelRidge calls it alpha; ``model.lam`` on the command line.
     center : bool, default True
-        The targets' training mean as an unpenalised intercept.
+        An unpenalised intercept b (module docs); False: none.
     lengthscale, gamma : as for the feature maps (None: the kernel's own).
     solver : {"auto", "cholesky", "cg"}, default "auto"
         ``cholesky`` factors the n x n Gram; ``cg`` never stores it (module doc);
@@ -124,20 +128,32 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         Y = np.asarray(Y, dtype=np.float64)
         self._1d = Y.ndim == 1
         Y = Y[:, None] if Y.ndim == 1 else Y
-        self.offset_ = Y.mean(axis=0) if self.center else np.zeros(Y.shape[1])
         if solver == "cholesky":
             t0 = time.perf_counter()
             K = np.asarray(self.kernel_.gram(X), dtype=np.float64)
             t1 = time.perf_counter()
-            self.dual_coef_, factor_s, solve_s = solve_regularised(K, Y - self.offset_, self.lam)
-            self.times_ = dict(gram_time_s=t1 - t0, factor_time_s=factor_s, solve_time_s=solve_s)
+            times = {}
+
+            def solve(B):
+                sol, times["factor_time_s"], times["solve_time_s"] = \
+                    solve_regularised(K, B, self.lam)
+                return sol
+
+            self.dual_coef_, self.offset_ = with_intercept(solve, Y, self.center)
+            self.times_ = dict(gram_time_s=t1 - t0, **times)
             self.solver_info_ = dict(solver="cholesky")
             self.n_iter_ = 1
         else:
             op, pc = cg_parts(self.kernel_, X, self.precond_rank, self.random_state,
                               self.backend)
-            self.dual_coef_, info = pcg(op, Y - self.offset_, self.lam, pc, self.tol,
-                                        self.max_iter)
+            out = {}
+
+            def solve(B):
+                sol, out["info"] = pcg(op, B, self.lam, pc, self.tol, self.max_iter)
+                return sol
+
+            self.dual_coef_, self.offset_ = with_intercept(solve, Y, self.center)
+            info = out["info"]
             self.times_ = dict(precond_time_s=pc.build_time_s, solve_time_s=info["time_s"])
             self.solver_info_ = dict(info, solver="cg", precond_rank=pc.rank,
                                      precond_residual_trace=pc.residual_trace)
@@ -207,19 +223,25 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
     (memory: 2 n^2 + n_val n).  cg: one kernel operator and one preconditioner (it
     does not depend on lambda), one solve per lambda, and one pass over K(X_val, X_fit)
     for all lambdas at once."""
-    offset = Y_fit.mean(axis=0) if center else np.zeros(Y_fit.shape[1])
-    Yc = Y_fit - offset
     if choose_solver(solver, X_fit.shape[0]) == "cg":
         check_cg_params(tol, max_iter, precond_rank)
         op, pc = cg_parts(kernel, X_fit, precond_rank, random_state, backend)
-        alphas, out = [], []
+        alphas, offsets, out = [], [], []
         for lam in grid:
-            alpha, info = pcg(op, Yc, lam, pc, tol, max_iter)
+            info = {}
+
+            def solve(B, lam=lam, info=info):
+                sol, info["info"] = pcg(op, B, lam, pc, tol, max_iter)
+                return sol
+
+            alpha, b = with_intercept(solve, Y_fit, center)
             alphas.append(alpha)
-            out.append(None if info["converged"] else not_converged_text(info, tol, max_iter))
+            offsets.append(b)
+            i = info["info"]
+            out.append(None if i["converged"] else not_converged_text(i, tol, max_iter))
         scores = kernel_times(kernel, X_val, X_fit, np.hstack(alphas))
-        c = Yc.shape[1]
-        return [o if o is not None else scores[:, i * c:(i + 1) * c] + offset
+        c = Y_fit.shape[1]
+        return [o if o is not None else scores[:, i * c:(i + 1) * c] + offsets[i]
                 for i, o in enumerate(out)]
     K = np.asarray(kernel.gram(X_fit), dtype=np.float64)
     K_val = np.asarray(kernel.gram(X_val, X_fit), dtype=np.float64)
@@ -228,12 +250,28 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
     for lam in grid:
         np.copyto(work, K)
         try:
-            alpha, _, _ = solve_regularised(work, Yc, lam)
+            alpha, b = with_intercept(lambda B, lam=lam: solve_regularised(work, B, lam)[0],
+                                      Y_fit, center)
         except RffbenchError:  # K + lam I not positive definite in floating point
             preds.append("not positive definite")
             continue
-        preds.append(K_val @ alpha + offset)
+        preds.append(K_val @ alpha + b)
     return preds
+
+
+def with_intercept(solve, Y, center=True):
+    """(alpha, b) of kernel ridge with an unpenalised intercept: (K + lam I) alpha + 1 b^T
+    = Y, 1^T alpha = 0, from ``solve(B)`` = (K + lam I)^{-1} B (called once, on [Y, 1]).
+
+    With A = K + lam I: b = 1^T A^{-1} Y / 1^T A^{-1} 1 and alpha = A^{-1} (Y - 1 b^T).
+    ``center`` False: alpha = A^{-1} Y, b = 0."""
+    Y = np.asarray(Y, dtype=np.float64)
+    if not center:
+        return solve(Y), np.zeros(Y.shape[1])
+    S = solve(np.column_stack([Y, np.ones(Y.shape[0])]))
+    U, u = S[:, :-1], S[:, -1]
+    b = U.sum(axis=0) / u.sum()  # 1^T A^{-1} 1 > 0: A is positive definite
+    return U - np.outer(u, b), b
 
 
 def kernel_times(kernel, X, X_fit, A):

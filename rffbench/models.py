@@ -1,17 +1,27 @@
 """Models on random features (``MODELS``) and the shared target encoding.
 
-* ``ridge``: w = (Z^T Z + lam I)^{-1} Z^T Y.  Z^T Z (syrk, in place), Z^T Y,
-  sum z and sum y are accumulated over row chunks, so Z is never held whole
-  (memory O(D^2 + chunk D)); the system is solved by Cholesky.  With many
-  lambdas (``lam=auto``) the accumulation is done once and only the D x D
-  solve is repeated.
+* ``ridge``: w = (Z_c^T Z_c + lam I)^{-1} Z_c^T Y_c, Z_c and Y_c centred with the training
+  means, and the unpenalised intercept b = mean(y) - mean(z).w.  Z^T Z (syrk, in place),
+  Z^T Y, sum z and sum y are accumulated over row chunks, so Z is never held whole
+  (memory O(D^2 + chunk D)); centring is a rank-one update of those sums, and the system
+  is solved by Cholesky.  With many lambdas (``lam=auto``) the accumulation is done once
+  and only the D x D solve is repeated.
 * ``sgd``: scikit-learn's ``SGDRegressor`` / ``SGDClassifier`` fed by
   ``partial_fit`` over shuffled feature chunks for ``epochs`` passes; alpha =
   lam / n (scikit-learn averages the loss over samples, ridge sums it).
 
 Targets: regression y is one column; classification is "Fourier + LS" as in
 Rahimi & Recht's Table 1: least squares on one-hot targets, argmax.  With
-``center`` the targets' training mean is an unpenalised intercept.
+``center`` (the default) the model has an unpenalised intercept, as scikit-learn's
+``Ridge(fit_intercept=True)``.
+
+The intercept absorbs a kernel estimate's constant term: a map whose estimate is
+z(x).z(y) + c (``kernel_offset_``, c >= 0) is the map [z(x), sqrt(c)] with a constant
+column, and a constant column is centred to zero, so the fit and the predictions are
+those of z alone (tested).  For any c, in the dual view (kernel ridge with K + c 1 1^T and
+an unpenalised intercept) the constraint 1^T alpha = 0 cancels c 1 1^T alpha.  So ridge on
+a map's features needs no offset column: ``kernel_offset_`` matters for the kernel
+estimate (the approximation and bounds measurements), not for learning.
 """
 from __future__ import annotations
 
@@ -21,7 +31,7 @@ import numpy as np
 from scipy.linalg import blas
 
 from .errors import RffbenchError
-from .exact import solve_regularised
+from .exact import solve_regularised, with_intercept
 from .features import gram_of
 from .progress import Progress
 
@@ -85,12 +95,19 @@ class NormalEquations:
         self.n += Z.shape[0]
 
     def solve(self, lam, center=True):
-        """(weights D x n_out, offset n_out, factor + solve seconds)."""
-        offset = self.ysum / self.n if center else np.zeros_like(self.ysum)
-        b = self.b - np.outer(self.zsum, offset)
+        """(weights D x n_out, intercept n_out, factor + solve seconds).  ``center``: the
+        normal equations of the centred features and targets, Z_c^T Z_c = Z^T Z - n zbar
+        zbar^T and Z_c^T Y_c = Z^T Y - n zbar ybar^T, and the unpenalised intercept
+        ybar - zbar^T W."""
         A = np.triu(self.G) + np.triu(self.G, 1).T  # full symmetric, C order
+        b = self.b
+        if center:
+            zbar, ybar = self.zsum / self.n, self.ysum / self.n
+            A -= self.n * np.outer(zbar, zbar)
+            b = b - self.n * np.outer(zbar, ybar)
         W, f_s, s_s = solve_regularised(A, b, lam)
-        return W, offset, f_s + s_s
+        intercept = ybar - zbar @ W if center else np.zeros_like(self.ysum)
+        return W, intercept, f_s + s_s
 
 
 def block_sums(fmap, X, Y):
@@ -147,15 +164,16 @@ class FeatureRidge:
 
     def _fit_dual(self, fmap, X, Y):
         """Sparse features (binning: many columns, few nonzeros per row): solve the
-        dual, w = Z^T (Z Z^T + lam I)^{-1} (Y - offset); memory O(n^2)."""
+        dual, w = Z^T alpha with the bordered system of the unpenalised intercept
+        (rffbench.exact.with_intercept); memory O(n^2)."""
         timer = Timer()
         t0 = time.perf_counter()
         Z = fmap.transform(X)
         t0 = timer.add("map_time_s", t0)
         K = np.asarray(gram_of(Z), dtype=np.float64)
         t0 = timer.add("accumulate_time_s", t0)
-        self.offset_ = Y.mean(axis=0) if self.center else np.zeros(Y.shape[1])
-        alpha, _, _ = solve_regularised(K, Y - self.offset_, self.lam)
+        alpha, self.offset_ = with_intercept(lambda B: solve_regularised(K, B, self.lam)[0],
+                                             Y, self.center)
         self.coef_ = np.asarray(Z.T @ alpha)
         timer.add("solve_time_s", t0)
         self.fmap_, self.times_ = fmap, timer.s

@@ -30,10 +30,16 @@ def test_exact_krr_equals_sklearn_kernel_ridge(reg_data, kname, skname, gamma):
     ref = KernelRidge(alpha=lam, kernel=skname, gamma=gamma(ls)).fit(Xtr, ytr)
     got = exact.ExactKRR(kernel, lam, center=False).fit(Xtr, ytr[:, None]).predict(Xte)[:, 0]
     np.testing.assert_allclose(got, ref.predict(Xte), rtol=0, atol=1e-8)
-    # centering = KernelRidge on centred targets plus the mean
-    ref_c = KernelRidge(alpha=lam, kernel=skname, gamma=gamma(ls)).fit(Xtr, ytr - ytr.mean())
+    # center: the unpenalised intercept, the bordered system [[K + lam I, 1], [1^T, 0]]
+    # [alpha; b] = [y; 0] solved directly
+    n = Xtr.shape[0]
+    A = np.zeros((n + 1, n + 1))
+    A[:n, :n] = kernel.gram(Xtr) + lam * np.eye(n)
+    A[:n, n] = A[n, :n] = 1.0
+    sol = np.linalg.solve(A, np.append(ytr, 0.0))
     got_c = exact.ExactKRR(kernel, lam, center=True).fit(Xtr, ytr[:, None]).predict(Xte)[:, 0]
-    np.testing.assert_allclose(got_c, ref_c.predict(Xte) + ytr.mean(), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(got_c, kernel.gram(Xte, Xtr) @ sol[:n] + sol[n], rtol=0,
+                               atol=1e-8)
 
 
 def test_exact_krr_not_positive_definite_is_a_clear_error():
@@ -52,10 +58,15 @@ def test_ridge_equals_direct_solve_whatever_the_chunk(reg_data, center, rows):
     lam = 1e-2
     model = FeatureRidge(lam, center=center, chunk_rows=rows).fit(fmap, X, Y)
     Z = fmap.transform(X)
-    off = Y.mean(axis=0) if center else np.zeros(2)
-    W = np.linalg.solve(Z.T @ Z + lam * np.eye(64), Z.T @ (Y - off))
-    np.testing.assert_allclose(model.coef_, W, rtol=1e-9, atol=1e-11)
-    np.testing.assert_allclose(model.predict(X[:30]), Z[:30] @ W + off, rtol=1e-9, atol=1e-11)
+    if center:  # an unpenalised intercept: centred features and targets (scikit-learn's Ridge)
+        from sklearn.linear_model import Ridge
+
+        ref = Ridge(alpha=lam, fit_intercept=True, solver="cholesky").fit(Z, Y)
+        W, off = ref.coef_.T, ref.intercept_
+    else:
+        W, off = np.linalg.solve(Z.T @ Z + lam * np.eye(64), Z.T @ Y), np.zeros(2)
+    np.testing.assert_allclose(model.coef_, W, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.predict(X[:30]), Z[:30] @ W + off, rtol=1e-9, atol=1e-10)
     assert set(model.times_) == {"map_time_s", "accumulate_time_s", "solve_time_s"}
 
 

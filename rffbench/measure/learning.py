@@ -364,8 +364,8 @@ def _exact_rows(ctx, cfg):
             record("learning", "cg_iterations", info["iterations"], method="exact_krr",
                    note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
             record("learning", "cg_residual", info["residual"], method="exact_krr",
-                   note="||y - (K + lam I) alpha|| / ||y||, largest over target columns, "
-                        "recomputed from alpha"),
+                   note="||y - (K + lam I) alpha|| / ||y||, largest over the target columns "
+                        "(and the intercept's column of ones), recomputed from alpha"),
         ]
     rows += [
         record("learning", "predict_time_s", pph["total"], "s", method="exact_krr",
