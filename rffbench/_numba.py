@@ -717,14 +717,20 @@ def dot_profile_inplace(G, xn, yn, profile, a, b, p):
 # feature passes of the non-trigonometric maps (in place on X @ W)
 # --------------------------------------------------------------------------
 @nb.njit(parallel=True, nogil=True, cache=True)
-def arccos_features_inplace(Z, order, scale):
-    """Z <- scale * step(Z) (order 0) or scale * max(Z, 0) (order 1)."""
+def arccos_features_inplace(Z, order, scale, zero_below):
+    """Z <- scale * step(Z) (order 0) or scale * max(Z, 0) (order 1), step(0) = 1/2: the
+    midpoint, so that step(t) + step(-t) = 1 for every t (it matters only for directions
+    with atoms, e.g. a Gauss-Hermite grid, where w.x = 0 has positive probability).  Order 0:
+    |Z[i, j]| <= zero_below[i] counts as 0 (zero_below empty: none)."""
     n, m = Z.shape
+    tol = zero_below.shape[0] > 0
     for i in prange(n):
         row = Z[i]
         if order == 0:
+            lim = zero_below[i] if tol else 0.0
             for j in range(m):
-                row[j] = scale if row[j] > 0 else 0.0
+                v = row[j]
+                row[j] = 0.5 * scale if abs(v) <= lim else (scale if v > 0 else 0.0)
         else:
             for j in range(m):
                 row[j] = scale * row[j] if row[j] > 0 else 0.0

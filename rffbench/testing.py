@@ -24,15 +24,16 @@ The checks (each ``passed``, ``failed`` or ``skipped`` with its reason and numbe
 ``sparse``
     for maps tagged ``input_tags.sparse``: CSR input gives the dense copy's features.
 ``unbiased``
-    mean of z(x).z(y) over ``n_redraws`` independent maps against the exact kernel at
+    mean of the kernel estimate z(x).z(y) + ``kernel_offset_`` (the map's constant term,
+    0 for most maps) over ``n_redraws`` independent maps against the exact kernel at
     pairs spanning 0.2 to 2.5 lengthscales; the tolerance is ``z`` standard errors of
     the mean from the observed spread, ``z`` Bonferroni-corrected for the pairs at a
     family-wise false-alarm rate ``alpha``.  Maps that document a bias (class
     attribute ``BIAS``, e.g. sorf, nystrom) are reported, not failed.
 ``variance``
     for maps that declare a family (``variance = "rff"`` or ``"pairs"``): the sample
-    variance of z(x).z(y) against theory.md's exact formula, within ``z`` standard
-    errors of a sample variance (from the sample's fourth moment).
+    variance of the estimate against the exact formula (Sutherland & Schneider 2015),
+    within ``z`` standard errors of a sample variance (from the sample's fourth moment).
 ``bounded``
     for the same maps (every published bound assumes it): |z_i(x)| <= sqrt(2/D).
 """
@@ -142,8 +143,10 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
     n = len(X)
 
     def estimate(seed, A=P, **kw):
-        Z = _dense(make(seed, **kw).fit(A).transform(A))
-        return np.einsum("ij,ij->i", Z[:n], Z[n:2 * n]), Z
+        f = make(seed, **kw).fit(A)
+        Z = _dense(f.transform(A))
+        return (np.einsum("ij,ij->i", Z[:n], Z[n:2 * n]) + getattr(f, "kernel_offset_", 0.0),
+                Z)
 
     # -- parameters the map must accept --------------------------------------------
     try:
@@ -211,9 +214,9 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
 
     # -- dtype ---------------------------------------------------------------------
     problems = []
-    Z = {}
+    Z, fits = {}, {}
     for dt in (np.float32, np.float64):
-        f = make(6).fit(A.astype(dt))
+        f = fits[dt] = make(6).fit(A.astype(dt))
         Z[dt] = f.transform(A.astype(dt))
         if Z[dt].dtype != dt:
             problems.append(f"{np.dtype(dt).name} input gave {Z[dt].dtype} features")
@@ -221,9 +224,10 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
             if k.endswith("_") and not k.startswith("_") and isinstance(v, np.ndarray) \
                     and v.dtype.kind == "f" and v.dtype != dt:
                 problems.append(f"{np.dtype(dt).name} fit: {k} is {v.dtype}")
-    # the kernel estimates Z Z^T, not the features: equivalent maps may differ by a rotation
-    # (Nystrom's float32 fit keeps fewer directions)
-    G = {dt: _dense(Z[dt]).astype(np.float64) @ _dense(Z[dt]).astype(np.float64).T for dt in Z}
+    # the kernel estimates Z Z^T (+ the offset), not the features: equivalent maps may differ
+    # by a rotation (Nystrom's float32 fit keeps fewer directions)
+    G = {dt: _dense(Z[dt]).astype(np.float64) @ _dense(Z[dt]).astype(np.float64).T
+         + getattr(fits[dt], "kernel_offset_", 0.0) for dt in Z}
     scale = max(1.0, float(np.max(np.abs(G[np.float64]))))
     gap = float(np.max(np.abs(G[np.float32] - G[np.float64]))) / scale
     if not gap <= 1e-4:
@@ -267,7 +271,7 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
     detail = (f"{n_redraws} redraws, D={n_components}: max |mean - k| {dev.max():.3g}; worst at "
               f"|x-y|={PAIR_DISTANCES[worst]}: mean {mean[worst]:.4f} vs k {k[worst]:.4f}, "
               f"{dev[worst] / max(se[worst], 1e-300):.1f} standard errors (allowed {z:.1f})")
-    bias = getattr(cls, "BIAS", None)
+    bias = getattr(proto, "BIAS", None)  # an instance's: it may depend on its parameters
     if deterministic:
         add(Check("unbiased", "skipped", "deterministic map: no redraws to average; its error "
                   f"z(x).z(y) - k is a bias: max {dev.max():.3g} over the pairs"))

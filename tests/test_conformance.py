@@ -10,29 +10,36 @@ from rffbench.features import FEATURE_MAPS, RandomFourierFeatures
 from rffbench.testing import FeatureMapCheckError, check_feature_map
 
 
-MAP_KERNELS = [(name, kernel) for name, cls in FEATURE_MAPS.items()
+MAP_KERNELS = [(name, kernel, {}) for name, cls in FEATURE_MAPS.items()
                for kernel in (cls.KERNELS or ("gaussian",))]
 # the maps for any (shift-invariant) kernel, on kernels that are different in kind
-MAP_KERNELS += [("rff", "skewed_chi2"), ("rff_pairs", "matern"), ("qmc", "cauchy"),
-                ("nystrom", "arccos1"), ("nystrom", "additive_chi2"),
-                ("leverage", "skewed_chi2")]
+MAP_KERNELS += [("rff", "skewed_chi2", {}), ("rff_pairs", "matern", {}), ("qmc", "cauchy", {}),
+                ("nystrom", "arccos1", {}), ("nystrom", "additive_chi2", {}),
+                ("leverage", "skewed_chi2", {}), ("qmc", "arccos1", {}),
+                # parameters that change the estimator
+                ("orf", "gaussian", {"layout": "frame"}), ("orf", "arccos0", {"layout": "frame"}),
+                ("ssr", "gaussian", {"radius": "rule"}), ("ssr", "arccos0", {"centre": False}),
+                ("qmc", "gaussian", {"sequence": "generalized_halton"}),
+                ("gauss_hermite", "arccos0", {"nodes": 2})]
 
 
-@pytest.mark.parametrize("name,kernel", MAP_KERNELS)
-def test_every_registered_map_passes(name, kernel):
+@pytest.mark.parametrize("name,kernel,params", MAP_KERNELS,
+                         ids=[f"{n}-{k}" + "".join(f"-{a}={b}" for a, b in p.items())
+                              for n, k, p in MAP_KERNELS])
+def test_every_registered_map_passes(name, kernel, params):
     """At a lengthscale of 1.7 (a scale bug at l = 1 would hide; sklearn_skewed_chi2 has
-    no scale: 1)."""
+    no scale: 1).  The estimate includes the map's kernel_offset_ (ssr's centre term)."""
     cls = FEATURE_MAPS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        report = check_feature_map(cls, kernel,
+        report = check_feature_map(cls, kernel, params=params,
                                    lengthscale=1.0 if name == "sklearn_skewed_chi2" else 1.7)
     assert report.passed
     ran = {c.name for c in report.checks if c.status == "passed"}
     assert {"sklearn_api", "reproducible", "dtype", "sparse"} <= ran
     if cls.variance is not None:
         assert {"unbiased", "variance", "bounded"} <= ran
-    if not (cls.BIAS or cls.DETERMINISTIC):
+    if not (cls(kernel=kernel, **params).BIAS or cls.DETERMINISTIC):
         assert "unbiased" in ran
 
 

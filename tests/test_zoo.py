@@ -59,9 +59,14 @@ def test_polynomial_gram_matches_scikit_learn(rng, dtype):
 # ---- numba passes against numpy ---------------------------------------------------
 def test_numba_passes_match_numpy(rng):
     Z = rng.normal(size=(50, 33))
-    for order, ref in ((0, (Z > 0) * 0.3), (1, np.maximum(Z, 0) * 0.3)):
+    Z[::7, ::5] = 0.0  # the step's midpoint at exactly 0
+    tol = np.abs(Z).max(axis=1) * 0.05  # and within a per-row tolerance of 0
+    Zt = np.where(np.abs(Z) <= tol[:, None], 0.0, Z)
+    for order, ref, zero in ((0, np.heaviside(Z, 0.5) * 0.3, np.empty(0)),
+                             (0, np.heaviside(Zt, 0.5) * 0.3, tol),
+                             (1, np.maximum(Z, 0) * 0.3, np.empty(0))):
         A = Z.copy()
-        nbk.arccos_features_inplace(A, order, 0.3)
+        nbk.arccos_features_inplace(A, order, 0.3, zero)
         np.testing.assert_array_equal(A, ref)
     shift = rng.random(50)
     A = Z.copy()
@@ -176,7 +181,7 @@ def test_tensorsketch_and_scikit_learns_agree_in_distribution():
 @pytest.mark.parametrize("overrides,match", [
     (["kernel=arccos1", "features=rff"], "features=rff is not allowed with kernel=arccos1: it "
      "samples the spectral density of a shift-invariant kernel and arccos1 is not one; use "
-     "features=nystrom or arccos"),
+     "features=orf or sorf or fastfood or qmc or nystrom or arccos or ssr or gauss_hermite"),
     (["kernel=polynomial", "features=qmc"], "use features=nystrom or maclaurin or tensorsketch or "
      "sklearn_polysketch"),
     (["kernel=gaussian", "features=maclaurin"], "features=maclaurin is not allowed with "
@@ -237,14 +242,14 @@ def test_negative_data_is_refused_with_the_fix(tmp_path, capsys):
     assert run_main(cfg, tmp_path) == 2
     err = capsys.readouterr().err.strip()
     assert "kernel=additive_chi2 needs non-negative data" in err and \
-        "dataset.standardize=false" in err and "\n" not in err
+        "dataset.scale=none" in err and "\n" not in err
     assert not (tmp_path / "records.csv").exists()
 
 
 def test_chi2_runs_on_raw_pixels():
     """digits' raw pixel counts (0..16): the additive chi2 peer and the skewed chi2 kernel
     through rff, whose bounds apply in log(x + c)."""
-    common = ["dataset.standardize=false", "measure.bounds.trials=10",
+    common = ["dataset.scale=none", "measure.bounds.trials=10",
               "measure.learning.repeats=1", "measure.approximation.n_points=200",
               "dataset.n_max=400"]
     df, _ = run(compose_config(["kernel=additive_chi2", "features=sklearn_chi2", "D=192",
@@ -259,9 +264,9 @@ def test_chi2_runs_on_raw_pixels():
 
 
 @pytest.mark.parametrize("overrides,match", [
-    (["kernel=additive_chi2", "features=sklearn_chi2", "D=100", "dataset.standardize=false"],
+    (["kernel=additive_chi2", "features=sklearn_chi2", "D=100", "dataset.scale=none"],
      r"D=100 is not allowed for features=sklearn_chi2 with d=64: .* use D=64, 192 or 320"),
-    (["kernel=skewed_chi2", "features=sklearn_skewed_chi2", "dataset.standardize=false"],
+    (["kernel=skewed_chi2", "features=sklearn_skewed_chi2", "dataset.scale=none"],
      r"features=sklearn_skewed_chi2 needs kernel.lengthscale=1"),
     (["kernel=skewed_chi2", "kernel.skewedness=0"], r"kernel.skewedness=0.0 is not allowed"),
     (["features=ssr", "D=100"], r"D=100 is not allowed for features=ssr with d=64: .* use a "
@@ -299,9 +304,16 @@ def test_simplex_and_ssr_against_explicit_features(rng):
             g = (lambda t: (t > 0) * 1.0) if kname == "arccos0" else (lambda t: np.maximum(t, 0))
             ref = np.hstack([g(A) * w, g(-A) * w])
         np.testing.assert_allclose(f.transform(X), ref, atol=1e-13)
-        # each rule: d + 1 nodes of equal length rho / l on a rotated simplex
-        N = f.random_weights_.T[:5] * 1.3
-        np.testing.assert_allclose(np.linalg.norm(N, axis=1), np.linalg.norm(N[0]), rtol=1e-12)
+        # each rule: d + 1 nodes on a rotated simplex, of length rho / l with a radius per
+        # vertex (the default) or one per rule
+        N = f.random_weights_.T * 1.3
+        np.testing.assert_allclose(np.linalg.norm(N, axis=1), f.radii_, rtol=1e-12)
+        U = N[:5] / f.radii_[:5, None]
+        np.testing.assert_allclose(U @ U.T, simplex_vertices(4) @ simplex_vertices(4).T,
+                                   atol=1e-12)
+        r = FEATURE_MAPS["ssr"](kernel=kname, n_components=30, radius="rule",
+                                random_state=2).fit(X).radii_
+        assert np.all(r.reshape(3, 5) == r.reshape(3, 5)[:, :1]) and np.unique(r).size == 3
 
 
 def test_D_n_sets_D_from_the_data_dimension():

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _numba as nbk
-from .fourier import FeatureMap, project_into
+from .fourier import ZERO_TOL, FeatureMap, project_into
 
 
 class ActivationMap(FeatureMap):
@@ -56,7 +56,10 @@ class ArcCosineFeatures(ActivationMap):
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
 
     def _activate(self, X, out):
-        nbk.arccos_features_inplace(out, self.kernel_.order, math.sqrt(2.0 / self.n_components))
+        wmax = np.abs(self._as("random_weights_", X.dtype)).max(axis=1)
+        bound = np.asarray(abs(X) @ wmax, dtype=np.float64)  # |w.x| per row (fourier.ZERO_TOL)
+        nbk.arccos_features_inplace(out, self.kernel_.order, math.sqrt(2.0 / self.n_components),
+                                    ZERO_TOL * bound)
 
 
 class PositiveRandomFeatures(ActivationMap):

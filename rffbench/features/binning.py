@@ -53,10 +53,6 @@ class RandomBinning(FeatureMap):
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
 
     @classmethod
-    def n_freq_for(cls, n_components, **params):
-        return n_components  # grids
-
-    @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
         """Pitches and shifts (P x d), the bin keys of the fitted rows and their vocabulary,
         and per transformed row P keys, columns, flags and CSR entries (about 40 bytes)."""

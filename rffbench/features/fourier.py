@@ -39,6 +39,10 @@ FUSED_MAX_D = 128
 
 _BLAS = None
 
+#: arc-cosine features: |w.x| at most this fraction of its per-row bound counts as 0 (2^-20:
+#: above float32 rounding of a sum that cancels, far below any projection that does not)
+ZERO_TOL = 2.0**-20
+
 
 def blas_single_thread():
     """Context: BLAS limited to one thread (the fused kernels call it from every
@@ -83,11 +87,15 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     Input may be dense or scipy.sparse (converted to CSR); fitted arrays and the
     output have the input's float dtype (float32 or float64).
 
-    Subclasses set ``name``, ``variance`` (the exact-variance formula of
-    theory.md section 2 that applies: ``"rff"``, ``"pairs"`` or None; the
-    published bounds are applied by this family only) and implement
-    ``_fit(X, rng)`` (X in the fit dtype, CSR if sparse and ``SPARSE_NATIVE``)
-    and ``_transform_into(X, out)``.
+    After ``fit``, ``kernel_offset_`` (a float, 0.0 unless the map's estimate has a
+    constant term) completes the kernel estimate: k(x, y) ~ z(x).z(y) + ``kernel_offset_``
+    (:meth:`kernel_estimate`).  A constant can be negative, so it is not a feature; the
+    spherical-radial rules (``ssr``) use it for their centre term.
+
+    Subclasses set ``name``, ``variance`` (the exact-variance formula that applies:
+    ``"rff"``, ``"pairs"`` or None; the published bounds are applied by this family
+    only) and implement ``_fit(X, rng)`` (X in the fit dtype, CSR if sparse and
+    ``SPARSE_NATIVE``; it may set ``kernel_offset_``) and ``_transform_into(X, out)``.
     """
 
     name = "feature_map"
@@ -122,11 +130,13 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # -- parameter checks shared by fit and the config validation ----------
     #: parameters beyond the common ones that the config passes (features.<name>)
     CONFIG_PARAMS = ()
-    #: kernels the map can represent (None: every shift-invariant kernel, or every kernel
-    #: if not SHIFT_INVARIANT_ONLY) and why only those
+    #: kernels the map can represent (None: every shift-invariant kernel and
+    #: EXTRA_KERNELS, or every kernel if not SHIFT_INVARIANT_ONLY) and why only those
     KERNELS = None
     KERNEL_REASON = ""
     SHIFT_INVARIANT_ONLY = True
+    #: kernels beyond the shift-invariant ones that a KERNELS = None map represents
+    EXTRA_KERNELS = ()
     #: default of the ``pairs`` parameter for maps that have one
     PAIRS_DEFAULT = True
 
@@ -136,30 +146,45 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) \
                 or n_components < 1:
             raise ConfigError(f"D={n_components!r} is not allowed: use an integer >= 1")
+        cls.check_kernel(kernel)
+        if "pairs" in cls.CONFIG_PARAMS:
+            pairs = params.get("pairs", cls.PAIRS_DEFAULT)
+            if not isinstance(pairs, bool):
+                raise ConfigError(f"features.pairs={pairs!r} is not allowed: use true or false")
+            if pairs and trig_kernel(kernel):
+                check_even(cls.name, n_components)
+
+    @classmethod
+    def check_kernel(cls, kernel):
+        """Raise ConfigError (naming the maps that work) if the map cannot represent
+        ``kernel`` (a name or a Kernel)."""
         kname = getattr(kernel, "name", kernel)
         if cls.KERNELS is not None and kname is not None and kname not in cls.KERNELS:
             raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: "
                               f"{cls.KERNEL_REASON}")
-        if cls.KERNELS is None and cls.SHIFT_INVARIANT_ONLY and kname is not None:
-            from ..kernels import KERNELS as KERNEL_REGISTRY
-
-            kcls = type(kernel) if isinstance(kernel, Kernel) else KERNEL_REGISTRY.find(kname)
+        if cls.KERNELS is None and cls.SHIFT_INVARIANT_ONLY and kname is not None \
+                and kname not in cls.EXTRA_KERNELS:
+            kcls = kernel_class(kernel)
             if kcls is not None and not kcls.shift_invariant:
                 raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: it "
                                   "samples the spectral density of a shift-invariant kernel and "
                                   f"{kname} is not one; use features="
                                   f"{' or '.join(maps_for_kernel(kname))}")
-        if "pairs" in cls.CONFIG_PARAMS:
-            pairs = params.get("pairs", cls.PAIRS_DEFAULT)
-            if not isinstance(pairs, bool):
-                raise ConfigError(f"features.pairs={pairs!r} is not allowed: use true or false")
-            if pairs:
-                check_even(cls.name, n_components)
 
     @classmethod
-    def n_freq_for(cls, n_components, **params):
+    def outputs_per_freq(cls, kernel=None, **params):
+        """Output columns per frequency (random direction): 2 for cos/sin pairs, else 1."""
+        return 1
+
+    @classmethod
+    def n_freq_for(cls, n_components, kernel=None, **params):
         """Number of frequencies (random directions) behind an output of D = n_components."""
-        return n_components
+        return n_components // cls.outputs_per_freq(kernel, **params)
+
+    @classmethod
+    def n_components_for(cls, n_freq, kernel=None, **params):
+        """The output dimension D of ``n_freq`` frequencies (``D_unit=frequencies``)."""
+        return n_freq * cls.outputs_per_freq(kernel, **params)
 
     def map_params(self):
         """This instance's values of CONFIG_PARAMS."""
@@ -198,6 +223,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         if ls is None and self.gamma is None and isinstance(self.kernel, str):
             ls = self.DEFAULT_LENGTHSCALE  # None: the kernel's own default (median)
         self.kernel_ = kernel_with(self.kernel, ls, self.gamma).fit(X)
+        self.kernel_offset_ = 0.0
         self._cast_cache = {}
         self._dtype = X.dtype  # fitted arrays are kept in the input's dtype
         self._fit(X if self.SPARSE_NATIVE or not sp.issparse(X) else _DenseRows(X),
@@ -224,6 +250,17 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         for rows, Xc in self._chunks(X):
             self._transform_into(Xc, out[rows])
         return out
+
+    def kernel_estimate(self, X, Y=None):
+        """The kernel estimate z(x).z(y) + ``kernel_offset_`` for the rows of X and Y
+        (Y None: X), a dense float64 matrix (n_X, n_Y)."""
+        ZX = self.transform(X)
+        ZY = ZX if Y is None else self.transform(Y)
+        G = ZX @ ZY.T
+        G = np.asarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
+        if self.kernel_offset_:
+            G += self.kernel_offset_
+        return G
 
     def sampler_input(self, X):
         """What a wrapped scikit-learn sampler (``sampler_``) is given for X (peers)."""
@@ -294,22 +331,27 @@ class FourierMap(FeatureMap):
     parameters with their own :meth:`_project` and :meth:`trig_arg_bound`);
     the cosine pass is shared.  ``pairs`` (class attribute or parameter)
     selects cos/sin pairs (D/2 frequencies) or cos + offset (D frequencies).
+
+    The arc-cosine kernels are Gaussian integrals too (k = 2 E g(w.x) g(w.y), w ~ N(0,
+    I / l^2), g = step or relu): for them a map whose KERNELS include them applies
+    sqrt(2/D) g to its D directions instead of the cosine (``pairs`` does not apply).
     """
 
     pairs = False
 
     @classmethod
-    def n_freq_for(cls, n_components, **params):
-        return n_components // 2 if params.get("pairs", cls.pairs) else n_components
+    def outputs_per_freq(cls, kernel=None, **params):
+        default = cls.PAIRS_DEFAULT if "pairs" in cls.CONFIG_PARAMS else cls.pairs
+        return 2 if params.get("pairs", default) and trig_kernel(kernel) else 1
 
     SPARSE_NATIVE = True  # X @ W takes CSR rows (structured maps densify in _project)
 
     def _fit(self, X, rng):
-        self.n_freq_ = self.n_freq_for(self.n_components, pairs=self.pairs)
+        self.n_freq_ = self.n_freq_for(self.n_components, self.kernel_, pairs=self.pairs)
         W, offset = self._draw(X.shape[1], self.n_freq_, rng)
         if W is not None:
             self._set_frequencies(W, X.dtype)
-        if not self.pairs:
+        if not self.pairs and self.kernel_.shift_invariant:
             if offset is None:
                 offset = rng.uniform(0.0, 2.0 * np.pi, self.n_freq_)
             self.random_offset_ = np.asarray(offset, dtype=X.dtype)
@@ -331,12 +373,24 @@ class FourierMap(FeatureMap):
         """out (n, m) <- X @ W^T, the frequencies' arguments (X dense or CSR)."""
         project_into(X, self._weights(X.dtype), out)
 
+    def projection_bound(self, X):
+        """Per-row upper bound on |w.x| over the frequencies, O(n d)."""
+        return np.asarray(abs(X) @ self._w_absmax.astype(X.dtype), dtype=np.float64)
+
     def trig_arg_bound(self, X):
         """Per-row upper bound on |w.x + b|, O(n d): selects the fast-cosine path."""
-        bound = abs(X) @ self._w_absmax.astype(X.dtype)
-        return np.asarray(bound, dtype=np.float64) + (0.0 if self.pairs else 2.0 * np.pi)
+        return self.projection_bound(X) + (0.0 if self.pairs else 2.0 * np.pi)
 
     def _transform_into(self, X, out):
+        if not self.kernel_.shift_invariant:  # arc-cosine: step / relu of the directions
+            self._project(X, out)
+            # a projection within ZERO_TOL of its bound is 0 (the step's midpoint): structured
+            # or grid directions can be exactly orthogonal to a point, and rounding alone
+            # (different in float32 and float64) would pick the side
+            nbk.arccos_features_inplace(out, self.kernel_.order,
+                                        math.sqrt(2.0 / self.n_components),
+                                        ZERO_TOL * self.projection_bound(X))
+            return
         if self.kernel_.warps:  # shift-invariant in warped coordinates (skewed chi2)
             self.kernel_.check_domain(X)
             X = self.kernel_.warp(X.toarray() if sp.issparse(X) else X)
@@ -400,9 +454,28 @@ def maps_for_kernel(kname):
     for name in FEATURE_MAPS:
         cls = FEATURE_MAPS.find(name)
         if cls is not None and (kname in (cls.KERNELS or ()) or (
-                cls.KERNELS is None and not cls.SHIFT_INVARIANT_ONLY)):
+                cls.KERNELS is None and (not cls.SHIFT_INVARIANT_ONLY
+                                         or kname in cls.EXTRA_KERNELS))):
             out.append(name)
     return out
+
+
+def kernel_class(kernel):
+    """The class of a kernel given by name, class or instance (None: unknown name)."""
+    if kernel is None or isinstance(kernel, type):
+        return kernel
+    if isinstance(kernel, Kernel):
+        return type(kernel)
+    from ..kernels import KERNELS as KERNEL_REGISTRY
+
+    return KERNEL_REGISTRY.find(kernel)
+
+
+def trig_kernel(kernel):
+    """True unless ``kernel`` (name, class or instance) is not shift-invariant: the Gaussian-
+    direction maps then apply the arc-cosine activations instead of cos/sin."""
+    kcls = kernel_class(kernel)
+    return kcls is None or kcls.shift_invariant
 
 
 def check_even(map_name, n_components):

@@ -1,14 +1,27 @@
 """``qmc``: quasi-Monte Carlo random features (Yang, Sindhwani, Avron, Mahoney, ICML 2014).
 
 The frequencies are a scrambled low-discrepancy point set t_1..t_m in
-(0, 1)^u (``sequence``: ``sobol`` or ``halton``, scipy.stats.qmc, seeded),
-mapped by the inverse CDF of the kernel's spectral density
+(0, 1)^u (``sequence``: ``sobol`` or ``halton``, scipy.stats.qmc, seeded,
+or ``generalized_halton``, below), mapped by the inverse CDF of the kernel's
+spectral density
 (:meth:`Kernel.frequencies_from_uniform`): Gaussian Phi^-1(t)/l, Laplacian
 Cauchy quantiles, Cauchy Laplace quantiles, Matern as a Gaussian scale
 mixture (u = d + 1 coordinates: d normals and one chi-square, an exact
 measure-preserving map, so the construction is the same as for the others).
 For ``pairs=false`` the offsets b come from one more coordinate, 2 pi t.
-Each randomly scrambled point is uniform, so the estimate is unbiased.
+Each randomly scrambled point is uniform, so the estimate is unbiased.  The
+arc-cosine kernels take the same Gaussian directions (Phi^-1(t) / l) with their
+step / relu activation.
+
+``generalized_halton`` is the sequence of the ``ghalton`` package that
+Munkhoeva et al. (2018) used for their QMC baseline (Faure & Lemieux 2009):
+points k = 1..m of the Halton sequence in the first u primes p_j, each digit a
+of k in base p_j replaced by sigma_j(a), sigma_j a random permutation of
+0..p_j - 1 that fixes 0 (one per coordinate, drawn from the seed; ghalton seeds
+C's rand() with the time in seconds, which is why the authors' 500 runs hold
+only about 20 distinct draws).  As sigma_j(0) = 0 the points are not uniform:
+the estimate is biased (a deterministic-style QMC rule with random digit
+permutations, ``BIAS``), as theirs.
 """
 from __future__ import annotations
 
@@ -19,7 +32,7 @@ import numpy as np
 from ..errors import ConfigError
 from .fourier import FourierMap
 
-SEQUENCES = ("sobol", "halton")
+SEQUENCES = ("sobol", "halton", "generalized_halton")
 #: uniforms are clipped to [TINY, 1 - TINY] before the inverse CDF (a scrambled
 #: point can be exactly 0)
 TINY = 2.0**-53
@@ -32,6 +45,14 @@ class QuasiMonteCarloFeatures(FourierMap):
     name = "qmc"
     variance = None  # not i.i.d.: no exact variance formula, no published bound
     CONFIG_PARAMS = ("pairs", "sequence")
+    EXTRA_KERNELS = ("arccos0", "arccos1")
+
+    @property
+    def BIAS(self):  # noqa: N802 (the class attribute of the other maps)
+        if self.sequence == "generalized_halton":
+            return ("sequence=generalized_halton: digit permutations that fix 0 do not make "
+                    "the points uniform (as the ghalton sequence of Munkhoeva et al. 2018)")
+        return None
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, pairs=True, sequence="sobol"):
@@ -54,11 +75,41 @@ class QuasiMonteCarloFeatures(FourierMap):
         ud = self.kernel_.uniform_dims(d)
         u = ud + (0 if self.pairs else 1)
         seed = np.random.default_rng(rng.integers(2**63))
-        engine = qmc.Sobol(u, scramble=True, seed=seed) if self.sequence == "sobol" \
-            else qmc.Halton(u, scramble=True, seed=seed)
-        with warnings.catch_warnings():  # Sobol's balance warning for m not a power of 2
-            warnings.simplefilter("ignore", UserWarning)
-            T = np.clip(engine.random(m), TINY, 1.0 - TINY)
+        if self.sequence == "generalized_halton":
+            T = np.clip(generalized_halton(m, u, seed), TINY, 1.0 - TINY)
+        else:
+            engine = qmc.Sobol(u, scramble=True, seed=seed) if self.sequence == "sobol" \
+                else qmc.Halton(u, scramble=True, seed=seed)
+            with warnings.catch_warnings():  # Sobol's balance warning for m not a power of 2
+                warnings.simplefilter("ignore", UserWarning)
+                T = np.clip(engine.random(m), TINY, 1.0 - TINY)
         W = self.kernel_.frequencies_from_uniform(T[:, :ud], d)
         offset = None if self.pairs else 2.0 * np.pi * T[:, -1]
         return W, offset
+
+
+def first_primes(n):
+    """The first n primes."""
+    out, c = [], 2
+    while len(out) < n:
+        if all(c % p for p in out if p * p <= c):
+            out.append(c)
+        c += 1
+    return out
+
+
+def generalized_halton(m, u, rng):
+    """Points 1..m of the generalized Halton sequence in (0, 1)^u (module docs): the radical
+    inverse of k in the j-th prime base p_j with each digit mapped by a random permutation
+    of 0..p_j - 1 that fixes 0.  Returns (m, u) float64."""
+    k = np.arange(1, m + 1, dtype=np.int64)
+    out = np.empty((m, u))
+    for j, p in enumerate(first_primes(u)):
+        sigma = np.concatenate([[0], 1 + rng.permutation(p - 1)]).astype(np.float64)
+        rest, value, scale = k.copy(), np.zeros(m), 1.0 / p
+        while rest.any():
+            value += sigma[rest % p] * scale
+            rest //= p
+            scale /= p
+        out[:, j] = value
+    return out

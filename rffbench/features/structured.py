@@ -2,14 +2,20 @@
 
 All three replace the i.i.d. Gaussian frequency matrix of ``rff`` and keep
 its cosine pass (cos/sin pairs with ``pairs=True``, the default, or cos +
-offset).  Gaussian kernel only: orthogonality is unbiased only for the
-isotropic Gaussian spectral density.
+offset).  Gaussian kernel, and the arc-cosine kernels (Gaussian integrals over
+the same directions; step / relu instead of the cosine, ``FourierMap``):
+orthogonality is unbiased only for the isotropic Gaussian law.
 
 * ``orf`` (Yu et al., NIPS 2016): per block of d frequencies W = (1/l) S Q, Q
   Haar-orthogonal (QR of a Gaussian matrix, columns times sign(diag R)), S =
   diag of chi_d row norms (norms of independent Gaussian vectors, drawn
   separately so rows keep the Gaussian norm law); blocks stacked, the last
-  truncated.  Unbiased; dense, O(D d) time and memory.
+  truncated.  Unbiased; dense, O(D d) time and memory.  ``layout="frame"``
+  (the ``Gort`` of Munkhoeva et al. 2018's code): one m x d matrix Q with
+  orthonormal columns (a Haar-distributed tight frame; rows are not orthogonal
+  when m > d), rows scaled by chi_m norms.  A row of Q has squared norm
+  Beta(d/2, (m-d)/2), so chi_m^2 times it is chi_d^2: each row is again exactly
+  N(0, I / l^2), and the estimate unbiased.
 * ``sorf`` (same paper): W = (sqrt(L)/l) H D1 H D2 H D3 per block of L
   frequencies, H the normalised L x L Walsh-Hadamard matrix, D_i Rademacher
   diagonals, inputs zero-padded from d to L = 2^ceil(log2 d); applied by three
@@ -31,6 +37,7 @@ import numpy as np
 
 from .. import _numba as nbk
 from .. import memory
+from ..errors import ConfigError
 from .fourier import FourierMap
 
 
@@ -38,14 +45,20 @@ def next_pow2(d):
     return 1 << max(0, (int(d) - 1).bit_length())
 
 
+#: the kernels that are integrals over isotropic Gaussian directions
+GAUSSIAN_DIRECTION_KERNELS = ("gaussian", "arccos0", "arccos1")
+
+
 class GaussianOnlyMap(FourierMap):
-    """A Fourier map with a ``pairs`` parameter that only represents the Gaussian kernel."""
+    """A Fourier map with a ``pairs`` parameter whose directions are orthogonal or structured
+    Gaussian ones: the Gaussian kernel and the arc-cosine kernels only."""
 
     CONFIG_PARAMS = ("pairs",)
     variance = None  # not i.i.d.: no exact variance formula, no published bound
-    KERNELS = ("gaussian",)
-    KERNEL_REASON = ("it builds orthogonal/structured Gaussian frequencies, unbiased only for the "
-                     "Gaussian kernel; use features=rff or qmc")
+    KERNELS = GAUSSIAN_DIRECTION_KERNELS
+    KERNEL_REASON = ("it builds orthogonal/structured Gaussian directions, unbiased only for the "
+                     "kernels that integrate over an isotropic Gaussian (gaussian, arccos0, "
+                     "arccos1); use features=rff or qmc")
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, pairs=True):
@@ -54,19 +67,51 @@ class GaussianOnlyMap(FourierMap):
         self.pairs = pairs
 
 
+LAYOUTS = ("blocks", "frame")
+
+
 class OrthogonalRandomFeatures(GaussianOnlyMap):
     """Orthogonal random features (Yu et al. 2016): orthogonal blocks scaled by chi_d norms
-    (dense W, like ``rff``)."""
+    (dense W, like ``rff``); ``layout="frame"``: one tight frame scaled by chi_m norms
+    (module docs).  Attributes: ``random_weights_`` (d, m), ``row_scales_`` (m,) the chi
+    scales (W l = diag(row_scales_) Q)."""
 
     name = "orf"
 
+    def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
+                 random_state=None, chunk_rows=None, pairs=True, layout="blocks"):
+        super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
+                         gamma=gamma, random_state=random_state, chunk_rows=chunk_rows,
+                         pairs=pairs)
+        self.layout = layout
+
+    @classmethod
+    def check_params(cls, n_components, kernel=None, **params):
+        super().check_params(n_components, kernel, **params)
+        layout = params.get("layout", "blocks")
+        if layout not in LAYOUTS:
+            raise ConfigError(f"features.params.layout={layout!r} is not allowed: use one of "
+                              f"{', '.join(LAYOUTS)} (orthogonal d x d blocks, or one tight "
+                              "frame)")
+
+    def map_params(self):
+        return dict(pairs=self.pairs, layout=self.layout)
+
     def _draw(self, d, m, rng):
-        blocks = []
+        if self.layout == "frame" and m > d:
+            Q, R = np.linalg.qr(rng.standard_normal((m, d)))
+            Q = Q * np.sign(np.diag(R))  # Haar on the Stiefel manifold
+            norms = np.sqrt(rng.chisquare(m, size=m))
+            self.row_scales_ = norms.astype(self._dtype)
+            return norms[:, None] * Q / self.kernel_.ls, None
+        blocks, scales = [], []
         for _ in range(-(-m // d)):
             Q, R = np.linalg.qr(rng.standard_normal((d, d)))
             Q = Q * np.sign(np.diag(R))  # Haar: columns times sign(diag R)
             norms = np.sqrt(rng.chisquare(d, size=d))
             blocks.append(norms[:, None] * Q.T)  # rows: orthonormal directions, chi_d lengths
+            scales.append(norms)
+        self.row_scales_ = np.concatenate(scales)[:m].astype(self._dtype)
         return np.vstack(blocks)[:m] / self.kernel_.ls, None
 
 
@@ -94,10 +139,10 @@ class _FWHTMap(GaussianOnlyMap):
                        f"features={self.name} (kernel={self.kernel_.name}) pads d to {L}")
         return L, -(-m // L)
 
-    def trig_arg_bound(self, X):
+    def projection_bound(self, X):
         """|w.x| <= max_i |w_i| ||x||_2 (Cauchy-Schwarz), O(n d)."""
         norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-        return norms * self.max_row_norm_ + (0.0 if self.pairs else 2.0 * np.pi)
+        return norms * self.max_row_norm_
 
 
 class StructuredOrthogonalRandomFeatures(_FWHTMap):
