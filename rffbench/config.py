@@ -27,6 +27,18 @@ DTYPES = ("float64", "float32")
 MAX_SEED = 2**32 - 1
 TASKS = ("regression", "classification")
 FILE_FORMATS = ("svmlight", "csv", "npz", "npy", "parquet")
+#: dataset.scale: z-scores with training statistics, division by the training rows'
+#: largest |value| (one number for every column), or the data as loaded
+SCALES = ("standardize", "max", "none")
+#: dataset.split: seeded shuffle (stratified for classes), or the file's order
+SPLITS = ("random", "ordered")
+#: measure.approximation.cross: K(M, M), or K(X, Y) of two halves of M, or of two
+#: independent samples
+CROSS_MODES = ("halves", "independent")
+#: D_unit: D (and D_n) count output columns, or frequencies (random directions)
+D_UNITS = ("output", "frequencies")
+#: report.center: how the report summarises runs that differ only in their seed
+CENTERS = ("median", "mean")
 
 
 def _require(ok, key, value, allowed):
@@ -127,11 +139,18 @@ class DatasetConfig:
     noise: float = 0.1
     #: synthetic: regression (smooth target) or classification (its sign)
     task: str = "regression"
-    #: subsample the whole dataset to at most n_max rows (seeded); null = all
+    #: subsample the whole dataset to at most n_max rows (seeded; split=ordered: the
+    #: first n_max rows); null = all
     n_max: Optional[int] = None
     test_size: float = 0.25
-    #: z-score features with training statistics
-    standardize: bool = True
+    #: random: seeded shuffle, stratified for classes; ordered: the file's order, the first
+    #: rows train and the last test_size of them test (papers' "the first N rows")
+    split: str = "random"
+    #: standardize: z-scores with training statistics; max: every value divided by the
+    #: training rows' largest |value| (the quadrature papers' x / x.max()); none: as loaded
+    scale: str = "standardize"
+    #: replaced by scale (true = standardize, false = none); setting it is an error
+    standardize: Optional[bool] = None
     #: file: path, format (svmlight | csv | npz; inferred from the extension
     #: when null), target column (CSV: name or 0-based index; null = last)
     path: Optional[str] = None
@@ -159,6 +178,14 @@ class DatasetConfig:
                  self.n_max, "use an integer >= 4 or null")
         _require(0 < self.test_size < 1, "dataset.test_size", self.test_size,
                  "use a number with 0 < test_size < 1")
+        if self.standardize is not None:
+            raise ConfigError(f"dataset.standardize={self.standardize!r} is not allowed: it was "
+                              "replaced by dataset.scale (use dataset.scale=standardize, "
+                              "dataset.scale=max or dataset.scale=none)")
+        _require(self.scale in SCALES, "dataset.scale", self.scale,
+                 f"use one of {', '.join(SCALES)}")
+        _require(self.split in SPLITS, "dataset.split", self.split,
+                 f"use one of {', '.join(SPLITS)}")
         _require(self.format is None or self.format in FILE_FORMATS, "dataset.format",
                  self.format, f"use one of {', '.join(FILE_FORMATS)} or null (from the extension)")
         if self.name == "file":
@@ -182,15 +209,25 @@ class ApproximationConfig:
     enabled: bool = True
     #: training points used (at most the training-set size); null = min(1000, n_train)
     n_points: Optional[int] = None
-    #: false: the error of K(M, M); true: of K(X, Y), X and Y the two halves of the points
-    #: (no diagonal: the quadrature papers' protocol)
-    cross: bool = False
+    #: false: the error of K(M, M); halves (or true): of K(X, Y), X and Y the two halves
+    #: of the n_points (no diagonal); independent: X and Y two independent samples of
+    #: n_points / 2 training points each (the quadrature papers' protocol)
+    cross: Any = False
+    #: independent draws of the map on the same points (seeds from the run seed): the
+    #: records hold their mean (spread: standard deviation), approximation_redraws.csv each
+    redraws: int = 1
 
     #: n_points when null (capped at the training-set size)
     DEFAULT_N_POINTS = 1000
 
     def __post_init__(self):
         _check_n_points("measure.approximation.n_points", self.n_points)
+        cross = "halves" if self.cross is True else self.cross
+        _require(cross is False or cross in CROSS_MODES, "measure.approximation.cross",
+                 self.cross, f"use false, {', '.join(CROSS_MODES)} (true = halves)")
+        self.cross = cross
+        _require(_is_int(self.redraws) and self.redraws >= 1, "measure.approximation.redraws",
+                 self.redraws, "use an integer >= 1")
 
 
 BOUNDS_DIAMETERS = ("auto", "points", "domain")
@@ -399,8 +436,23 @@ class BackendConfig:
 
 
 @dataclass
+class ReportConfig:
+    """report: how the report summarises a sweep (never part of a run's identity)."""
+
+    #: runs that differ only in their seed: median with a min-max band, or mean with a
+    #: 95% t interval (as papers that report means)
+    center: str = "median"
+
+    def __post_init__(self):
+        _require(self.center in CENTERS, "report.center", self.center,
+                 f"use one of {', '.join(CENTERS)}")
+
+
+@dataclass
 class Config:
-    """Top level.  ``D`` is always the output dimension of the feature map."""
+    """Top level.  ``D`` is the output dimension of the feature map (``D_unit=output``),
+    or the number of its frequencies (``D_unit=frequencies``: the output dimension then
+    follows from the map and the kernel, e.g. 2 per frequency for cos/sin pairs)."""
 
     kernel: KernelConfig = field(default_factory=KernelConfig)
     features: FeaturesConfig = field(default_factory=FeaturesConfig)
@@ -408,12 +460,16 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     measure: MeasureConfig = field(default_factory=MeasureConfig)
     backend: BackendConfig = field(default_factory=BackendConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
     #: name of the experiment (a preset sets it); goes into every record
     experiment: str = "default"
     D: int = 1024
     #: if set, D = 2 D_n (d + 1) for every map once d is known (the spherical-radial
     #: quadrature rules' natural sizes: D_n rules); D is then ignored
     D_n: Optional[int] = None
+    #: output: D counts the map's output columns; frequencies: D (or 2 D_n (d + 1)) counts
+    #: its frequencies (random directions), as papers that count them (quffka)
+    D_unit: str = "output"
     seed: int = 0
     #: numba + BLAS threads; null = NUMBA_NUM_THREADS, SLURM_CPUS_PER_TASK or all cores
     threads: Optional[int] = None
@@ -427,10 +483,34 @@ class Config:
                  f"use an integer in 0..{MAX_SEED} (what scikit-learn's splitter accepts)")
         _require(self.D_n is None or (_is_int(self.D_n) and self.D_n >= 1), "D_n", self.D_n,
                  "use an integer >= 1 (D = 2 D_n (d + 1)) or null (D as given)")
+        _require(self.D_unit in D_UNITS, "D_unit", self.D_unit,
+                 f"use one of {', '.join(D_UNITS)}")
         _require(self.threads is None or (_is_int(self.threads) and self.threads >= 1), "threads",
                  self.threads, "use an integer >= 1 or null (all cores)")
-        FEATURE_MAPS[self.features.name].check_params(self.D, self.kernel.name,
-                                                      **self.features.map_params())
+        cls = FEATURE_MAPS[self.features.name]
+        cls.check_kernel(self.kernel.name)  # before what depends on it
+        if self.features.pairs is not None:
+            from .kernels import KERNELS
+
+            kcls = KERNELS.find(self.kernel.name)
+            if kcls is not None and not kcls.shift_invariant:
+                raise ConfigError(f"features.pairs={self.features.pairs!r} is not allowed with "
+                                  f"kernel={self.kernel.name}: cos/sin pairs or cos + offset are "
+                                  "for shift-invariant kernels; the arc-cosine kernels take one "
+                                  "step / relu feature per direction (leave features.pairs null)")
+        if self.D_n is None:
+            cls.check_params(self.output_dim(), self.kernel.name, **self.features.map_params())
+
+    def output_dim(self, d=None):
+        """The map's output dimension: D, or 2 D_n (d + 1) (d: the data's dimension),
+        converted from frequencies with ``D_unit=frequencies``."""
+        from .features import FEATURE_MAPS
+
+        n = self.D if self.D_n is None else 2 * self.D_n * (d + 1)
+        if self.D_unit == "frequencies":
+            n = FEATURE_MAPS[self.features.name].n_components_for(
+                n, self.kernel.name, **self.features.map_params())
+        return n
 
 
 def validate(cfg) -> Config:

@@ -2,9 +2,10 @@
 
 Every loader returns raw ``(X, y, info)``; :func:`load_dataset` then checks the
 values (finite, non-empty, consistent shapes), subsamples to ``n_max`` rows,
-splits train/test with the seed (stratified for classification), standardises
-with training statistics when ``dataset.standardize`` is true, and casts to
-the run's dtype.  Nothing here touches the network.
+splits train/test (``dataset.split``: with the seed, stratified for
+classification, or in the file's order), scales (``dataset.scale``: z-scores
+with training statistics, division by the training rows' largest |value|, or
+none) and casts to the run's dtype.  Nothing here touches the network.
 
 ``DATASETS`` is a :class:`~rffbench.registry.Registry`: plug-ins add datasets
 through the entry-point group ``rffbench.datasets`` or an import path; a
@@ -471,8 +472,16 @@ MAX_ABS_VALUE = 1e100
 #: the same for float32 features (float32 overflows above 3.4e38)
 MAX_ABS_VALUE_F32 = 1e15
 #: the largest |feature value| must reach this: smaller data has squared distances that
-#: underflow (use dataset.standardize=true)
+#: underflow (use dataset.scale=standardize or max)
 MIN_ABS_VALUE = 1e-100
+
+
+def scale_by_max(X_train, X_test):
+    """Both parts divided by the largest |value| of the training rows (one number for every
+    column: the quadrature papers' x / x.max(), which keeps the kernel's geometry)."""
+    peak = float(np.max(np.abs(X_train)))
+    peak = peak if peak > 0 else 1.0
+    return X_train / peak, X_test / peak, peak
 
 
 def standardize(X_train, X_test):
@@ -509,7 +518,7 @@ def _check_not_tiny(peak, where, cfg):
     if 0 < peak < MIN_ABS_VALUE:
         raise DataError(f"{where}: every feature value is at most {peak:.3g} in absolute value; "
                         f"squared distances underflow below {MIN_ABS_VALUE:g}: rescale the data"
-                        + ("" if cfg.standardize else " or set dataset.standardize=true"))
+                        + ("" if cfg.scale != "none" else " or set dataset.scale=standardize"))
 
 
 def _streamed_format(cfg):
@@ -555,36 +564,50 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     y = _checked_targets(y, task, where)
     notes = []
     rng = np.random.default_rng([seed, 0xDA7A])
+    ordered = cfg.split == "ordered"
     if cfg.n_max is not None and X.shape[0] > cfg.n_max:
-        keep = np.sort(rng.choice(X.shape[0], cfg.n_max, replace=False))
+        keep = np.arange(cfg.n_max) if ordered else \
+            np.sort(rng.choice(X.shape[0], cfg.n_max, replace=False))
         X, y = X[keep], y[keep]
-        notes.append(f"subsampled to n_max={cfg.n_max} rows")
+        notes.append(f"{'the first' if ordered else 'subsampled to'} n_max={cfg.n_max} rows")
     n_test = int(round(cfg.test_size * X.shape[0]))
     if n_test < 1 or X.shape[0] - n_test < 2:
         raise DataError(f"{where}: {X.shape[0]} rows cannot be split with "
                         f"dataset.test_size={cfg.test_size} (need >= 2 train and >= 1 test rows)")
-    from sklearn.model_selection import train_test_split
+    if ordered:
+        n_tr = X.shape[0] - n_test
+        Xtr, Xte, ytr, yte = X[:n_tr], X[n_tr:], y[:n_tr], y[n_tr:]
+        notes.append(f"split in the file's order: rows 1..{n_tr} train, {n_tr + 1}.."
+                     f"{X.shape[0]} test")
+    else:
+        from sklearn.model_selection import train_test_split
 
-    stratify = None
-    if task == "classification" and np.bincount(y).min() >= 2 and n_test >= np.unique(y).size:
-        stratify = y
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=n_test, random_state=seed,
-                                          stratify=stratify)
-    if cfg.standardize:
+        stratify = None
+        if task == "classification" and np.bincount(y).min() >= 2 \
+                and n_test >= np.unique(y).size:
+            stratify = y
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=n_test, random_state=seed,
+                                              stratify=stratify)
+    if cfg.scale == "standardize":
         Xtr, Xte = standardize(Xtr, Xte)
+    elif cfg.scale == "max":
+        Xtr, Xte, peak = scale_by_max(Xtr, Xte)
+        notes.append(f"every value divided by the training rows' largest |value| {peak:.6g}")
     limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
     _check_not_tiny(float(np.max(np.abs(Xtr))), where, cfg)
     for part in (Xtr, Xte):
         big = float(np.max(np.abs(part)))
         if big > limit:
             j = int(np.argmax(np.max(np.abs(part), axis=0)))
-            after = " after standardising" if cfg.standardize else ""
+            after = f" after dataset.scale={cfg.scale}" if cfg.scale != "none" else ""
             raise DataError(f"{where}: feature values up to {big:.3g} (column {j}){after}; "
                             f"squared distances leave {dtype}'s range above {limit:g}: rescale "
-                            "the data" + ("" if cfg.standardize else
-                                          " or set dataset.standardize=true"))
+                            "the data" + ("" if cfg.scale != "none" else
+                                          " or set dataset.scale=standardize"))
     dt = np.dtype(dtype)
-    diameter = info.get("diameter") if not cfg.standardize else None
+    diameter = info.get("diameter") if cfg.scale != "standardize" else None
+    if diameter is not None and cfg.scale == "max":
+        diameter /= peak
     return Dataset(name=cfg.name, task=task, X_train=np.ascontiguousarray(Xtr, dtype=dt),
                    y_train=ytr, X_test=np.ascontiguousarray(Xte, dtype=dt), y_test=yte,
                    source=info["source"], licence=info["licence"], diameter=diameter,
@@ -616,10 +639,13 @@ def _load_streamed(cfg, seed, dtype):
     args = (sc["source"], sc["split"])
     mats = [StreamedMatrix(*args, part, sc["mean"], sc["scale"], dtype,
                            f"{where}, {part} rows") for part in ("train", "test")]
+    split = sc["split"]
+    how = (f"rows 1..{split.n_keep - split.n_test} train, the next {split.n_test} test (the "
+           "file's order)" if split.ordered else
+           f"each row is a test row with probability {cfg.test_size} (seeded, not stratified)")
     notes = [f"streamed from {fmt}: {sc['n_file']} rows read in blocks of {SPLIT_CHUNK}, "
-             f"never loaded whole; each row is a test row with probability {cfg.test_size} "
-             "(seeded, not stratified)"]
-    if sc["keep"] < 1:
+             f"never loaded whole; {how}"]
+    if sc["keep"] < 1 and not split.ordered:
         notes.append(f"n_max={cfg.n_max}: each row kept with probability {sc['keep']:.4g} "
                      f"({mats[0].shape[0] + mats[1].shape[0]} rows)")
     return Dataset(name=cfg.name, task=task, X_train=mats[0], y_train=ytr, X_test=mats[1],

@@ -57,12 +57,29 @@ ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}, ("kernel", 
               ("measure", "approximation", "cross"): False, ("kernel", "skewedness"): 1.0,
               ("model", "exact_solver"): "auto", ("model", "cg_tol"): 1e-6,
               ("model", "cg_max_iter"): 200, ("model", "precond_rank"): None,
-              ("backend",): dict(name="local", address=None, workers=2, threads_per_worker=1)}
+              ("backend",): dict(name="local", address=None, workers=2, threads_per_worker=1),
+              ("D_unit",): "output", ("dataset", "split"): "random",
+              ("measure", "approximation", "redraws"): 1}
+
+
+def _legacy_spelling(d):
+    """Keys whose values were renamed, spelled as when runs were first recorded (so their
+    ids do not move): dataset.scale standardize / none was dataset.standardize true / false,
+    measure.approximation.cross halves was true."""
+    ds = d["dataset"]
+    if ds.get("standardize") is None and ds.get("scale") in ("standardize", "none"):
+        ds["standardize"] = ds.pop("scale") == "standardize"
+    approx = d["measure"]["approximation"]
+    if approx.get("cross") == "halves":
+        approx["cross"] = True
 
 
 def run_id(conf: Config) -> str:
-    """Hash of the configuration as given (same config -> same id)."""
+    """Hash of the configuration as given (same config -> same id); ``report`` (how the
+    sweep is summarised) is not part of it."""
     d = asdict(conf)
+    d.pop("report", None)
+    _legacy_spelling(d)
     for path, default in ADDED_KEYS.items():
         node = d
         for k in path[:-1]:
@@ -120,7 +137,8 @@ class RunContext:
 
     @property
     def map_params(self):
-        return self.cfg.features.map_params()
+        """The map's configured parameters and the kernel's name (for memory_bytes)."""
+        return dict(self.cfg.features.map_params(), kernel=self.cfg.kernel.name)
 
     @property
     def itemsize(self):
@@ -203,10 +221,10 @@ def run(cfg, threads=None, store=None):
     for note in data.notes:
         log.info("dataset: %s", note)
     rid = run_id(conf)
-    if conf.D_n is not None:  # D from the data's dimension; the id keeps the config as given
-        conf = replace(conf, D=2 * conf.D_n * (data.d + 1))
-        feature_map_class(conf.features.name).check_params(conf.D, conf.kernel.name,
-                                                          **conf.features.map_params())
+    if conf.D_n is not None or conf.D_unit != "output":
+        # the output dimension from D_n and the data's dimension, or from frequencies; the
+        # id and config.json keep the config as given
+        conf = replace(conf, D=conf.output_dim(data.d), D_n=None, D_unit="output")
     ctx = RunContext(conf, data, None, threads, store=store, run_id=rid)
     ctx.map_cls.check_data(conf.D, data.X_train.shape[0], data.d)
     enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
@@ -224,7 +242,7 @@ def run(cfg, threads=None, store=None):
     for m, block in enabled:  # every request checked before any measurement starts
         if hasattr(m, "check"):
             m.check(ctx, block)
-    n_freq = ctx.map_cls.n_freq_for(conf.D, **conf.features.map_params())
+    n_freq = ctx.map_cls.n_freq_for(conf.D, kernel.name, **conf.features.map_params())
     # output columns: D, or (binning) the bins the training set occupies
     n_columns = ctx.make_map().fit(ctx.fit_rows).n_columns_ \
         if ctx.map_cls.sparse_output else conf.D

@@ -87,7 +87,7 @@ def check_lengthscale(ls, median_of=None):
             raise DataError(f"kernel.lengthscale='median' resolved to {ls:.3g}, the median "
                             f"distance of {median_of}, outside {lo:g}..{hi:g} (where the "
                             "kernel's squares and inverses stay in float64's range); rescale "
-                            "the data (e.g. dataset.standardize=true)")
+                            "the data (e.g. dataset.scale=standardize)")
         raise ConfigError(f"kernel.lengthscale={ls!r} is not allowed: use a number in "
                           f"{lo:g}..{hi:g} or 'median'")
     return float(ls)
@@ -241,7 +241,7 @@ class Kernel(BaseEstimator):
                 f"data above {floor:g}"
             raise DataError(f"kernel={self.name} needs {need} (histograms, counts, pixel "
                             f"values). Negative values in data: {what} has {lo:.4g}; set "
-                            "dataset.standardize=false (z-scores are negative) or use "
+                            "dataset.scale=none or max (z-scores are negative) or use "
                             "non-negative data")
 
     #: the floor itself is allowed (additive chi2: x >= 0)

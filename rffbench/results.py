@@ -20,6 +20,8 @@ RECORDS_FILE = "records.csv"
 ERROR_FILE = "error.txt"
 #: per-trial values of the bounds measurement, next to records.csv
 TRIALS_FILE = "bounds_trials.csv"
+#: per-redraw values of the approximation measurement (measure.approximation.redraws > 1)
+REDRAWS_FILE = "approximation_redraws.csv"
 #: bump when the columns or the meaning of a metric change (3: cpu and blas columns; records
 #: of a sweep live in runs/<run_id>/ next to config.json)
 SCHEMA_VERSION = 3

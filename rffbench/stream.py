@@ -193,10 +193,14 @@ def open_source(cfg, path, fmt):
 # --------------------------------------------------------------------------
 class Split:
     """Which rows of each block are train and test: one uniform per row, from a
-    generator seeded by (seed, block)."""
+    generator seeded by (seed, block); ``ordered``: the file's order instead (the first
+    ``n_keep`` rows kept, the last round(test_size n_keep) of them test)."""
 
-    def __init__(self, n, seed, test_size, keep=1.0):
+    def __init__(self, n, seed, test_size, keep=1.0, ordered=False, n_keep=None):
         self.n, self.seed, self.test_size, self.keep = n, seed, test_size, keep
+        self.ordered = ordered
+        self.n_keep = n if n_keep is None else min(n, n_keep)
+        self.n_test = int(round(test_size * self.n_keep))
         self.blocks = [(s, min(s + SPLIT_CHUNK, n)) for s in range(0, n, SPLIT_CHUNK)]
         self._last = (None, None)
         counts = {"train": [], "test": []}
@@ -211,6 +215,12 @@ class Split:
         go through a block many chunks at a time)."""
         if self._last[0] != c:
             s, e = self.blocks[c]
+            if self.ordered:
+                idx = np.arange(s, e)
+                kept = idx < self.n_keep
+                test = kept & (idx >= self.n_keep - self.n_test)
+                self._last = (c, {"test": test, "train": kept & ~test})
+                return self._last[1]
             u = np.random.default_rng([self.seed, 0x5747EA, c]).random(e - s)
             test = u < self.keep * self.test_size
             self._last = (c, {"test": test, "train": (u < self.keep) & ~test})
@@ -315,15 +325,18 @@ def subset(X, idx):
 # --------------------------------------------------------------------------
 def scan(cfg, path, fmt, seed, dtype, limits):
     """One pass over the file.  Returns dict(source, split, mean, scale, col_min, col_max,
-    y_train, y_test, n_file) with the statistics of the training rows (mean/scale =
-    0/1 when cfg.standardize is false).  ``limits`` = (max |value|, max |target|)."""
+    y_train, y_test, n_file) with the statistics of the training rows (mean/scale: the
+    z-scores' for dataset.scale=standardize, 0 / the largest |value| for max, 0/1 for
+    none).  ``limits`` = (max |value|, max |target|)."""
     where = f"dataset=file ({cfg.path})"
     src = open_source(cfg, path, fmt)
     n = src.n
     if n < 3:
         raise DataError(f"{where}: {n} row(s); a run needs at least 3 (2 to train, 1 to test)")
     keep = 1.0 if cfg.n_max is None or n <= cfg.n_max else cfg.n_max / n
-    split = Split(n, seed, cfg.test_size, keep)
+    ordered = cfg.split == "ordered"
+    split = Split(n, seed, cfg.test_size, 1.0 if ordered else keep, ordered=ordered,
+                  n_keep=cfg.n_max)
     if split.size("train") < 2 or split.size("test") < 1:
         raise DataError(f"{where}: {n} rows cannot be split with dataset.test_size="
                         f"{cfg.test_size} (need >= 2 train and >= 1 test rows)")
@@ -358,10 +371,13 @@ def scan(cfg, path, fmt, seed, dtype, limits):
             m2 = m2 + ((Xt - mu) ** 2).sum(axis=0) + delta**2 * (cnt * k / tot)
             cnt = tot
             lo, hi = np.minimum(lo, Xt.min(axis=0)), np.maximum(hi, Xt.max(axis=0))
-    if cfg.standardize:
+    if cfg.scale == "standardize":
         scale = np.sqrt(m2 / cnt)
         scale[scale == 0] = 1.0
         center = mean
+    elif cfg.scale == "max":
+        peak = float(max(np.max(np.abs(lo)), np.max(np.abs(hi))))
+        center, scale = np.zeros(d), np.full(d, peak if peak > 0 else 1.0)
     else:
         center, scale = np.zeros(d), np.ones(d)
     return dict(source=src, split=split, mean=center, scale=scale, n_file=n,

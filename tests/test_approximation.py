@@ -49,18 +49,22 @@ def test_expected_frobenius_error_matches_redraws(map_name, rng):
 
 
 @pytest.mark.parametrize("map_name,kname", [("rff", "gaussian"), ("ssr", "arccos1"),
+                                            ("ssr", "gaussian"), ("ssr", "arccos0"),
                                             ("binning", "laplacian")])
 def test_cross_errors_are_those_of_k_x_y(map_name, kname, rng):
-    """cross=true: the error of K(X, Y) for the halves X, Y of M, against numpy."""
+    """cross: the error of K(X, Y) for the halves X, Y of M, against numpy; the estimate
+    includes the map's kernel_offset_ (ssr's centre term: nonzero for gaussian, arccos0)."""
     M = rng.normal(size=(2 * 300 + 1, 4))  # the odd point is left out
     kernel = make_kernel(kname, lengthscale=2.0)
     fmap = FEATURE_MAPS[map_name](kernel=kernel, n_components=120, random_state=0).fit(M)
+    assert (fmap.kernel_offset_ != 0) == (map_name == "ssr" and kname != "arccos1")
     got = gram_errors(kernel, fmap, M, cross=True)
     Z = fmap.transform(M)
     Z = Z.toarray() if hasattr(Z, "toarray") else Z
     X, Y = M[:300], M[300:600]
     K = kernel.gram(X, Y)
-    E = K - Z[:300] @ Z[300:600].T
+    E = K - (Z[:300] @ Z[300:600].T + fmap.kernel_offset_)
+    np.testing.assert_allclose(fmap.kernel_estimate(X, Y), K - E, rtol=0, atol=1e-12)
     assert got["max_abs_error"] == pytest.approx(np.abs(E).max(), rel=1e-12)
     assert got["rel_fro_error"] == pytest.approx(np.linalg.norm(E) / np.linalg.norm(K), rel=1e-12)
     assert got["rel_spectral_error"] == pytest.approx(

@@ -14,7 +14,7 @@ def cfg(**kw):
 
 
 def test_synthetic_ball_and_determinism():
-    c = cfg(name="synthetic", n=3000, d=5, radius=2.0, standardize=False)
+    c = cfg(name="synthetic", n=3000, d=5, radius=2.0, scale="none")
     a = load_dataset(c, seed=1)
     b = load_dataset(c, seed=1)
     X = np.vstack([a.X_train, a.X_test])
@@ -30,7 +30,7 @@ def test_synthetic_ball_and_determinism():
 
 def test_synthetic_classification_and_dtype():
     d = load_dataset(cfg(name="synthetic", n=500, d=3, task="classification",
-                         standardize=False), seed=0, dtype="float32")
+                         scale="none"), seed=0, dtype="float32")
     assert d.task == "classification" and set(np.unique(d.y_train)) == {0, 1}
     assert d.X_train.dtype == np.float32
     assert 0.2 < d.y_train.mean() < 0.8
@@ -38,7 +38,7 @@ def test_synthetic_classification_and_dtype():
 
 def test_synthetic_scales_by_chunks():
     # more than one generation chunk; rows are reproducible
-    d = load_dataset(cfg(name="synthetic", n=140_000, d=2, standardize=False, test_size=0.5),
+    d = load_dataset(cfg(name="synthetic", n=140_000, d=2, scale="none", test_size=0.5),
                      seed=0)
     assert d.X_train.shape == (70_000, 2)
 
@@ -83,7 +83,7 @@ def test_file_formats_roundtrip(tmp_path, rng, fmt):
     X = rng.normal(size=(60, 4))
     y = (X[:, 0] > 0).astype(int)
     path = _write_xy(tmp_path, X, y)[fmt]
-    d = load_dataset(cfg(name="file", path=str(path), standardize=False, test_size=0.5), seed=0)
+    d = load_dataset(cfg(name="file", path=str(path), scale="none", test_size=0.5), seed=0)
     assert d.task == "classification" and d.d == 4
     got = np.vstack([d.X_train, d.X_test])
     assert np.allclose(np.sort(got[:, 0]), np.sort(X[:, 0]), atol=1e-6)

@@ -114,12 +114,12 @@ def test_standardising_overflowing_values_gives_the_same_result(tmp_path, small)
 
 
 @pytest.mark.parametrize("make,extra,match", [
-    (lambda X, y: (X * 1e200, y), ["dataset.standardize=false"],
+    (lambda X, y: (X * 1e200, y), ["dataset.scale=none"],
      r"feature values up to .* squared distances leave float64's range above 1e\+100: rescale "
-     r"the data or set dataset.standardize=true"),
-    (lambda X, y: (X * 1e-200, y), ["dataset.standardize=false"],
+     r"the data or set dataset.scale=standardize"),
+    (lambda X, y: (X * 1e-200, y), ["dataset.scale=none"],
      r"every feature value is at most .* squared distances underflow"),
-    (lambda X, y: (X * 1e20, y), ["dataset.standardize=false", "dtype=float32"],
+    (lambda X, y: (X * 1e20, y), ["dataset.scale=none", "dtype=float32"],
      r"leave float32's range above 1e\+15"),
     (lambda X, y: (X, y * 1e200), ["dataset.file_task=regression"], r"targets up to .*rescale"),
     (lambda X, y: (X[:1], y[:1]), [], r"1 row\(s\); a run needs at least 3"),
@@ -143,7 +143,7 @@ def test_complex_data_is_refused(tmp_path, capsys, small):
     (["kernel.lengthscale=1e-40", "dtype=float32", "dataset=synthetic", "dataset.n=60"],
      r"kernel.lengthscale=1e-40 is not allowed with dtype=float32 .* use a lengthscale >= "),
     (["dataset=synthetic", "dataset.n=60", "dataset.radius=1e-200",
-      "kernel.lengthscale=median", "dataset.standardize=false"], r"underflow"),
+      "kernel.lengthscale=median", "dataset.scale=none"], r"underflow"),
 ])
 def test_lengthscales_at_the_edges(tmp_path, capsys, overrides, match):
     assert re.search(match, one_line_error(tmp_path, capsys, overrides))
@@ -153,7 +153,7 @@ def test_lengthscales_at_the_edges(tmp_path, capsys, overrides, match):
     (["dataset=synthetic", "dataset.n=5", "dataset.test_size=0.2", "model.lam=1"],
      "test_rel_rmse", "a single test row"),
     (["dataset=synthetic", "dataset.n=60", "dataset.noise=0", "dataset.radius=1e-90",
-      "dataset.standardize=true", "model.lam=1"], None, None),
+      "dataset.scale=standardize", "model.lam=1"], None, None),
 ])
 def test_every_nan_metric_says_why(tmp_path, overrides, metric, why):
     df = records(tmp_path, overrides)

@@ -1,20 +1,31 @@
 """Gram-matrix error of a feature map against the exact kernel.
 
-On M = ``n_points`` training points (a seeded subsample; see
-:mod:`rffbench.measure.points`):
+The kernel estimate is K_hat = Z_X Z_Y^T + c, c the map's ``kernel_offset_`` (0 for
+every map but a quadrature rule with a centre term).  On the points of the run
+(``measure.approximation.cross``): M = ``n_points`` training points (a seeded
+subsample, :mod:`rffbench.measure.points`) and K(M, M); ``halves``: X and Y the two
+halves of M in a seeded random order, K(X, Y) (no diagonal); ``independent``: X and Y
+two independent samples of ``n_points / 2`` training points each (they may share
+points), K(X, Y), as the quadrature papers (Munkhoeva et al. 2018) do.
 
-* ``max_abs_error``    max_ij |K - Z Z^T|
-* ``mean_abs_error``   mean over all n^2 entries (diagonal included)
-* ``rel_fro_error``    ||K - Z Z^T||_F / ||K||_F
-* ``rel_spectral_error`` ||K - Z Z^T||_2 / ||K||_2  (ARPACK, largest |eigenvalue|)
+* ``max_abs_error``    max_ij |K - K_hat|
+* ``mean_abs_error``   mean over all entries (the diagonal included for K(M, M))
+* ``rel_fro_error``    ||K - K_hat||_F / ||K||_F
+* ``rel_spectral_error`` ||K - K_hat||_2 / ||K||_2  (ARPACK, largest singular value)
 * ``expected_rel_fro_error`` sqrt(E ||K_hat - K||_F^2) / ||K||_F from the exact
-  per-pair variances (Sutherland & Schneider 2015; theory.md section 2):
+  per-pair variances (Sutherland & Schneider 2015; README "Theory"):
   rff: (1 + k(2 delta)/2 - k^2) / D,  rff_pairs: (1 + k(2 delta) - 2 k^2) / D,
   using k(2 delta) = k(2 x, 2 y) for shift-invariant kernels.  It is the RMS
-  over redraws, to set beside the one observed draw.
+  over redraws, to set beside the observed draws.
 
-Memory: K is the only n x n matrix; Z Z^T is subtracted from it in row blocks,
-and k(2 delta) is computed block by block.
+``measure.approximation.redraws`` = R > 1 draws R independent maps (the first with the
+run seed, the others with seeds spawned from it) on the same points, as papers that
+average "runs": each metric's record is then the mean over the R draws (``spread``: their
+standard deviation, ``n_repeats``: R) and every draw's values go to
+``approximation_redraws.csv``.
+
+Memory: K and one n x n error buffer; Z Z^T is subtracted in row blocks, and
+k(2 delta) is computed block by block.
 """
 from __future__ import annotations
 
@@ -27,29 +38,32 @@ from scipy.sparse.linalg import eigsh, svds
 from .. import theory
 from .. import _numba as nbk
 from ..memory import Need
-from ..results import record
+from ..progress import Progress
+from ..results import REDRAWS_FILE, record
 from .points import resolve_n_points, sample_points
 
 log = logging.getLogger(__name__)
 
 BLOCK_ROWS = 512
+#: n x m matrices up to this min(n, m) get a dense SVD / eigensolver for the 2-norm
+DENSE_NORM_MAX = 64
 
 VARIANCE_TERMS = theory.VARIANCE_TERMS
+METRICS = ("max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error")
 
 
 def spectral_norm(A, symmetric=True):
-    """Largest singular value: the largest |eigenvalue| of a symmetric A (deterministic
-    ARPACK start), an SVD otherwise."""
+    """Largest singular value: the largest |eigenvalue| of a symmetric A, the largest
+    singular value otherwise (ARPACK with a deterministic start; dense for small A)."""
     n, m = A.shape
     if not np.any(A):  # ARPACK cannot start on the zero matrix
         return 0.0
+    if min(n, m) <= DENSE_NORM_MAX:
+        return float(np.max(np.abs(np.linalg.eigvalsh(A)))) if symmetric and n == m \
+            else float(np.linalg.norm(A, 2))
     if not symmetric:
-        if min(n, m) <= 2000:
-            return float(np.linalg.norm(A, 2))
         val = svds(A, k=1, v0=np.ones(min(n, m)), return_singular_vectors=False, tol=1e-10)
         return float(val[0])
-    if n <= 64:
-        return float(np.max(np.abs(np.linalg.eigvalsh(A))))
     val = eigsh(A, k=1, which="LM", v0=np.ones(n), return_eigenvectors=False, tol=1e-10)
     return float(abs(val[0]))
 
@@ -64,29 +78,80 @@ def expected_fro_sq(kernel, X, Y, K, variance, D):
     return total / D
 
 
+def estimate_error_into(fmap, ZX, ZY, K, out):
+    """out <- K - (Z_X Z_Y^T + the map's kernel_offset_), in row blocks."""
+    c = float(getattr(fmap, "kernel_offset_", 0.0))
+    for s in range(0, K.shape[0], BLOCK_ROWS):
+        G = ZX[s:s + BLOCK_ROWS] @ ZY.T
+        np.subtract(K[s:s + BLOCK_ROWS], G.toarray() if sp.issparse(G) else G,
+                    out=out[s:s + BLOCK_ROWS])
+        if c:
+            out[s:s + BLOCK_ROWS] -= c
+    return out
+
+
+class Target:
+    """The exact kernel on the points of a run: K = k(X, Y) and its norms."""
+
+    def __init__(self, kernel, X, Y, symmetric):
+        self.kernel, self.symmetric = kernel, symmetric
+        self.X = np.asarray(X, dtype=np.float64)
+        self.Y = self.X if symmetric else np.asarray(Y, dtype=np.float64)
+        self.K = kernel.gram(self.X, self.Y)
+        _, _, k_sq = nbk.abs_max_sum_sq(self.K)
+        self.fro = float(np.sqrt(k_sq))
+        self.two = spectral_norm(self.K, symmetric=symmetric)
+
+    def errors(self, fmap, X, Y, out):
+        """The metrics of the fitted ``fmap`` (X, Y: the points in the run's dtype); ``out``
+        is an n x m scratch buffer."""
+        ZX = fmap.transform(X)
+        ZY = ZX if self.symmetric else fmap.transform(Y)
+        ZX, ZY = (Z.astype(np.float64, copy=False) for Z in (ZX, ZY))
+        E = estimate_error_into(fmap, ZX, ZY, self.K, out)
+        e_max, e_abs, e_sq = nbk.abs_max_sum_sq(E)
+        return dict(max_abs_error=e_max, mean_abs_error=e_abs / E.size,
+                    rel_fro_error=np.sqrt(e_sq) / self.fro,
+                    rel_spectral_error=spectral_norm(E, symmetric=self.symmetric) / self.two)
+
+    def expected_rel_fro(self, fmap):
+        """The exact expected error of the map's family, or None (no formula)."""
+        if fmap.variance not in VARIANCE_TERMS:
+            return None
+        exp_sq = expected_fro_sq(self.kernel, self.X, self.Y, self.K, fmap.variance,
+                                 fmap.n_components)
+        return np.sqrt(exp_sq) / self.fro
+
+
 def gram_errors(kernel, fmap, M, cross=False):
     """Error metrics of the fitted ``fmap`` on the points M -> dict metric -> value: of
     K(M, M), or with ``cross`` of K(X, Y) for the two halves X, Y of M (no diagonal)."""
-    M64 = np.asarray(M, dtype=np.float64)
-    Z = fmap.transform(M)  # dense, or (binning) scipy.sparse: products below stay sparse
-    Z = Z.astype(np.float64, copy=False)
-    h = M64.shape[0] // 2
-    X, Y, ZX, ZY = (M64[:h], M64[h:2 * h], Z[:h], Z[h:2 * h]) if cross else (M64, M64, Z, Z)
-    E = kernel.gram(X, Y)  # K now; K - Z_X Z_Y^T below, in place
-    _, _, k_sq = nbk.abs_max_sum_sq(E)
-    k_fro = np.sqrt(k_sq)
-    k_two = spectral_norm(E, symmetric=not cross)
-    out = {}
-    if fmap.variance in VARIANCE_TERMS:
-        exp_sq = expected_fro_sq(kernel, X, Y, E, fmap.variance, fmap.n_components)
-        out["expected_rel_fro_error"] = np.sqrt(exp_sq) / k_fro
-    for s in range(0, E.shape[0], BLOCK_ROWS):
-        G = ZX[s:s + BLOCK_ROWS] @ ZY.T
-        E[s:s + BLOCK_ROWS] -= G.toarray() if sp.issparse(G) else G
-    e_max, e_abs, e_sq = nbk.abs_max_sum_sq(E)
-    out.update(max_abs_error=e_max, mean_abs_error=e_abs / E.size,
-               rel_fro_error=np.sqrt(e_sq) / k_fro, rel_spectral_error=spectral_norm(E, symmetric=not cross) / k_two)
+    h = M.shape[0] // 2
+    X, Y = (M[:h], M[h:2 * h]) if cross else (M, M)
+    t = Target(kernel, X, Y, symmetric=not cross)
+    out = t.errors(fmap, X, Y, np.empty_like(t.K))
+    exp = t.expected_rel_fro(fmap)
+    if exp is not None:
+        out["expected_rel_fro_error"] = exp
     return out
+
+
+def points(ctx, cfg):
+    """(X, Y, note) of the run: Y is X for K(M, M) (``cross`` false)."""
+    n, note = resolve_n_points(ctx, "approximation", cfg)
+    if cfg.cross == "independent":
+        h = n // 2
+        X = sample_points(ctx, "approximation-x", h)
+        Y = sample_points(ctx, "approximation-y", h)
+        return X, Y, (f"{note}; K(X, Y) of two independent samples of {h} training points "
+                      "each (no diagonal)")
+    M = sample_points(ctx, "approximation", n)
+    if cfg.cross == "halves":
+        h = n // 2
+        order = ctx.rng("approximation-halves").permutation(n)
+        return M[order[:h]], M[order[h:2 * h]], (f"{note}; K(X, Y) of two disjoint random "
+                                                 f"halves of {h} points (no diagonal)")
+    return M, M, note
 
 
 def check(ctx, cfg):
@@ -94,39 +159,78 @@ def check(ctx, cfg):
 
 
 def needs(ctx, cfg):
-    """K (n x n float64, E in place), a block of k(2 delta), M in float64, the map and Z
-    (+ its float64 copy), ARPACK's vectors."""
+    """K and the error buffer (n x n float64 each), a block of k(2 delta), the points in
+    float64, the map and Z (+ its float64 copy), ARPACK's vectors."""
     n, _ = resolve_n_points(ctx, "approximation", cfg)
     d, it, key = ctx.data.d, ctx.itemsize, "measure.approximation.n_points"
 
     def nbytes(v):
         m, D = v[key], v["D"]
-        return 8.0 * (m * m + BLOCK_ROWS * m + m * d + 24 * m + m * D) \
+        return 8.0 * (2 * m * m + BLOCK_ROWS * m + m * d + 24 * m + m * D) \
             + ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params)
 
-    return [Need("the approximation measurement (the n_points x n_points exact Gram and the "
-                 "n_points x D features)", nbytes, {key: (n, 2), "D": (ctx.cfg.D, 1)})]
+    return [Need("the approximation measurement (the exact Gram and the error, n_points x "
+                 "n_points, and the n_points x D features)", nbytes, {key: (n, 2),
+                                                                       "D": (ctx.cfg.D, 1)})]
+
+
+def redraw_seeds(seed, redraws):
+    """The run seed, then redraws - 1 seeds spawned from it (independent maps)."""
+    return [seed] + list(np.random.SeedSequence([seed, 0xA991]).spawn(redraws - 1))
 
 
 def measure(ctx, cfg):
-    n, note = resolve_n_points(ctx, "approximation", cfg)
-    M = sample_points(ctx, "approximation", n)
-    fmap = ctx.make_map().fit(ctx.fit_rows)
-    log.info("approximation: %s vs exact %s on %d points, D=%d", fmap.name, ctx.kernel.name, n,
-             fmap.n_components)
-    errs = gram_errors(ctx.kernel, fmap, M, cross=cfg.cross)
-    if cfg.cross:
-        note += f"; K(X, Y) of two disjoint halves of {n // 2} points (no diagonal)"
+    X, Y, note = points(ctx, cfg)
+    symmetric = cfg.cross is False
+    target = Target(ctx.kernel, X, Y, symmetric)
+    buf = np.empty_like(target.K)
+    R = cfg.redraws
+    values = {m: np.empty(R) for m in METRICS}
+    offsets = np.empty(R)
+    progress = Progress("approximation: redraws", R) if R > 1 else None
+    fmap = None
+    for r, seed in enumerate(redraw_seeds(ctx.cfg.seed, R)):
+        fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))
+        fmap.fit(ctx.fit_rows)
+        if r == 0:
+            log.info("approximation: %s vs exact %s on %d x %d points, D=%d%s", fmap.name,
+                     ctx.kernel.name, X.shape[0], Y.shape[0], fmap.n_components,
+                     f", {R} redraws" if R > 1 else "")
+        errs = target.errors(fmap, X, Y, buf)
+        for m in METRICS:
+            values[m][r] = errs[m]
+        offsets[r] = getattr(fmap, "kernel_offset_", 0.0)
+        if progress is not None:
+            progress.step()
     if fmap.DATA_DEPENDENT:
         note += (f"; data-dependent map: fitted on the {ctx.n_train} training rows, which "
                  "include these points")
-    rows = [record("approximation", m, errs[m], "", note=note)
-            for m in ("max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error")]
-    if "expected_rel_fro_error" in errs:
-        rows.append(record("approximation", "expected_rel_fro_error",
-                           errs["expected_rel_fro_error"], "", method="theory",
+    if np.any(offsets != 0):
+        note += "; estimate z(x).z(y) + the map's kernel_offset_ (centre term)"
+    if R > 1:
+        note += f"; mean over {R} redraws of the map on the same points (spread: their sd)"
+        rows = [record("approximation", m, float(values[m].mean()), "",
+                       spread=float(values[m].std(ddof=1)), n_repeats=R, note=note)
+                for m in METRICS]
+        ctx.tables[REDRAWS_FILE] = redraws_table(values, offsets)
+    else:
+        rows = [record("approximation", m, float(values[m][0]), "", note=note) for m in METRICS]
+    exp = target.expected_rel_fro(fmap)
+    if exp is not None:
+        rows.append(record("approximation", "expected_rel_fro_error", exp, "", method="theory",
                            note="RMS over redraws, exact variance formula"))
     else:
         rows.append(record("approximation", "expected_rel_fro_error", None, method="theory",
                            note=f"no exact variance formula for features={fmap.name}"))
     return rows
+
+
+def redraws_table(values, offsets):
+    """Long per-redraw table: redraw, metric, value (and the map's kernel_offset_)."""
+    import pandas as pd
+
+    R = len(offsets)
+    parts = [pd.DataFrame(dict(redraw=np.arange(R), metric=m, value=values[m]))
+             for m in METRICS]
+    parts.append(pd.DataFrame(dict(redraw=np.arange(R), metric="kernel_offset", value=offsets)))
+    return pd.concat(parts, ignore_index=True)
