@@ -41,7 +41,8 @@ from ..results import write_atomic, write_file_atomic
 from ..store import write_text_atomic
 from .collect import BAD, ReportError, collect
 from .figures import FIGURES, STYLE, FigContext, crossover, plt
-from .grouping import attach_conditions, fmt
+from .grouping import attach_conditions, fmt, summarising, with_added_defaults
+from .reproductions import reproduction_sections
 from .tables import all_tables
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ class Report:
     figures: list = field(default_factory=list)  # Drawn (closed)
     skipped: list = field(default_factory=list)
     tables: list = field(default_factory=list)
+    reproductions: list = field(default_factory=list)  # reproductions.Section
+    center: str = "median"  # report.center of the runs
+    notes: list = field(default_factory=list)
 
     @property
     def status_line(self):
@@ -135,10 +139,19 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
     if good:
         df = pd.concat([r.records for r in good], ignore_index=True)
         df, origins = attach_conditions(df, good)
+        configs = {r.run_id: with_added_defaults(r.config) for r in good
+                   if r.config is not None} or None
         ctx = FigContext(df, origins, {r.run_id: r.path for r in good}, delta=delta,
-                         tail_D=tail_D)
-        rep.tables = all_tables(df, origins)
-        _draw(rep, ctx, out, pdf, dpi)
+                         tail_D=tail_D, configs=configs)
+        centers = ctx.config_values(df.run_id, "report.center", "median")
+        rep.center = next(iter(centers)) if len(centers) == 1 else "median"
+        if len(centers) > 1:
+            rep.notes.append("the runs disagree on report.center: seeds are summarised by "
+                             "their median")
+        with summarising(rep.center):
+            rep.reproductions = reproduction_sections(ctx, good)
+            rep.tables = all_tables(df, origins)
+            _draw(rep, ctx, out, pdf, dpi)
     else:
         df = None
         rep.skipped.append("every figure: no complete run")
@@ -155,7 +168,22 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
 def _draw(rep, ctx, out, pdf, dpi):
     p = plt()
     made = set()
+
+    def save(d):
+        _save(d.fig, out / f"{d.name}.png", "png", dpi)
+        made.add(f"{d.name}.png")
+        if pdf:
+            _save(d.fig, out / f"{d.name}.pdf", "pdf", dpi)
+            made.add(f"{d.name}.pdf")
+        p.close(d.fig)
+        d.fig = None
+
     with p.rc_context(STYLE):
+        for sec in rep.reproductions:
+            for d in sec.figures:
+                save(d)
+            for name, frame in sec.files:
+                write_atomic(frame, out / name)
         for name, fn in FIGURES.items():
             try:
                 drawn, why = fn(ctx)
@@ -165,16 +193,11 @@ def _draw(rep, ctx, out, pdf, dpi):
             if not drawn:
                 rep.skipped.append(why)
             for d in drawn:
-                _save(d.fig, out / f"{d.name}.png", "png", dpi)
-                made.add(f"{d.name}.png")
-                if pdf:
-                    _save(d.fig, out / f"{d.name}.pdf", "pdf", dpi)
-                    made.add(f"{d.name}.pdf")
-                p.close(d.fig)
-                d.fig = None
+                save(d)
                 rep.figures.append(d)
     for f in list(out.glob("*.png")) + list(out.glob("*.pdf")):  # figures of an older report
-        if f.name not in made and f.stem.split("__")[0] in FIGURES:
+        stem = f.stem.split("__")[0]
+        if f.name not in made and (stem in FIGURES or stem.startswith("reproduction_")):
             f.unlink()
 
 
@@ -270,6 +293,17 @@ def render_markdown(rep, col, env):
         out += ["## Problems", "", "| status | what | reason |", "|---|---|---|"]
         out += [f"| {s} | {w} | {r} |" for s, w, r in rep.problems]
         out.append("")
+    if rep.notes:
+        out += [f"Note: {n}." for n in rep.notes] + [""]
+    if rep.reproductions:
+        out += ["## Reproductions", ""]
+        for sec in rep.reproductions:
+            out += [f"### {sec.title}", "", f"**{sec.summary}**", ""]
+            out += [t for t in sec.text] + [""] if sec.text else []
+            for d in sec.figures:
+                out += [f"![{d.name}]({d.name}.png)", "", d.caption, ""]
+            for t in sec.tables:
+                out += [t.caption, "", _md_table(t.frame), ""]
     out += ["## Figures", ""]
     for d in rep.figures:
         out += [f"### {d.name}", "", f"![{d.name}]({d.name}.png)", "", d.caption, ""]
@@ -313,6 +347,14 @@ def _html_table(frame, n_keys):
     return f"<table>{head}{body}</table>"
 
 
+def _html_figure(rep, d):
+    e = html.escape
+    data = base64.b64encode((rep.out / f"{d.name}.png").read_bytes()).decode()
+    return (f"<figure id='fig-{e(d.name)}'><img alt='{e(d.name)}' "
+            f"src='data:image/png;base64,{data}'><figcaption><b>{e(d.name)}.</b> "
+            f"{e(d.caption)}</figcaption></figure>")
+
+
 def render_html(rep, col, env):
     e = html.escape
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
@@ -332,12 +374,21 @@ def render_html(rep, col, env):
         parts += [f"<tr><td class='l'>{e(s)}</td><td class='l'>{e(w)}</td>"
                   f"<td class='l'>{e(r)}</td></tr>" for s, w, r in rep.problems]
         parts.append("</table>")
+    parts += [f"<p class='caption'>Note: {e(n)}.</p>" for n in rep.notes]
+    if rep.reproductions:
+        parts.append("<h2 id='reproductions'>Reproductions</h2>")
+        for sec in rep.reproductions:
+            parts.append(f"<h3 id='{e(sec.name)}'>{e(sec.title)}</h3>"
+                         f"<p><b>{e(sec.summary)}</b></p>")
+            parts += [f"<p class='caption'>{e(t)}</p>" for t in sec.text]
+            for d in sec.figures:
+                parts.append(_html_figure(rep, d))
+            for t in sec.tables:
+                parts.append(f"<p class='caption'>{e(t.caption)}</p>"
+                             f"{_html_table(t.frame, t.n_keys)}")
     parts.append("<h2 id='figures'>Figures</h2>")
     for d in rep.figures:
-        data = base64.b64encode((rep.out / f"{d.name}.png").read_bytes()).decode()
-        parts.append(f"<figure id='fig-{e(d.name)}'><img alt='{e(d.name)}' "
-                     f"src='data:image/png;base64,{data}'><figcaption><b>{e(d.name)}.</b> "
-                     f"{e(d.caption)}</figcaption></figure>")
+        parts.append(_html_figure(rep, d))
     if rep.skipped:
         parts.append("<p>Not drawn (their data is absent from this sweep):</p><ul>"
                      + "".join(f"<li>{e(s)}</li>" for s in rep.skipped) + "</ul>")

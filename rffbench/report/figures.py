@@ -20,7 +20,7 @@ import numpy as np
 
 from ..measure.learning import CG_TRAIN_NOTE
 from ..results import TRIALS_FILE
-from .grouping import Grouping, fmt, fmt_list, pooled_text
+from .grouping import Grouping, center_words, fmt, fmt_list, pooled_text, summary
 
 UNIFORM = ["rahimi_recht", "rahimi_recht_output_dim", "sutherland_schneider",
            "sriperumbudur_szabo"]
@@ -62,6 +62,13 @@ class FigContext:
     run_dirs: dict  # run_id -> run directory
     delta: float = None
     tail_D: int = None
+    configs: dict = None  # run_id -> flattened config (None: runs without config.json)
+
+    def config_values(self, run_ids, key, default=None):
+        """The set of values of config ``key`` over ``run_ids`` (default where absent)."""
+        if not self.configs:
+            return {default}
+        return {(self.configs.get(r) or {}).get(key, default) for r in set(run_ids)}
 
 
 def plt():
@@ -122,14 +129,18 @@ def log_axis(ax, which="y", values=None):
 
 
 def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1.6):
-    """Median over seeds and a min-max band; returns the line."""
-    stats = rows.groupby(x).value.agg(["median", "min", "max"]).sort_index()
-    (ln,) = ax.plot(stats.index, stats["median"], linestyle=ls, marker=marker, ms=3.5,
+    """The seeds' summary (grouping.summary: median and min-max band, or mean and t
+    interval) along x; returns the line."""
+    import pandas as pd
+
+    stats = pd.DataFrame({k: summary(g.value) for k, g in rows.groupby(x)},
+                         index=["center", "lo", "hi"]).T.sort_index()
+    (ln,) = ax.plot(stats.index, stats["center"], linestyle=ls, marker=marker, ms=3.5,
                     label=label, color=color, lw=lw)
     if gid:
         ln.set_gid(gid)
-    if (stats["max"] > stats["min"]).any():
-        ax.fill_between(stats.index, stats["min"], stats["max"], color=ln.get_color(),
+    if (stats["hi"] > stats["lo"]).any():
+        ax.fill_between(stats.index, stats["lo"], stats["hi"], color=ln.get_color(),
                         alpha=0.18, lw=0)
     return ln
 
@@ -191,9 +202,13 @@ def fig_error_vs_D(ctx):
     a = df[(df.measurement == "approximation")
            & df.metric.isin(["rel_fro_error", "expected_rel_fro_error"])]
     obs = a[(a.metric == "rel_fro_error") & a.value.notna()]
-    if obs.empty or obs.D.nunique() < 2:
+    # the x axis: D, or the number of frequencies where the sweep counts them (D_unit)
+    x = "n_freq" if ctx.config_values(obs.run_id, "D_unit", "output") == {"frequencies"} \
+        else "D"
+    if obs.empty or obs[x].nunique() < 2:
         return [], "approximation error vs D: needs rel_fro_error records at >= 2 values of D"
-    g = Grouping(obs, ctx.origins, ["approximation"], x="D", lines=["features"])
+    g = Grouping(obs, ctx.origins, ["approximation"], x=x, lines=["features"],
+                 exclude=("D",) if x == "n_freq" else ())
     if not g.require_x():
         return [], "approximation error vs D: no panel has rel_fro_error at >= 2 values of D"
     colors = colors_for(obs.features.unique())
@@ -204,40 +219,52 @@ def fig_error_vs_D(ctx):
         for (ax,), (label, _, rows) in zip(axes, panels):
             first = []
             for feat, grp in rows.groupby("features"):
-                ln = band(ax, grp, "D", label=g.name("features", feat), color=colors[feat],
+                ln = band(ax, grp, x, label=g.name("features", feat), color=colors[feat],
                           gid=f"observed:rel_fro_error:{feat}")
-                first.append((grp.D.min(), grp[grp.D == grp.D.min()].value.median()))
+                x0 = grp[x].min()
+                first.append((x0, summary(grp[grp[x] == x0].value)[0]))
                 theo = theo_all[theo_all.run_id.isin(grp.run_id)]
                 if not theo.empty:
-                    t = theo.groupby("D").value.median().sort_index()
+                    t = theo.groupby(x).value.median().sort_index()
                     (tl,) = ax.plot(t.index, t.values, "--", color=ln.get_color(), lw=1.1)
                     tl.set_gid(f"expected:rel_fro_error:{feat}")
-            Ds = np.array(sorted(rows.D.unique()), float)
+            Ds = np.array(sorted(rows[x].unique()), float)
             D0, y0 = min(first)
             (rl,) = ax.plot(Ds, y0 * np.sqrt(D0 / Ds), color="0.55", lw=0.9)
             rl.set_gid("reference:1/sqrt(D)")
-            ax.set(title=label, xlabel="D (output dimension)",
+            ax.set(title=label, xlabel="D (output dimension)" if x == "D" else
+                   "frequencies n_freq (D_unit=frequencies; D per map: n_freq or 2 n_freq)",
                    ylabel="relative Frobenius error")
             log_axis(ax, "x", Ds)
             log_axis(ax, "y")
         handles = [proxy(color=colors[f], marker="o", ms=3.5, label=g.name("features", f))
                    for f in sorted(rows_all(panels).features.unique(), key=str)]
-        handles += [proxy(color="k", label="observed ||K - ZZ'||_F / ||K||_F: median, band "
-                                          "min-max over seeds"),
+        handles += [proxy(color="k", label="observed ||K - ZZ'||_F / ||K||_F: "
+                                          + center_words()),
                     proxy(color="k", ls="--", lw=1.1, label="expected error (exact variance "
                                                              "formula)"),
-                    proxy(color="0.55", lw=0.9, label="1/sqrt(D) slope through the first point")]
+                    proxy(color="0.55", lw=0.9, label=f"1/sqrt({x}) slope through the first "
+                                                      "point")]
         finish(fig, "Approximation error vs D", g, fixed, handles, ncol=4)
         no_theory = sorted(set(obs.features) - set(theo_all.features))
-        cross = obs.note.astype(str).str.contains("K(X, Y)", regex=False)
-        what = ("of K(X, Y) between two disjoint halves of the measurement points"
-                if cross.all() else "on the measurement points" if not cross.any() else
-                "on the measurement points (K(X, Y) of two halves for some runs: see the "
-                "note column)")
+        drawn = rows_all(panels)
+        modes = ctx.config_values(drawn.run_id, "measure.approximation.cross", False)
+        what = {frozenset({"halves"}): "of K(X, Y) between two disjoint halves of the "
+                                       "measurement points",
+                frozenset({"independent"}): "of K(X, Y) between two independent samples of "
+                                            "training points",
+                frozenset({False}): "on the measurement points"}.get(
+            frozenset(modes), "on the measurement points or K(X, Y) of two samples (it "
+                              "differs between runs: see the note column)")
+        redraws = drawn[drawn.metric == "rel_fro_error"].n_repeats.dropna()
+        each = (f" Each run's value is the mean over its {fmt_list(sorted(redraws.unique()))} "
+                "redraws of the map on the same points." if len(redraws) else "")
         cap = caption(f"Relative Frobenius error of the Gram matrix {what}, "
                       "log-log; dashed: the exact expected error of the map (RMS over redraws)"
                       + (f", not available for {', '.join(no_theory)}" if no_theory else "")
-                      + ".", g, "Each point: " + pooled_text(obs, _by(g)) + ".",
+                      + "." + (" x: the number of frequencies (D_unit=frequencies)."
+                               if x == "n_freq" else "") + each, g,
+                      "Each point: " + pooled_text(obs, _by(g)) + ".",
                       split_keys=g.split_keys, extra=g.dropped_text())
         out.append(Drawn(file_name("error_vs_D", suffix), fig, cap))
     return out, ""
@@ -515,11 +542,11 @@ def fig_learning_vs_D(ctx):
                    for k in names if k in set(zip(rows_all(panels).features,
                                                     rows_all(panels).method))]
         handles += [proxy(color="tab:red", lw=1.2, ls=ls, label="exact kernel ridge"
-                          + (f", {text}" if text else "") + " (median; band: min-max over seeds)")
+                          + (f", {text}" if text else "") + f" ({center_words()})")
                     for text, ls in exact_seen.items()]
         finish(fig, "Test error vs D", g, fixed, handles, ncol=4)
-        cap = caption("Test error of the model on D random features (median line, min-max band "
-                      "over seeds) and of exact kernel ridge (red), which does not depend on D or "
+        cap = caption(f"Test error of the model on D random features ({center_words()}) "
+                      "and of exact kernel ridge (red), which does not depend on D or "
                       "the map: its line pools the exact results of the panel's runs, identical "
                       "per seed" + (f"; one red line per {', '.join(exact_keys)} (it follows the "
                                     "map here)" if exact_keys else "") + ".", g, "Each point: " + pooled_text(rows_all(panels), _by(g)) + ".",
@@ -784,12 +811,12 @@ def fig_maps(ctx):
         panels = sorted(panels, key=lambda p: _panel_rank(p[2].quantity.iloc[0], order_panels))
         fig, axes = new_figure(len(panels), ncols=min(2, len(panels)), w=5.4, h=3.0)
         for (ax,), (label, _, sel) in zip(axes, panels):
-            med = sel.groupby("features").value.median().sort_values()
+            med = sel.groupby("features").value.agg(lambda v: summary(v)[0]).sort_values()
             pos = {f: i for i, f in enumerate(med.index)}
             ax.scatter(sel.features.map(pos), sel.value, s=14, alpha=0.6, color="tab:blue",
                        label="one run (seed)")
             ax.scatter(range(len(med)), med.values, marker="_", s=320, color="k",
-                       label="median over seeds", gid="median")
+                       label=center_words(band=False), gid="median")
             ax.set_xticks(range(len(med)), [g.name("features", f) for f in med.index],
                           rotation=30, ha="right")
             ax.grid(True, axis="x", alpha=0)
@@ -797,9 +824,11 @@ def fig_maps(ctx):
             ax.set_yscale("log")
             log_axis(ax, "y")
         handles = [proxy(color="tab:blue", marker="o", ls="none", alpha=0.6, label="one run (seed)"),
-                   proxy(color="k", marker="_", ms=14, ls="none", label="median over seeds")]
+                   proxy(color="k", marker="_", ms=14, ls="none",
+                         label=center_words(band=False))]
         finish(fig, "Feature maps side by side", g, fixed, handles, ncol=2)
-        cap = caption("Each panel one metric, maps sorted by their median; learning panels show "
+        cap = caption(f"Each panel one metric, maps sorted by their {center_words(False)[:4]}"
+                      "; learning panels show "
                       "the model on features (exact kernel ridge is in the learning table).", g,
                       "Each bar: " + pooled_text(rows_all(panels), _by(g), what="bar",
                                                  band=False) + ".", split_keys=g.split_keys)

@@ -2,7 +2,8 @@
 
 A figure or a table never aggregates over a condition that varies in the
 data, except ``seed``: the runs that differ only in their seed give the median
-and the band.  Every other condition that varies among the rows a figure or
+and the min-max band, or (``report.center=mean``, as papers that report means)
+the mean and its 95% t interval: :func:`summarising` sets which for a report.  Every other condition that varies among the rows a figure or
 table draws becomes a panel, a line, a table row or a separate file.
 
 *Conditions* are the run's configuration keys (``config.json``, flattened:
@@ -17,10 +18,52 @@ outside the learning and speed figures.  Runs without ``config.json``
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
 
+#: how runs that differ only in their seed are summarised: "median" (min-max band) or
+#: "mean" (95% t interval); set for a whole report by :func:`summarising`
+CENTER = contextvars.ContextVar("rffbench_report_center", default="median")
+#: the interval of report.center=mean
+LEVEL = 0.95
+
+
+@contextlib.contextmanager
+def summarising(center):
+    """Within this block figures and tables summarise seeds by ``center``."""
+    token = CENTER.set(center)
+    try:
+        yield
+    finally:
+        CENTER.reset(token)
+
+
+def summary(values):
+    """(center, low, high) of the values of the runs that differ only in their seed: median,
+    min, max; or mean and its 95% t interval (one value: low = high = it)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    if CENTER.get() == "median":
+        return float(np.median(v)), float(v.min()), float(v.max())
+    m = float(v.mean())
+    if v.size < 2:
+        return m, m, m
+    from scipy.stats import t
+
+    half = float(t.ppf(0.5 + LEVEL / 2, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
+    return m, m - half, m + half
+
+
+def center_words(band=True):
+    """How a point summarises its seeds, in words (for legends and captions)."""
+    if CENTER.get() == "median":
+        return "median" + (", band min-max over seeds" if band else " over seeds")
+    return "mean" + (f", band its {LEVEL:.0%} t interval over seeds" if band else " over seeds")
 #: config key -> the record column that carries the same condition
 KEY_COLUMN = {"kernel.name": "kernel", "features.name": "features", "dataset.name": "dataset",
               "dataset.d": "d", "D": "D", "D_n": "D", "dtype": "dtype", "experiment": "experiment",
@@ -63,7 +106,7 @@ def _order(key):
 
 def _relevant(origin, measurements):
     """Does config key ``origin`` condition the values of ``measurements``?"""
-    if origin.endswith(".enabled") or origin in SELECTION_KEYS:
+    if origin.endswith(".enabled") or origin in SELECTION_KEYS or origin.startswith("report."):
         return False
     if origin.startswith("measure."):
         return origin.split(".")[1] in measurements
@@ -77,11 +120,13 @@ def _flat_defaults():
     (rffbench.experiment.ADDED_KEYS), dicts expanded (backend -> backend.name, ...)."""
     from ..experiment import ADDED_KEYS
 
+    from .collect import flatten
+
     out = {}
     for path, default in ADDED_KEYS.items():
         key = ".".join(path)
         if isinstance(default, dict) and default:
-            out.update({f"{key}.{k}": v for k, v in default.items()})
+            out.update(flatten(default, key + "."))  # lists as JSON text, as in config.json
         else:
             out[key] = default
     return out
@@ -90,8 +135,16 @@ def _flat_defaults():
 def with_added_defaults(config):
     """A run's flattened config with the keys added since it was written set to their
     defaults (what the run did): a sweep resumed after an upgrade is not split by a key
-    that only the newer runs record."""
-    return {**_flat_defaults(), **config}
+    that only the newer runs record.  Renamed values are read in their new spelling:
+    dataset.standardize true / false is dataset.scale standardize / none, and
+    measure.approximation.cross true is halves."""
+    c = {**_flat_defaults(), **config}
+    std = c.pop("dataset.standardize", None)
+    if std is not None and "dataset.scale" not in config:
+        c["dataset.scale"] = "standardize" if std else "none"
+    if c.get("measure.approximation.cross") is True:
+        c["measure.approximation.cross"] = "halves"
+    return c
 
 
 def attach_conditions(df, runs):
@@ -278,7 +331,9 @@ def pooled_text(rows, by, what="point", band=True):
         return f"one run per {what} ({seedtxt})"
     runs = f"{lo}" if lo == hi else f"{lo} to {hi}"
     dup = not np.array_equal(np.asarray(n), np.asarray(s))
-    return (f"median over the seeds: {runs} runs per {what} ({seedtxt})"
+    mean = CENTER.get() == "mean"
+    return (f"{'mean' if mean else 'median'} over the seeds: {runs} runs per {what} ({seedtxt})"
             + ("; some pool runs with the same seed that differ only in settings this "
                "value does not depend on" if dup else "")
-            + ("; band: min to max over the seeds" if band else ""))
+            + ((f"; band: its {LEVEL:.0%} t interval" if mean else
+                "; band: min to max over the seeds") if band else ""))

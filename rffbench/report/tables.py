@@ -1,8 +1,9 @@
-"""Summary tables: one row per combination of the conditions that vary, medians over seeds.
+"""Summary tables: one row per combination of the conditions that vary, summarised over seeds.
 
 Every table follows the grouping rule of :mod:`rffbench.report.grouping`:
 its rows are the varying conditions (and the quantity shown), its columns
-the swept axis or the quantities, each cell the median over the seeds of
+the swept axis or the quantities, each cell the median (or, with
+``report.center=mean``, the mean) over the seeds of
 the runs that share everything else; the caption says how many runs a cell
 pools.  Cells pooling fewer runs than the others say ``(n=k)``.
 """
@@ -12,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from .figures import UNIFORM, BOUND_LABEL
-from .grouping import Grouping, fmt, pooled_text
+from .grouping import Grouping, fmt, pooled_text, summary
 
 
 @dataclass
@@ -40,17 +41,17 @@ def _cell(v, n, uniform):
 
 
 def pivot(rows, row_keys, col_keys):
-    """Formatted table: median of ``value`` over the runs of each cell; the row keys
-    are its leading columns."""
+    """Formatted table: the seeds' summary of ``value`` over the runs of each cell (the
+    median, or the mean with report.center=mean); the row keys are its leading columns."""
     import pandas as pd
 
     row_keys = [k for k in dict.fromkeys(row_keys) if k in rows.columns]
     keys = row_keys + list(col_keys)
     if keys:
         grp = rows.groupby(keys, dropna=False, sort=True)
-        med, n = grp.value.median(), grp.run_id.nunique()
+        med, n = grp.value.agg(lambda v: summary(v)[0]), grp.run_id.nunique()
     else:
-        med = pd.Series([rows.value.median()], index=[0])
+        med = pd.Series([summary(rows.value)[0]], index=[0])
         n = pd.Series([rows.run_id.nunique()], index=[0])
     uniform = n.nunique() <= 1
     cells = pd.Series([_cell(v, k, uniform) for v, k in zip(med.values, n.values)],

@@ -1,0 +1,104 @@
+"""Reading pickled numpy arrays from downloaded files without running their code.
+
+``pickle.load`` on a file from the internet can run anything: a pickle names callables
+(``os.system``) and calls them.  :func:`load_arrays` reads only what a pickle of numpy
+arrays in plain containers needs: the three numpy names that rebuild an array
+(``_reconstruct``, ``ndarray``, ``dtype``, each wrapped and checked) and the pickle
+protocol's own dicts, lists, tuples, strings and numbers.  Any other name, a persistent
+id, an object dtype or a non-array object in the result is refused with
+:class:`UnsafePickleError` before it can be called.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+
+import numpy as np
+
+#: where numpy pickles point for the array rebuilder (numpy < 2 and >= 2)
+_RECONSTRUCT = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray",
+                                                             "_reconstruct")}
+#: what a result may hold
+_PLAIN = (dict, list, tuple, str, bytes, int, float, bool, type(None))
+
+
+class UnsafePickleError(pickle.UnpicklingError):
+    """A pickle holds something other than numpy arrays in plain containers."""
+
+
+class _NdarrayName:
+    """What the pickle gets for ``numpy.ndarray``: accepted only as the type that
+    ``_reconstruct`` rebuilds, never called."""
+
+
+_NDARRAY = _NdarrayName()
+
+
+def _reconstruct(subtype, shape, dtype_code):
+    if subtype is not _NDARRAY:
+        raise UnsafePickleError("refused: _reconstruct of something other than numpy.ndarray")
+    if not (isinstance(shape, tuple) and all(isinstance(s, int) for s in shape)
+            and sum(shape) == 0):
+        raise UnsafePickleError(f"refused: _reconstruct with shape {shape!r} (numpy pickles "
+                                "start from an empty array)")
+    return np.ndarray.__new__(np.ndarray, shape, "b")
+
+
+def _dtype(spec, *args):
+    if not isinstance(spec, str):
+        raise UnsafePickleError(f"refused: dtype({spec!r})")
+    dt = np.dtype(spec, *args)
+    if dt.hasobject or dt.kind not in "biufc":
+        raise UnsafePickleError(f"refused: dtype {dt} (only numeric arrays are read)")
+    return dt
+
+
+class ArraysOnlyUnpickler(pickle.Unpickler):
+    """An Unpickler that resolves only the names numpy's arrays need (module docs)."""
+
+    def find_class(self, module, name):
+        if (module, name) in _RECONSTRUCT:
+            return _reconstruct
+        if (module, name) == ("numpy", "ndarray"):
+            return _NDARRAY
+        if (module, name) == ("numpy", "dtype"):
+            return _dtype
+        raise UnsafePickleError(f"refused: the pickle names {module}.{name}; only numpy "
+                                "arrays in dicts, lists and tuples are read")
+
+    def persistent_load(self, pid):
+        raise UnsafePickleError("refused: the pickle uses persistent ids")
+
+
+def _check(obj, where="the pickle"):
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject or obj.dtype.kind not in "biufc":
+            raise UnsafePickleError(f"refused: {where} holds an array of dtype {obj.dtype}")
+        return
+    if isinstance(obj, _NdarrayName) or not isinstance(obj, _PLAIN):
+        raise UnsafePickleError(f"refused: {where} holds a {type(obj).__name__}")
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _check(k, where)
+            _check(v, f"{where}[{k!r}]")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _check(v, f"{where}[{i}]")
+
+
+def load_arrays(source):
+    """The numpy arrays (in dicts, lists, tuples) of a pickle: a path, bytes or a binary
+    file; :class:`UnsafePickleError` for anything else.  Nothing in the file is run."""
+    if isinstance(source, (bytes, bytearray)):
+        fh = io.BytesIO(source)
+    elif hasattr(source, "read"):
+        fh = source
+    else:
+        fh = open(source, "rb")
+    try:
+        obj = ArraysOnlyUnpickler(fh, encoding="latin1").load()
+    finally:
+        if fh is not source:
+            fh.close()
+    _check(obj)
+    return obj
