@@ -17,16 +17,22 @@ CONF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 MAIN_KEYS = [
     ("D=1024", "output dimension of the feature map (even for cos/sin pair maps)"),
+    ("D_unit=output", "or frequencies: D counts the map's frequencies (as papers that do)"),
     ("seed=0", "frequencies, subsamples and the train/test split derive from it"),
-    ("kernel.lengthscale=median", "a number, or median (pairwise distance of training points)"),
+    ("kernel.lengthscale=median", "a number, median (pairwise distance of training points) or "
+                                  "knn50 (mean distance to the 50th nearest neighbour)"),
     ("kernel.gamma=null", "scikit-learn's gamma instead (gaussian 1/(2 l^2), laplacian 1/l)"),
     ("dataset.n_max=null", "subsample the data to at most this many rows"),
+    ("dataset.scale=standardize", "z-scores; max: x / max|x| (keeps the kernel); none"),
+    ("dataset.split=random", "or ordered: the file's first rows train (papers' protocols)"),
     ("dataset.n=2000 dataset.d=8", "size and dimension of dataset=synthetic"),
     ("model.lam=auto", "ridge parameter, or the best of model.lam_grid on a validation split"),
     ("model.exact_max_n=10000", "exact KRR above it is skipped; past 10000 rows it runs by cg"),
     ("dataset=file dataset.path=F", "svmlight, csv, npz; .npy / .parquet are streamed"),
     ("backend.name=local", "or dask: ridge and exact KRR's products on a Dask cluster"),
-    ("measure.<name>.enabled", "approximation, bounds, learning, timing: true; speed: false"),
+    ("measure.<name>.enabled", "approximation, bounds, learning, timing: true; speed, "
+                               "variance: false"),
+    ("report.center=median", "seeds summarised by median + min-max, or mean + 95% t interval"),
     ("threads=null dtype=float64", "numba + BLAS threads (null: all cores); float32 | float64"),
     ("+features.params.NAME=value", "a further keyword argument of a plug-in map"),
 ]

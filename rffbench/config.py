@@ -55,7 +55,8 @@ class KernelConfig:
     """kernel/: which kernel and its parameters."""
 
     name: str = "gaussian"
-    #: a number > 0, or "median" (median pairwise distance of training points)
+    #: a number > 0, "median" (median pairwise distance of training points) or "knn<k>"
+    #: (mean distance to the k-th nearest neighbour, e.g. knn50)
     lengthscale: Any = "median"
     #: scikit-learn's gamma instead of the lengthscale (gaussian 1/(2 l^2), laplacian 1/l)
     gamma: Optional[float] = None
@@ -329,6 +330,43 @@ class SpeedConfig:
             _require(_is_int(v) and v >= 2, f"measure.speed.{key}", v, "use an integer >= 2")
 
 
+VARIANCE_PAIRS = ("grid", "data")
+
+
+def _numbers(v, lo=0.0):
+    return isinstance(v, (list, tuple)) and len(v) >= 1 and all(
+        isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a) and a >= lo
+        for a in v)
+
+
+@dataclass
+class VarianceConfig:
+    """measure.variance: the estimate's mean squared error at pairs of points over redraws,
+    against its formula (off by default; the formula presets turn it on)."""
+
+    enabled: bool = False
+    #: independent maps (>= 2); the MSE's standard error falls as 1/sqrt(redraws)
+    redraws: int = 1000
+    #: grid: every |x - y| in distances with every |x + y| in sums (lengthscales);
+    #: data: n_pairs random pairs of training points
+    pairs: str = "grid"
+    distances: List[float] = field(default_factory=lambda: [0.25, 0.5, 1.0, 1.5, 2.0, 3.0])
+    sums: List[float] = field(default_factory=lambda: [0.0])
+    n_pairs: int = 20
+
+    def __post_init__(self):
+        _require(_is_int(self.redraws) and self.redraws >= 2, "measure.variance.redraws",
+                 self.redraws, "use an integer >= 2")
+        _require(self.pairs in VARIANCE_PAIRS, "measure.variance.pairs", self.pairs,
+                 f"use one of {', '.join(VARIANCE_PAIRS)}")
+        for key in ("distances", "sums"):
+            v = list(getattr(self, key))
+            _require(_numbers(v), f"measure.variance.{key}", v,
+                     "use a non-empty list of numbers >= 0 (lengthscales), e.g. [0.5,1,2]")
+        _require(_is_int(self.n_pairs) and self.n_pairs >= 1, "measure.variance.n_pairs",
+                 self.n_pairs, "use an integer >= 1")
+
+
 @dataclass
 class MeasureConfig:
     approximation: ApproximationConfig = field(default_factory=ApproximationConfig)
@@ -336,6 +374,7 @@ class MeasureConfig:
     learning: LearningConfig = field(default_factory=LearningConfig)
     speed: SpeedConfig = field(default_factory=SpeedConfig)
     timing: TimingConfig = field(default_factory=TimingConfig)
+    variance: VarianceConfig = field(default_factory=VarianceConfig)
 
 
 SGD_LOSSES = {

@@ -25,7 +25,7 @@ from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
 from .features import feature_map_class
-from .kernels import Kernel, make_kernel
+from .kernels import Kernel, data_rule, make_kernel
 from .memory import Need, Plan
 from .measure import MEASUREMENTS
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
@@ -59,7 +59,10 @@ ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}, ("kernel", 
               ("model", "cg_max_iter"): 200, ("model", "precond_rank"): None,
               ("backend",): dict(name="local", address=None, workers=2, threads_per_worker=1),
               ("D_unit",): "output", ("dataset", "split"): "random",
-              ("measure", "approximation", "redraws"): 1}
+              ("measure", "approximation", "redraws"): 1,
+              ("measure", "variance"): dict(enabled=False, redraws=1000, pairs="grid",
+                                            distances=[0.25, 0.5, 1.0, 1.5, 2.0, 3.0],
+                                            sums=[0.0], n_pairs=20)}
 
 
 def _legacy_spelling(d):
@@ -295,15 +298,18 @@ def run_plan(ctx, enabled):
     enabled measurement's needs, each a phase of its own."""
     conf, data = ctx.cfg, ctx.data
     plan = Plan()
-    if conf.kernel.lengthscale == "median":
+    if data_rule(conf.kernel.lengthscale) is not None:
         d, n = data.d, ctx.n_train
+
+        knn = data_rule(conf.kernel.lengthscale)[0] == "knn"
 
         def median_bytes(v):
             m = min(n, v["kernel.median_subsample"])
-            return 8.0 * (m * m / 2 + m * d)
+            return 8.0 * (m * m * (2.5 if knn else 0.5) + m * d)  # knn: the square matrix
 
-        plan.add("median", [Need("the median lengthscale (pairwise distances of "
-                                 "kernel.median_subsample training points)", median_bytes,
+        plan.add("median", [Need(f"the {conf.kernel.lengthscale} lengthscale (pairwise "
+                                 "distances of kernel.median_subsample training points)",
+                                 median_bytes,
                                  {"kernel.median_subsample": (conf.kernel.median_subsample, 2)})])
     if ctx.map_cls.sparse_output:
         key, total, n_train_of = ctx.rows_key()

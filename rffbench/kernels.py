@@ -16,11 +16,13 @@ matern (nu)    2^(1-nu)/Gamma(nu) (sqrt(2 nu) r/l)^nu  z sqrt(2 nu / g) / l,    
 Note the swap: the *Laplacian* kernel has Cauchy frequencies, the *Cauchy*
 kernel Laplace frequencies.
 
-``lengthscale`` is a positive number or ``"median"`` (the default, in Python
+``lengthscale`` is a positive number, ``"median"`` (the default, in Python
 as on the command line): the median pairwise distance, in the kernel's own
 metric (L1 for ``laplacian``, L2 otherwise), of a seeded subsample of at most
-``median_subsample`` training points; it is resolved by :meth:`Kernel.fit` into
-``lengthscale_``.  ``gamma`` is scikit-learn's parameter, an alternative to the
+``median_subsample`` training points, or ``"knn<k>"`` (e.g. ``knn50``): the mean
+distance of those points to their k-th nearest neighbour among them (the bandwidth
+rule of Yu et al. 2016's ORF experiments: k = 50 on 1000 points); a rule is
+resolved by :meth:`Kernel.fit` into ``lengthscale_``.  ``gamma`` is scikit-learn's parameter, an alternative to the
 lengthscale where scikit-learn has the kernel: ``gaussian`` gamma = 1/(2 l^2)
 (``rbf_kernel``, ``RBFSampler``), ``laplacian`` gamma = 1/l
 (``laplacian_kernel``); giving both gamma and a numeric lengthscale is an error.
@@ -67,29 +69,38 @@ def _as_float_2d(X, name="X"):
 LENGTHSCALE_RANGE = (1e-100, 1e100)
 
 
+def data_rule(ls):
+    """("median", None) or ("knn", k) for a lengthscale resolved from the data, else None."""
+    if ls == "median":
+        return "median", None
+    if isinstance(ls, str) and ls.startswith("knn") and ls[3:].isdigit() and int(ls[3:]) >= 1:
+        return "knn", int(ls[3:])
+    return None
+
+
 def check_lengthscale(ls, median_of=None):
-    """'median' or a float in ``LENGTHSCALE_RANGE`` (numeric strings accepted);
+    """'median', 'knn<k>' or a float in ``LENGTHSCALE_RANGE`` (numeric strings accepted);
     ConfigError otherwise.  ``median_of`` (a description of the data) marks a
-    lengthscale that the median heuristic resolved.
+    lengthscale that a data rule resolved.
 
     The one rule for ``kernel.lengthscale``, used by the config and by Kernel.fit."""
-    if isinstance(ls, str) and ls != "median":
+    if isinstance(ls, str) and data_rule(ls) is None:
         try:
             ls = float(ls)
         except ValueError:
             pass
-    if ls == "median":
+    if data_rule(ls) is not None:
         return ls
     lo, hi = LENGTHSCALE_RANGE
     if not isinstance(ls, numbers.Real) or isinstance(ls, bool) or not math.isfinite(ls) \
             or not lo <= ls <= hi:
         if median_of is not None:
-            raise DataError(f"kernel.lengthscale='median' resolved to {ls:.3g}, the median "
-                            f"distance of {median_of}, outside {lo:g}..{hi:g} (where the "
+            raise DataError(f"kernel.lengthscale resolved to {ls:.3g} on {median_of}, "
+                            f"outside {lo:g}..{hi:g} (where the "
                             "kernel's squares and inverses stay in float64's range); rescale "
                             "the data (e.g. dataset.scale=standardize)")
         raise ConfigError(f"kernel.lengthscale={ls!r} is not allowed: use a number in "
-                          f"{lo:g}..{hi:g} or 'median'")
+                          f"{lo:g}..{hi:g}, 'median' or 'knn<k>' (e.g. knn50)")
     return float(ls)
 
 
@@ -146,15 +157,19 @@ class Kernel(BaseEstimator):
             if not lo <= ls <= hi:
                 raise ConfigError(f"kernel.gamma={self.gamma!r} is not allowed: it is a "
                                   f"lengthscale of {ls:.3g}, outside {lo:g}..{hi:g}")
-        if ls == "median":
+        rule = data_rule(ls) if self.gamma is None else None
+        if rule is not None:
             if X is None:
-                raise RuntimeError(f"{self.name} kernel with lengthscale='median' must be fit "
+                raise RuntimeError(f"{self.name} kernel with lengthscale={ls!r} must be fit "
                                    "on data first")
             X = X if sp.issparse(X) else np.asarray(X)
             n = X.shape[0]
-            if n < 2:
-                raise DataError(f"kernel.lengthscale='median' needs at least 2 points, got {n} "
-                                "sample(s); give a numeric lengthscale or gamma")
+            need = 2 if rule[0] == "median" else rule[1] + 1
+            if n < need or (rule[0] == "knn" and self.median_subsample < need):
+                raise DataError(f"kernel.lengthscale={ls!r} needs at least {need} points, got "
+                                f"{min(n, self.median_subsample)} (the training rows, at most "
+                                "kernel.median_subsample); give a numeric lengthscale or gamma"
+                                " or a smaller k")
             rng = np.random.default_rng(self.random_state)
             if n > self.median_subsample:
                 X = X[np.sort(rng.choice(n, self.median_subsample, replace=False))]
@@ -162,12 +177,18 @@ class Kernel(BaseEstimator):
             self.check_domain(X, "the training data")
             dist = pdist(self.warp(X).astype(np.float64),
                          metric="cityblock" if self.metric == "l1" else "euclidean")
-            med = float(np.median(dist))
-            if not med > 0:
-                raise DataError("kernel.lengthscale='median' is 0: the data has (almost) "
+            if rule[0] == "median":
+                value = float(np.median(dist))
+            else:  # the mean over the points of the distance to their k-th nearest neighbour
+                from scipy.spatial.distance import squareform
+
+                sq = squareform(dist)
+                value = float(np.mean(np.partition(sq, rule[1], axis=1)[:, rule[1]]))
+            if not value > 0:
+                raise DataError(f"kernel.lengthscale={ls!r} is 0: the data has (almost) "
                                 "only duplicate points; set kernel.lengthscale to a number")
             self.lengthscale_ = check_lengthscale(
-                med, median_of=f"{X.shape[0]} training points")
+                value, median_of=f"{X.shape[0]} training points ({ls})")
         else:
             self.lengthscale_ = ls
         return self
@@ -631,7 +652,7 @@ def kernel_with(kernel, lengthscale=None, gamma=None):
     k = clone(make_kernel(kernel))
     given = {n: v for n, v in (("lengthscale", lengthscale), ("gamma", gamma)) if v is not None}
     if given:
-        if isinstance(kernel, Kernel) and (kernel.lengthscale != "median"
+        if isinstance(kernel, Kernel) and (data_rule(kernel.lengthscale) is None
                                            or kernel.gamma is not None):
             raise ConfigError(f"{', '.join(f'{n}={v!r}' for n, v in given.items())} given to the "
                               f"estimator and lengthscale={kernel.lengthscale!r}, gamma="

@@ -22,6 +22,8 @@ ERROR_FILE = "error.txt"
 TRIALS_FILE = "bounds_trials.csv"
 #: per-redraw values of the approximation measurement (measure.approximation.redraws > 1)
 REDRAWS_FILE = "approximation_redraws.csv"
+#: per-pair values of the variance measurement
+VARIANCE_FILE = "variance_pairs.csv"
 #: bump when the columns or the meaning of a metric change (3: cpu and blas columns; records
 #: of a sweep live in runs/<run_id>/ next to config.json)
 SCHEMA_VERSION = 3

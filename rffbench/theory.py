@@ -341,3 +341,92 @@ def error_bound(D, delta, *, d, diam, kernel="gaussian", lengthscale=1.0, featur
         rows.append(dict(method=b.method, kind="uniform" if b.uniform else "pointwise",
                          eps_bound=eps, note=note))
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------
+# pointwise mean squared errors of other estimators (the variance measurement)
+# --------------------------------------------------------------------------
+def chi_cos_mean(t, d):
+    """E cos(s t) for s ~ chi_d (the length of a d-dimensional standard normal vector):
+    sum_k (-t^2 / 2)^k (d/2)_k / (k! (1/2)_k) = 1F1(d/2; 1/2; -t^2/2), evaluated as
+    e^{-t^2/2} 1F1((1 - d)/2; 1/2; t^2/2) (Kummer's transformation: no cancellation)."""
+    import numpy as np
+    from scipy.special import hyp1f1
+
+    t = np.asarray(t, dtype=np.float64)
+    return np.exp(-0.5 * t * t) * hyp1f1(0.5 * (1 - d), 0.5, 0.5 * t * t)
+
+
+def orf_pair_covariance(z, d, nodes=48):
+    """Cov[cos(w_1.delta), cos(w_2.delta)] for two rows of one orthogonal block of ORF (Yu
+    et al. 2016) for the Gaussian kernel at |delta| / l = z in R^d: w_i = s_i q_i / l with
+    q_1, q_2 orthonormal (Haar) and s_i ~ chi_d independent.
+
+    Derived here: (q_1.u, q_2.u) for a unit u has the law of the first two coordinates
+    (u_1, u_2) of a uniform point of the sphere S^{d-1}, whose density on the unit disk is
+    proportional to (1 - r^2)^{(d-4)/2}; averaging over s_i first gives
+    E[psi(z u_1) psi(z u_2)] - exp(-z^2), psi = :func:`chi_cos_mean`.  Computed with
+    Gauss-Jacobi nodes in t = r^2 (exact for the weight (1 - t)^{(d-4)/2}) and the
+    trapezoid rule in the angle (spectrally accurate: periodic).  Its leading term in 1/d
+    is -exp(-z^2) z^4 / (2 d), the reduction Yu et al.'s Theorem 1 gives (checked: within
+    3% at d = 64 for z in 0.5..2).  d >= 2 (d = 2: the circle)."""
+    import numpy as np
+    from scipy.special import roots_jacobi
+
+    if d < 2:
+        raise ValueError(f"d={d}: one direction has no orthogonal partner")
+    phi = np.linspace(0.0, 2.0 * np.pi, 4 * nodes, endpoint=False)
+    if d == 2:
+        r, w = np.array([1.0]), np.array([1.0])
+    else:
+        # t = r^2 on [0, 1], weight (1 - t)^a, a = (d - 4) / 2; Jacobi on [-1, 1]: (1-x)^a (1+x)^0
+        x, wx = roots_jacobi(nodes, 0.5 * (d - 4), 0.0)
+        r, w = np.sqrt((x + 1) / 2), wx / wx.sum()
+    R, P = np.meshgrid(r, phi, indexing="ij")
+    f = chi_cos_mean(z * R * np.cos(P), d) * chi_cos_mean(z * R * np.sin(P), d)
+    return float(np.sum(w[:, None] * f) / phi.size) - math.exp(-z * z)
+
+
+def orf_variance(z, n_freq, d):
+    """Var of the ORF cos/sin-pair estimate (1/m) sum_i cos(w_i.delta) of the Gaussian kernel
+    at |delta| / l = z: m = n_freq frequencies in blocks of d orthogonal rows (the last
+    block partial), blocks independent:
+
+        (m V_1 + sum_blocks b (b - 1) C(z)) / m^2,  V_1 = (1 - exp(-z^2))^2 / 2,
+
+    C = :func:`orf_pair_covariance` (V_1 / m is the i.i.d. rff_pairs variance)."""
+    v1 = 0.5 * (1.0 - math.exp(-z * z)) ** 2
+    blocks = [d] * (n_freq // d) + ([n_freq % d] if n_freq % d else [])
+    pairs = sum(b * (b - 1) for b in blocks)
+    c = orf_pair_covariance(z, d) if pairs else 0.0
+    return (n_freq * v1 + pairs * c) / n_freq ** 2
+
+
+def estimate_mse(features, kernel, x, y, D, **params):
+    """The exact mean squared error (= variance: these estimators are unbiased) of the map
+    ``features`` with output dimension D for the fitted ``kernel`` at the pair (x, y), or
+    None where rffbench knows no formula.  The i.i.d. families (``rff``, ``pairs``):
+    Sutherland & Schneider 2015; ``positive`` (Gaussian kernel): D Var = exp(4 u.v) - k^2,
+    u = x / l, v = y / l (Choromanski et al. 2021, Lemma 2); ``orf`` with cos/sin pairs
+    and orthogonal blocks (Gaussian kernel): :func:`orf_variance`."""
+    import numpy as np
+
+    from .features import FEATURE_MAPS
+
+    cls = FEATURE_MAPS.get_or_raise(features)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if not kernel.shift_invariant:
+        return None
+    if cls.variance in VARIANCE_TERMS:
+        delta = x - y
+        return float(VARIANCE_TERMS[cls.variance](kernel.k_of_delta(delta),
+                                                  kernel.k_of_delta(2.0 * delta)) / D)
+    if kernel.name != "gaussian":
+        return None
+    l = kernel.ls
+    if features == "positive":  # exp(4 u.v) - k^2 >= 0; rounding can leave -1e-16
+        return max(0.0, float(positive_variance(x / l, y / l) / D))
+    if features == "orf" and params.get("pairs", True) and params.get("layout",
+                                                                       "blocks") == "blocks":
+        return orf_variance(float(np.linalg.norm(x - y)) / l, D // 2, x.size)
+    return None

@@ -9,7 +9,7 @@
 The name matches the config block ``measure.<name>``; a run calls every block
 whose ``enabled`` is true, in this order.
 """
-from . import approximation, bounds, learning, speed, timing
+from . import approximation, bounds, learning, speed, timing, variance
 
 MEASUREMENTS = {
     "approximation": approximation,
@@ -17,4 +17,5 @@ MEASUREMENTS = {
     "learning": learning,
     "speed": speed,
     "timing": timing,
+    "variance": variance,
 }
