@@ -167,9 +167,10 @@ class Kernel(BaseEstimator):
             need = 2 if rule[0] == "median" else rule[1] + 1
             if n < need or (rule[0] == "knn" and self.median_subsample < need):
                 raise DataError(f"kernel.lengthscale={ls!r} needs at least {need} points, got "
-                                f"{min(n, self.median_subsample)} (the training rows, at most "
-                                "kernel.median_subsample); give a numeric lengthscale or gamma"
-                                " or a smaller k")
+                                f"{min(n, self.median_subsample)} sample(s) (the training "
+                                "rows, at most kernel.median_subsample); give a numeric "
+                                "lengthscale or gamma" + (" or a smaller k" if rule[0] == "knn"
+                                                          else ""))
             rng = np.random.default_rng(self.random_state)
             if n > self.median_subsample:
                 X = X[np.sort(rng.choice(n, self.median_subsample, replace=False))]

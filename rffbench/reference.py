@@ -8,7 +8,7 @@ jobs.csv stay in the sweep dirs, which are not committed) and writes
 ``results/README.md`` with each preset's question, a link to its page, its
 figures with their captions and its tables.
 
-    python -m rffbench.reference                 # all presets (~12 min on 2 cores)
+    python -m rffbench.reference                 # all presets (~35 min on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table", "quadrature",
-           "speed"]
+           "quadrature_standardized", "sutherland2015", "choromanski2021", "yu2016", "speed"]
 DPI = 80  # committed figures stay small
 
 
@@ -57,7 +57,7 @@ def main(argv=None):
 def write_readme(ref):
     """results/README.md from the summaries in ``ref`` (no runs)."""
     parts = ["# rffbench reference report", "",
-             "Regenerate with `python -m rffbench.reference` (all presets, ~12 min on 2 cores; "
+             "Regenerate with `python -m rffbench.reference` (all presets, ~35 min on 2 cores; "
              "one preset: `--only NAME`). Each section is one preset of `conf/experiment/`, "
              "run as `python run.py -m experiment=NAME`; its self-contained page is "
              "`reference/NAME/index.html`, and the full tables and PDF figures are in "

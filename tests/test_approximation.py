@@ -74,3 +74,29 @@ def test_cross_errors_are_those_of_k_x_y(map_name, kname, rng):
         k, k2 = kernel.k_of_delta(diff), kernel.k_of_delta(2 * diff)
         assert got["expected_rel_fro_error"] == pytest.approx(
             np.sqrt((1 + 0.5 * k2 - k**2).sum() / 120) / np.linalg.norm(K), rel=1e-10)
+
+
+def test_redraws_and_independent_samples_through_a_run():
+    """redraws=R: the records hold the mean over R maps (spread: their sd), the first map is
+    the single-draw run's, every draw is in approximation_redraws.csv; cross=independent:
+    K(X, Y) of two independent samples of n_points / 2 training points."""
+    from conftest import compose_config
+    from rffbench.experiment import run
+    from rffbench.results import REDRAWS_FILE
+
+    common = ["dataset=synthetic", "dataset.n=400", "features=ssr", "D=36", "dataset.d=5",
+              "measure.bounds.enabled=false", "measure.learning.enabled=false",
+              "measure.timing.enabled=false", "measure.approximation.n_points=120",
+              "measure.approximation.cross=independent"]
+    one, _ = run(compose_config(common))
+    many, tables = run(compose_config([*common, "measure.approximation.redraws=6"]))
+    fro = lambda df: df[df.metric == "rel_fro_error"].iloc[0]  # noqa: E731
+    draws = tables[REDRAWS_FILE]
+    v = draws[draws.metric == "rel_fro_error"].sort_values("redraw").value.to_numpy()
+    assert len(v) == 6 and v[0] == pytest.approx(fro(one).value, rel=1e-12)
+    assert fro(many).value == pytest.approx(v.mean(), rel=1e-12)
+    assert fro(many).spread == pytest.approx(v.std(ddof=1), rel=1e-12)
+    assert fro(many).n_repeats == 6 and len(set(np.round(v, 12))) == 6
+    offs = draws[draws.metric == "kernel_offset"].value
+    assert (offs != 0).all() and "independent samples of 60 training points" in fro(one).note
+    assert "centre term" in fro(one).note

@@ -183,3 +183,28 @@ def test_domain_diameter_refused_when_unknown(tmp_path, capsys):
     assert run_main(cfg, tmp_path) == 2
     err = capsys.readouterr().err.strip()
     assert "measure.bounds.diameter='domain' is not allowed for dataset=wine" in err
+
+
+def test_trials_include_the_maps_constant_term(rng):
+    """The sup error of a trial is that of the kernel estimate Z Z^T + kernel_offset_ (ssr's
+    centre term), against numpy."""
+    from rffbench.features import FEATURE_MAPS
+    from rffbench.kernels import make_kernel
+    from rffbench.measure.bounds import run_trials
+
+    M = rng.uniform(0, 1, size=(40, 3))
+    K = make_kernel("gaussian", lengthscale=0.8).fit(None).gram(M)
+    I, J = np.array([0, 3]), np.array([5, 9])
+
+    def make(r):
+        return FEATURE_MAPS["ssr"](kernel=make_kernel("gaussian", lengthscale=0.8),
+                                   n_components=2 * 4 * 3, random_state=r)
+
+    seeds = np.random.SeedSequence(4).spawn(3)
+    sup, pw = run_trials(make, M, M, K, I, J, seeds, 1)
+    for t, s in enumerate(seeds):
+        f = make(np.random.default_rng(s)).fit(M)
+        assert f.kernel_offset_ != 0
+        E = f.transform(M) @ f.transform(M).T + f.kernel_offset_ - K
+        assert sup[t] == pytest.approx(np.abs(E).max(), rel=1e-12)
+        np.testing.assert_allclose(pw[t], E[I, J], rtol=1e-10, atol=1e-14)

@@ -67,6 +67,33 @@ def test_every_group_option_composes(group, names):
     (["measure.bounds.diameter=ball"], r"measure.bounds.diameter='ball' is not allowed"),
     (["kernel.name=rbf"], r"kernel.name='rbf' is not allowed: use one of gaussian, laplacian"),
     (["features.name=fast"], r"features.name='fast' is not allowed: use one of rff"),
+    # the protocol keys (issue: reproduce the papers)
+    (["dataset.standardize=false"], r"dataset.standardize=False is not allowed: it was "
+                                    r"replaced by dataset.scale"),
+    (["dataset.scale=unit"], r"dataset.scale='unit' is not allowed: use one of standardize, "
+                             r"max, none"),
+    (["dataset.split=first"], r"dataset.split='first' is not allowed: use one of random, "
+                              r"ordered"),
+    (["D_unit=features"], r"D_unit='features' is not allowed: use one of output, frequencies"),
+    (["measure.approximation.cross=both"], r"measure.approximation.cross='both' is not "
+                                           r"allowed: use false, halves, independent"),
+    (["measure.approximation.redraws=0"], r"measure.approximation.redraws=0 is not allowed"),
+    (["report.center=mode"], r"report.center='mode' is not allowed: use one of median, mean"),
+    (["kernel.lengthscale=knn0"], r"kernel.lengthscale='knn0' is not allowed: use a number in "
+                                  r"1e-100..1e\+100, 'median' or 'knn<k>'"),
+    (["measure.variance.redraws=1"], r"measure.variance.redraws=1 is not allowed"),
+    (["measure.variance.pairs=all"], r"measure.variance.pairs='all' is not allowed"),
+    (["measure.variance.distances=[]"], r"measure.variance.distances=\[\] is not allowed"),
+    (["measure.variance.sums=[-1]"], r"measure.variance.sums=\[-1.0\] is not allowed"),
+    (["kernel=arccos1", "features=orf", "features.pairs=true"],
+     r"features.pairs=True is not allowed with kernel=arccos1: cos/sin pairs"),
+    (["features=orf", "+features.params.layout=spiral"],
+     r"features.params.layout='spiral' is not allowed: use one of blocks, frame"),
+    (["features=ssr", "+features.params.radius=node"],
+     r"features.params.radius='node' is not allowed: use one of vertex, rule"),
+    (["features=ssr", "+features.params.centre=maybe"],
+     r"features.params.centre='maybe' is not allowed: use true or false"),
+    (["features=qmc", "features.sequence=sobel"], r"features.sequence='sobel' is not allowed"),
 ])
 def test_bad_values_are_one_line_config_errors(overrides, match):
     with pytest.raises(ConfigError, match=match) as exc:
@@ -79,3 +106,40 @@ def test_unknown_group_option_fails_at_compose():
 
     with pytest.raises(MissingConfigException, match="dataset/nope"):
         compose_config(["dataset=nope"])
+
+
+def test_protocol_keys_compose():
+    conf = validate(compose_config(["dataset.scale=max", "dataset.split=ordered", "D_unit=frequencies",
+                                    "measure.approximation.cross=true",
+                                    "measure.approximation.redraws=7", "report.center=mean",
+                                    "kernel.lengthscale=knn50"]))
+    assert conf.dataset.scale == "max" and conf.dataset.split == "ordered"
+    assert conf.measure.approximation.cross == "halves"  # true is the old spelling of halves
+    assert conf.measure.approximation.redraws == 7 and conf.report.center == "mean"
+    assert conf.kernel.lengthscale == "knn50" and conf.D_unit == "frequencies"
+
+
+@pytest.mark.parametrize("features,kernel,n_freq,D", [
+    ("rff", "gaussian", 100, 100), ("rff_pairs", "gaussian", 100, 200),
+    ("orf", "gaussian", 100, 200), ("orf", "arccos0", 100, 100), ("ssr", "gaussian", 34, 68),
+    ("ssr", "arccos1", 34, 34), ("arccos", "arccos1", 50, 50), ("qmc", "arccos0", 30, 30)])
+def test_frequencies_unit_sets_the_output_dimension_per_map(features, kernel, n_freq, D):
+    conf = validate(compose_config([f"features={features}", f"kernel={kernel}", f"D={n_freq}",
+                                    "D_unit=frequencies"]))
+    assert conf.output_dim(16) == D
+    from rffbench.features import FEATURE_MAPS
+
+    assert FEATURE_MAPS[features].n_freq_for(D, kernel) == n_freq
+
+
+def test_run_ids_of_configs_written_before_the_new_keys_do_not_move():
+    """Ids computed by the rffbench before dataset.scale, D_unit, redraws, measure.variance
+    and report (commit bedfce6): a sweep made then still resumes."""
+    from rffbench.experiment import run_id
+
+    for overrides, rid in (([], "c3a24dd5baf5"), (["dataset=synthetic"], "7bee29e01f11"),
+                           (["measure.approximation.cross=true"], "58e1bde5cf0c"),
+                           (["measure.approximation.cross=halves"], "58e1bde5cf0c"),
+                           (["report.center=mean"], "c3a24dd5baf5")):
+        assert run_id(validate(compose_config(overrides))) == rid, overrides
+    assert run_id(validate(compose_config(["dataset.scale=max"]))) != "c3a24dd5baf5"

@@ -175,3 +175,25 @@ def test_mlbench_missing_files_say_how_to_get_them(tmp_path):
     with pytest.raises(DataError, match=r"dataset=letter: LetterRecognition.rda not found in "
                                         r".*apt-get download r-cran-mlbench"):
         load_dataset(DatasetConfig(name="letter", path=str(tmp_path)))
+
+
+# ---- the papers' protocols: scale by the global maximum, the first rows -------------------
+def test_scale_max_and_ordered_split(tmp_path, rng):
+    """split=ordered: the first (1 - test_size) rows train, the rest test, in the file's order;
+    scale=max: every value divided by the training rows' largest |value| (one number)."""
+    X = rng.integers(0, 16, size=(40, 3)).astype(float)
+    y = (X[:, 0] > 7).astype(int)
+    path = _write_xy(tmp_path, X, y)["npz"]
+    d = load_dataset(cfg(name="file", path=str(path), split="ordered", scale="max",
+                         test_size=0.25), seed=5)
+    peak = np.abs(X[:30]).max()
+    np.testing.assert_array_equal(d.X_train, X[:30] / peak)
+    np.testing.assert_array_equal(d.X_test, X[30:] / peak)  # the training rows' maximum
+    np.testing.assert_array_equal(d.y_train, y[:30])
+    assert any("rows 1..30 train, 31..40 test" in n for n in d.notes)
+    e = load_dataset(cfg(name="file", path=str(path), split="ordered", scale="none",
+                         n_max=20, test_size=0.5), seed=9)
+    np.testing.assert_array_equal(e.X_train, X[:10])  # n_max: the first 20 rows
+    np.testing.assert_array_equal(e.X_test, X[10:20])
+    s = load_dataset(cfg(name="file", path=str(path), scale="standardize"), seed=0)
+    assert abs(float(s.X_train.mean())) < 1e-12  # z-scores, as before

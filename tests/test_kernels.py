@@ -107,3 +107,21 @@ def test_bad_nu_and_unknown_kernel():
         make_kernel("matern", nu=2.0).fit(None)
     with pytest.raises(ConfigError, match="kernel='rbf' is not allowed: use one of gaussian"):
         make_kernel("rbf")
+
+
+def test_knn_lengthscale_is_the_mean_distance_to_the_kth_neighbour(rng):
+    """kernel.lengthscale=knn<k> (Yu et al. 2016's bandwidth rule, k = 50): the mean over the
+    (subsampled) points of the distance to their k-th nearest neighbour among them."""
+    from scipy.spatial.distance import cdist
+
+    from rffbench.errors import DataError
+    from rffbench.kernels import make_kernel
+
+    X = rng.normal(size=(300, 5))
+    ref = np.mean(np.sort(cdist(X, X), axis=1)[:, 50])  # column 0 is the point itself
+    assert make_kernel("gaussian", lengthscale="knn50").fit(X).ls == pytest.approx(ref, rel=1e-12)
+    k = make_kernel("gaussian", lengthscale="knn5", median_subsample=100).fit(X)
+    sub = X[np.sort(np.random.default_rng(0).choice(300, 100, replace=False))]
+    assert k.ls == pytest.approx(np.mean(np.sort(cdist(sub, sub), axis=1)[:, 5]), rel=1e-12)
+    with pytest.raises(DataError, match=r"kernel.lengthscale='knn50' needs at least 51 points"):
+        make_kernel("gaussian", lengthscale="knn50").fit(X[:30])

@@ -418,3 +418,34 @@ def test_colors_are_distinct_for_many_lines():
     for n in (3, 10, 14, 25, 40):
         cols = figures.colors_for([f"m{i}" for i in range(n)])
         assert len(set(cols.values())) == n, n
+
+
+def test_report_center_mean_summarises_seeds_by_mean_and_t_interval():
+    """report.center=mean (papers that report means): the point is the mean over the seeds,
+    the band its 95% t interval; the default stays median and min-max."""
+    import pandas as pd
+    from scipy.stats import t
+
+    from rffbench.report.grouping import pooled_text, summarising, summary
+
+    v = [1.0, 2.0, 6.0]
+    assert summary(v) == (2.0, 1.0, 6.0)
+    with summarising("mean"):
+        m, lo, hi = summary(v)
+        half = t.ppf(0.975, 2) * np.std(v, ddof=1) / np.sqrt(3)
+        assert (m, lo, hi) == pytest.approx((3.0, 3.0 - half, 3.0 + half))
+        rows = pd.DataFrame(dict(run_id=["a", "b", "c"], seed=[0, 1, 2], D=[8, 8, 8]))
+        assert pooled_text(rows, ["D"]).startswith("mean over the seeds")
+        assert "95% t interval" in pooled_text(rows, ["D"])
+    assert summary(v)[0] == 2.0  # the block ends: median again
+
+
+def test_old_spellings_are_read_in_the_new_ones():
+    from rffbench.report.grouping import with_added_defaults
+
+    old = with_added_defaults({"dataset.standardize": False, "measure.approximation.cross": True})
+    assert old["dataset.scale"] == "none" and old["measure.approximation.cross"] == "halves"
+    assert "dataset.standardize" not in old
+    new = with_added_defaults({"dataset.standardize": None, "dataset.scale": "max"})
+    assert new["dataset.scale"] == "max" and "dataset.standardize" not in new
+    assert with_added_defaults({})["measure.variance.distances"].startswith("[")  # as JSON

@@ -212,3 +212,16 @@ print(before, rss(), X.shape[0])
     # the file is 256 MB; the loading pass and the read keep blocks of 8 MB and the
     # targets (16 MB)
     assert float(after) - float(before) < 80, (before, after)
+
+
+def test_ordered_split_and_max_scale_streamed_as_in_memory(files):
+    """split=ordered: the first rows train, the last test_size of them test, across split
+    blocks; scale=max divides by the training rows' largest |value|."""
+    data = _load(files["npy"], split="ordered", scale="max", test_size=0.2, n_max=100_000)
+    X = files["X"]
+    peak = np.abs(X[:80_000]).max()
+    assert data.X_train.shape == (80_000, D_IN) and data.X_test.shape == (20_000, D_IN)
+    np.testing.assert_allclose(data.X_train[:], X[:80_000] / peak, rtol=1e-15)
+    np.testing.assert_allclose(data.X_test[:], X[80_000:100_000] / peak, rtol=1e-15)
+    np.testing.assert_array_equal(data.y_train, files["y"][:80_000])
+    assert any("rows 1..80000 train" in n for n in data.notes)

@@ -1,6 +1,8 @@
-"""Bound formulas: hand-computed values, monotonicity, inversion round-trips."""
+"""Bound formulas: hand-computed values, monotonicity, inversion round-trips; the exact
+ORF variance and the pointwise MSE formulas against Monte Carlo."""
 import math
 
+import numpy as np
 import pytest
 
 from rffbench import theory as th
@@ -108,3 +110,64 @@ def test_sriperumbudur_szabo_decreases_like_one_over_sqrt_m():
 def test_invert_bound_rejects_bad_delta():
     with pytest.raises(ValueError, match="delta"):
         th.invert_bound(lambda e: 0.0, 1.5)
+
+
+# ---- the exact ORF variance (derived here) and the MSE formulas of the variance measurement
+def test_chi_cos_mean_is_the_chi_characteristic_function(rng):
+    from rffbench.theory import chi_cos_mean
+
+    for d in (1, 3, 16, 64):
+        s = np.sqrt(rng.chisquare(d, size=400_000))
+        for t in (0.1, 0.5, 1.3):
+            mc = np.cos(s * t)
+            assert chi_cos_mean(t, d) == pytest.approx(mc.mean(), abs=5 * mc.std() / 632)
+    # a d-dimensional Gaussian's direction averages it back to exp(-t^2 / 2) (d = 1: s = |z|)
+    assert chi_cos_mean(0.7, 1) == pytest.approx(np.exp(-0.245), rel=1e-12)
+
+
+@pytest.mark.parametrize("d,m,z", [(3, 3, 1.2), (6, 6, 0.8), (6, 9, 1.5), (16, 8, 2.0)])
+def test_orf_variance_matches_the_orf_map_over_redraws(d, m, z):
+    """Var of the ORF pair estimate (the map's own redraws) against theory.orf_variance, within
+    5 standard errors of a sample variance; and below the i.i.d. rff_pairs variance."""
+    from rffbench.features import FEATURE_MAPS
+    from rffbench.kernels import make_kernel
+    from rffbench.theory import orf_variance
+
+    rng = np.random.default_rng(d * 100 + m)
+    x = rng.normal(size=d)
+    u = rng.normal(size=d)
+    y = x + z * 1.3 * u / np.linalg.norm(u)  # lengthscale 1.3
+    P = np.vstack([x, y])
+    R = 6000
+    est = np.empty(R)
+    for r in range(R):
+        Z = FEATURE_MAPS["orf"](kernel=make_kernel("gaussian", lengthscale=1.3),
+                                n_components=2 * m, random_state=r).fit(P).transform(P)
+        est[r] = Z[0] @ Z[1]
+    s2 = est.var(ddof=1)
+    c = est - est.mean()
+    se = np.sqrt((np.mean(c ** 4) - s2 ** 2) / R)
+    want = orf_variance(z, m, d)
+    assert abs(s2 - want) <= 5 * se, (s2, want, se)
+    assert want < 0.5 * (1 - np.exp(-z * z)) ** 2 / m  # ORF beats i.i.d.
+
+
+def test_estimate_mse_formulas():
+    from rffbench.kernels import make_kernel
+    from rffbench.theory import VARIANCE_TERMS, estimate_mse, orf_variance, positive_variance
+
+    k = make_kernel("gaussian", lengthscale=1.7).fit(None)
+    x, y = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.4, -0.1])
+    kk, k2 = k.k_of_delta(x - y), k.k_of_delta(2 * (x - y))
+    assert estimate_mse("rff", k, x, y, 64) == pytest.approx(VARIANCE_TERMS["rff"](kk, k2) / 64)
+    assert estimate_mse("rff_pairs", k, x, y, 64) == pytest.approx(
+        VARIANCE_TERMS["pairs"](kk, k2) / 64)
+    assert estimate_mse("positive", k, x, y, 64) == pytest.approx(
+        positive_variance(x / 1.7, y / 1.7) / 64)
+    assert estimate_mse("orf", k, x, y, 64) == pytest.approx(
+        orf_variance(np.linalg.norm(x - y) / 1.7, 32, 3))
+    assert estimate_mse("orf", k, x, y, 64, layout="frame") is None
+    assert estimate_mse("ssr", k, x, y, 64) is None
+    assert estimate_mse("positive", k, x, -x, 64) == 0.0  # exact at x = -y, never < 0
+    assert estimate_mse("rff", make_kernel("arccos1", lengthscale=1.0).fit(None), x, y, 64) \
+        is None

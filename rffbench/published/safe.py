@@ -2,8 +2,10 @@
 
 ``pickle.load`` on a file from the internet can run anything: a pickle names callables
 (``os.system``) and calls them.  :func:`load_arrays` reads only what a pickle of numpy
-arrays in plain containers needs: the three numpy names that rebuild an array
-(``_reconstruct``, ``ndarray``, ``dtype``, each wrapped and checked) and the pickle
+arrays in plain containers needs: the numpy names that rebuild an array
+(``_reconstruct`` with ``ndarray``, or protocol 5's ``_frombuffer``, and ``dtype``, each
+wrapped and checked; numeric numpy scalars; protocol 2's ``_codecs.encode`` of latin-1
+text into bytes) and the pickle
 protocol's own dicts, lists, tuples, strings and numbers.  Any other name, a persistent
 id, an object dtype or a non-array object in the result is refused with
 :class:`UnsafePickleError` before it can be called.
@@ -15,9 +17,12 @@ import pickle
 
 import numpy as np
 
-#: where numpy pickles point for the array rebuilder (numpy < 2 and >= 2)
+#: where numpy pickles point for the array rebuilder (numpy < 2 and >= 2), and for the
+#: buffer-based one of pickle protocol 5
 _RECONSTRUCT = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray",
                                                              "_reconstruct")}
+_FROMBUFFER = {("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer")}
+_SCALAR = {("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar")}
 #: what a result may hold
 _PLAIN = (dict, list, tuple, str, bytes, int, float, bool, type(None))
 
@@ -44,6 +49,32 @@ def _reconstruct(subtype, shape, dtype_code):
     return np.ndarray.__new__(np.ndarray, shape, "b")
 
 
+def _frombuffer(buf, dtype, shape, order):
+    if not isinstance(dtype, np.dtype) or dtype.hasobject or dtype.kind not in "biufc":
+        raise UnsafePickleError(f"refused: _frombuffer with dtype {dtype!r}")
+    if not isinstance(buf, (bytes, bytearray, pickle.PickleBuffer)):
+        raise UnsafePickleError(f"refused: _frombuffer of a {type(buf).__name__}")
+    if not (isinstance(shape, tuple) and all(isinstance(n, int) and n >= 0 for n in shape)
+            and order in ("C", "F")):
+        raise UnsafePickleError(f"refused: _frombuffer with shape {shape!r}, order {order!r}")
+    return np.frombuffer(bytes(buf), dtype=dtype).reshape(shape, order=order).copy()
+
+
+def _scalar(dtype, data=None):
+    """numpy scalars: multiarray.scalar(dtype, raw bytes)."""
+    if not isinstance(dtype, np.dtype) or dtype.hasobject or dtype.kind not in "biufc" \
+            or not isinstance(data, bytes) or len(data) != dtype.itemsize:
+        raise UnsafePickleError(f"refused: a numpy scalar of dtype {dtype!r}")
+    return np.frombuffer(data, dtype=dtype)[0]
+
+
+def _latin1_bytes(text, encoding):
+    """Protocol 2 writes bytes as _codecs.encode(text, "latin1")."""
+    if not isinstance(text, str) or encoding != "latin1":
+        raise UnsafePickleError(f"refused: _codecs.encode({type(text).__name__}, {encoding!r})")
+    return text.encode("latin1")
+
+
 def _dtype(spec, *args):
     if not isinstance(spec, str):
         raise UnsafePickleError(f"refused: dtype({spec!r})")
@@ -59,10 +90,16 @@ class ArraysOnlyUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _RECONSTRUCT:
             return _reconstruct
+        if (module, name) in _FROMBUFFER:
+            return _frombuffer
         if (module, name) == ("numpy", "ndarray"):
             return _NDARRAY
         if (module, name) == ("numpy", "dtype"):
             return _dtype
+        if (module, name) == ("_codecs", "encode"):
+            return _latin1_bytes
+        if (module, name) in _SCALAR:
+            return _scalar
         raise UnsafePickleError(f"refused: the pickle names {module}.{name}; only numpy "
                                 "arrays in dicts, lists and tuples are read")
 
@@ -71,7 +108,7 @@ class ArraysOnlyUnpickler(pickle.Unpickler):
 
 
 def _check(obj, where="the pickle"):
-    if isinstance(obj, np.ndarray):
+    if isinstance(obj, (np.ndarray, np.generic)):
         if obj.dtype.hasobject or obj.dtype.kind not in "biufc":
             raise UnsafePickleError(f"refused: {where} holds an array of dtype {obj.dtype}")
         return
