@@ -93,8 +93,10 @@ def help_text():
     from .models import MODELS
 
     def map_desc(cls):
+        extra = tuple(getattr(cls, "EXTRA_KERNELS", ()))
         kernels = ", ".join(cls.KERNELS) if cls.KERNELS else \
-            "any shift-invariant kernel" if cls.SHIFT_INVARIANT_ONLY else "any kernel"
+            ("any shift-invariant kernel" + (f", {', '.join(extra)}" if extra else "")
+             if cls.SHIFT_INVARIANT_ONLY else "any kernel")
         fam = f"; bounds: {cls.variance} family" if cls.variance else ""
         return f"{_first_line(cls)} ({kernels}{fam})"
 

@@ -255,9 +255,10 @@ def _bounds_for(features, kernel, d, diam, lengthscale, nu):
 
 def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features="rff_pairs",
                        nu=1.5):
-    """Var[z(x).z(y)] at x - y = ``delta`` (one vector, or rows of them) for D features of
-    the map ``features`` (theory.md section 2); ValueError for a map without an exact
-    variance formula."""
+    """The variance of the kernel estimate z(x).z(y) (+ ``kernel_offset_``, 0 for these
+    i.i.d. families) at x - y = ``delta`` (one vector, or rows of them) for D features of
+    the map ``features`` (Sutherland & Schneider 2015); ValueError for a map without an exact
+    variance formula (:func:`estimate_mse` covers positive and orf too)."""
     import numpy as np
 
     from .features import FEATURE_MAPS
@@ -277,13 +278,14 @@ def positive_variance(u, v):
     u = x / l, v = y / l: each term exp(w.(u + v) - |u|^2 - |v|^2), w ~ N(0, I), has mean
     k = exp(-|u - v|^2 / 2) and second moment exp(2 |u + v|^2 - 2 |u|^2 - 2 |v|^2) =
     exp(4 u.v), so D Var = exp(4 u.v) - k^2 (rows of u, v).  Unlike the trigonometric maps
-    it depends on u + v, not only on u - v."""
+    it depends on u + v, not only on u - v: as 4 u.v = |u + v|^2 - |u - v|^2, it is
+    k^2 (exp(|u + v|^2) - 1) (Choromanski et al. 2021, Lemma 2), evaluated in that form
+    (expm1: no cancellation, exactly 0 at u = -v, where the estimate is exact)."""
     import numpy as np
 
     u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
-    dot = np.sum(u * v, axis=-1)
-    k = np.exp(-0.5 * np.sum((u - v) ** 2, axis=-1))
-    return np.exp(4.0 * dot) - k * k
+    k2 = np.exp(-np.sum((u - v) ** 2, axis=-1))
+    return k2 * np.expm1(np.sum((u + v) ** 2, axis=-1))
 
 
 def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
@@ -424,8 +426,8 @@ def estimate_mse(features, kernel, x, y, D, **params):
     if kernel.name != "gaussian":
         return None
     l = kernel.ls
-    if features == "positive":  # exp(4 u.v) - k^2 >= 0; rounding can leave -1e-16
-        return max(0.0, float(positive_variance(x / l, y / l) / D))
+    if features == "positive":
+        return float(positive_variance(x / l, y / l) / D)
     if features == "orf" and params.get("pairs", True) and params.get("layout",
                                                                        "blocks") == "blocks":
         return orf_variance(float(np.linalg.norm(x - y)) / l, D // 2, x.size)

@@ -274,6 +274,18 @@ def test_formula_presets_through_run_py(tmp_path):
         ok = z.abs().le(4.0) | (rows.mse_theory.abs() < 1e-12)
         assert ok.all(), rows[~ok]
         assert " pairs agree" in html
+        if shutil.which("chromium"):  # the section, its figure and its table, as rendered
+            from test_report import HTMLPage
+
+            p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                                "--disable-quic", "--no-first-run",
+                                "--disable-background-networking", "--disable-component-update",
+                                "--disable-sync", f"--user-data-dir={tmp_path / 'chr'}",
+                                "--dump-dom", (rep / "index.html").as_uri()],
+                               capture_output=True, text=True, timeout=120)
+            dom = HTMLPage.parse_text(p.stdout)
+            assert p.returncode == 0 and {f"formula_{preset}", f"fig-formula_{preset}"} <= dom.ids
+            assert "lower by the formula" in p.stdout
 
 
 def test_yu2016_preset_ratio_through_run_py(tmp_path):

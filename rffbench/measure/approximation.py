@@ -13,7 +13,7 @@ points), K(X, Y), as the quadrature papers (Munkhoeva et al. 2018) do.
 * ``rel_fro_error``    ||K - K_hat||_F / ||K||_F
 * ``rel_spectral_error`` ||K - K_hat||_2 / ||K||_2  (ARPACK, largest singular value)
 * ``expected_rel_fro_error`` sqrt(E ||K_hat - K||_F^2) / ||K||_F from the exact
-  per-pair variances (Sutherland & Schneider 2015; README "Theory"):
+  per-pair variances (Sutherland & Schneider 2015; rffbench.theory.VARIANCE_TERMS):
   rff: (1 + k(2 delta)/2 - k^2) / D,  rff_pairs: (1 + k(2 delta) - 2 k^2) / D,
   using k(2 delta) = k(2 x, 2 y) for shift-invariant kernels.  It is the RMS
   over redraws, to set beside the observed draws.

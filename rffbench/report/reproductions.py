@@ -387,6 +387,23 @@ def _test_text(zc, n):
             f"{FORMULA_ALPHA:g} over the {n} pairs with a formula (Bonferroni).")
 
 
+def _lower(b, one, other):
+    """(the map with the lower MSE by the formula, as measured: "tie" within the 95% CI of
+    the difference) at one pair of a pivot row ``b`` (mse, mse_se, mse_theory per map)."""
+    by_formula = one if b["mse_theory"][one] < b["mse_theory"][other] else other
+    gap = b["mse"][one] - b["mse"][other]
+    se = math.hypot(b["mse_se"][one], b["mse_se"][other])
+    measured = "tie" if abs(gap) <= 1.96 * se else (one if gap < 0 else other)
+    return by_formula, measured
+
+
+def _cells(b, name, D, label=None):
+    """The table cells of one map at one pair: D x the formula, D x the measured MSE +- 95%."""
+    label = label or name
+    return {f"{label} formula": f"{D * b['mse_theory'][name]:.4g}",
+            f"{label} measured": f"{D * b['mse'][name]:.4g} +- {1.96 * D * b['mse_se'][name]:.2g}"}
+
+
 def _build_ss2015(chk, rows):
     """D MSE against |x - y| / l for rff and rff_pairs at the same D, per kernel."""
     import pandas as pd
@@ -413,22 +430,13 @@ def _build_ss2015(chk, rows):
         for pair, b in both.iterrows():
             if not {"rff", "rff_pairs"} <= set(b["mse"].index):
                 continue
-            f_win = "rff_pairs" if b["mse_theory"]["rff_pairs"] < b["mse_theory"]["rff"] \
-                else "rff"
-            gap = b["mse"]["rff_pairs"] - b["mse"]["rff"]
-            se = math.hypot(b["mse_se"]["rff_pairs"], b["mse_se"]["rff"])
-            m_win = "tie" if abs(gap) <= 1.96 * se else ("rff_pairs" if gap < 0 else "rff")
+            f_win, m_win = _lower(b, "rff_pairs", "rff")
             wins["total"] += 1
             wins["agree"] += m_win in (f_win, "tie")
-            table.append(dict(kernel=kern, D=str(D), **{"|x-y| / l": f"{b['r_minus']['rff']:.3g}",
-                              "k": f"{b['k']['rff']:.4g}",
-                              "rff formula": f"{D * b['mse_theory']['rff']:.4g}",
-                              "rff measured": f"{D * b['mse']['rff']:.4g} +- "
-                                              f"{1.96 * D * b['mse_se']['rff']:.2g}",
-                              "rff_pairs formula": f"{D * b['mse_theory']['rff_pairs']:.4g}",
-                              "rff_pairs measured": f"{D * b['mse']['rff_pairs']:.4g} +- "
-                                                    f"{1.96 * D * b['mse_se']['rff_pairs']:.2g}",
-                              "lower by the formula": f_win, "lower measured": m_win}))
+            table.append({"kernel": kern, "D": str(D), "|x-y| / l": f"{b['r_minus']['rff']:.3g}",
+                          "k": f"{b['k']['rff']:.4g}", **_cells(b, "rff", D),
+                          **_cells(b, "rff_pairs", D), "lower by the formula": f_win,
+                          "lower measured": m_win})
     handles = [proxy(color=colors[f], marker="o", ls="none", label=f"{f}: measured, 95% CI")
                for f in ("rff", "rff_pairs")]
     handles += [proxy(color=colors[f], ls="--", label=f"{f}: exact (Sutherland & Schneider)")
@@ -486,20 +494,11 @@ def _build_lemma2(chk, rows):
         for rp, b in piv.iterrows():
             if not {"positive", "rff_pairs"} <= set(b["mse"].index):
                 continue
-            fw = "positive" if b["mse_theory"]["positive"] < b["mse_theory"]["rff_pairs"] \
-                else "rff_pairs"
-            gap = b["mse"]["positive"] - b["mse"]["rff_pairs"]
-            se = math.hypot(b["mse_se"]["positive"], b["mse_se"]["rff_pairs"])
-            mw = "tie" if abs(gap) <= 1.96 * se else ("positive" if gap < 0 else "rff_pairs")
+            fw, mw = _lower(b, "positive", "rff_pairs")
             table.append({"D": str(D), "|x-y| / l": f"{rm:g}", "|x+y| / l": f"{rp:g}",
-                          "k": f"{b['k']['positive']:.4g}",
-                          "positive formula": f"{D * b['mse_theory']['positive']:.4g}",
-                          "positive measured": f"{D * b['mse']['positive']:.4g} +- "
-                                               f"{1.96 * D * b['mse_se']['positive']:.2g}",
-                          "trig formula": f"{D * b['mse_theory']['rff_pairs']:.4g}",
-                          "trig measured": f"{D * b['mse']['rff_pairs']:.4g} +- "
-                                           f"{1.96 * D * b['mse_se']['rff_pairs']:.2g}",
-                          "lower by the formula": fw, "lower measured": mw})
+                          "k": f"{b['k']['positive']:.4g}", **_cells(b, "positive", D),
+                          **_cells(b, "rff_pairs", D, "trig"), "lower by the formula": fw,
+                          "lower measured": mw})
     handles = [proxy(color=colors[f], marker="o", ls="none", label=f"{f}: measured, 95% CI")
                for f in ("positive", "rff_pairs")]
     handles += [proxy(color=colors["positive"], ls="--", label="positive: exp(4 u.v) - k^2"),
@@ -514,10 +513,10 @@ def _build_lemma2(chk, rows):
     cap = ("D x the mean squared error of the Gaussian kernel's estimate against |x + y| (in "
            "lengthscales), one panel per |x - y|: positive random features (D features) and "
            "trigonometric ones (rff_pairs, D/2 frequencies) at the same D, measured (points, "
-           "95% CI) and Lemma 2's formulas in D units (dashed; at x = -y, |x + y| = 0, the "
-           "positive estimate is exact, MSE 0, not drawn on the log scale) "
-           "(dashed): positive exp(4 u.v) - k^2 = k^2 (exp(|x + y|^2) - 1), trigonometric "
-           f"(1 - k^2)^2. {n_ag} of {n_f} pairs agree.")
+           "95% CI) and Lemma 2's formulas in D units (dashed): positive exp(4 u.v) - k^2 "
+           "= k^2 (exp(|x + y|^2) - 1), trigonometric (1 - k^2)^2. At x = -y (|x + y| = 0) "
+           "the positive estimate is exact (MSE 0, not drawn on the log scale). "
+           f"{n_ag} of {n_f} pairs agree.")
     tbl = Table(f"formula_{chk.key}", "Choromanski et al. 2021, Lemma 2",
                 "D x MSE per pair, formula and measured (95% CI); the lower map by the "
                 "formula and as measured (tie: within the 95% CI of the difference).", frame,
