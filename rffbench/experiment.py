@@ -9,8 +9,6 @@ summary, and turns user errors into one line on stderr and exit code 2.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import logging
 import os
 import sys
@@ -28,6 +26,7 @@ from .features import feature_map_class
 from .kernels import Kernel, data_rule, make_kernel
 from .memory import Need, Plan
 from .measure import MEASUREMENTS
+from .runid import find_run, run_id, stored_disagreement
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
 from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, config_text,
                     write_config, write_text_atomic)
@@ -48,49 +47,6 @@ def process_age_s():
         return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
-
-
-#: keys added to the schema after runs were first recorded, with their defaults: at
-#: the default they are left out of the run id, so older sweeps still resume
-ADDED_KEYS = {("kernel", "gamma"): None, ("features", "params"): {}, ("kernel", "degree"): 2,
-              ("kernel", "coef0"): 1.0, ("D_n",): None,
-              ("measure", "approximation", "cross"): False, ("kernel", "skewedness"): 1.0,
-              ("model", "exact_solver"): "auto", ("model", "cg_tol"): 1e-6,
-              ("model", "cg_max_iter"): 200, ("model", "precond_rank"): None,
-              ("backend",): dict(name="local", address=None, workers=2, threads_per_worker=1),
-              ("D_unit",): "output", ("dataset", "split"): "random",
-              ("measure", "approximation", "redraws"): 1,
-              ("measure", "variance"): dict(enabled=False, redraws=1000, pairs="grid",
-                                            distances=[0.25, 0.5, 1.0, 1.5, 2.0, 3.0],
-                                            sums=[0.0], n_pairs=20)}
-
-
-def _legacy_spelling(d):
-    """Keys whose values were renamed, spelled as when runs were first recorded (so their
-    ids do not move): dataset.scale standardize / none was dataset.standardize true / false,
-    measure.approximation.cross halves was true."""
-    ds = d["dataset"]
-    if ds.get("standardize") is None and ds.get("scale") in ("standardize", "none"):
-        ds["standardize"] = ds.pop("scale") == "standardize"
-    approx = d["measure"]["approximation"]
-    if approx.get("cross") == "halves":
-        approx["cross"] = True
-
-
-def run_id(conf: Config) -> str:
-    """Hash of the configuration as given (same config -> same id); ``report`` (how the
-    sweep is summarised) is not part of it."""
-    d = asdict(conf)
-    d.pop("report", None)
-    _legacy_spelling(d)
-    for path, default in ADDED_KEYS.items():
-        node = d
-        for k in path[:-1]:
-            node = node[k]
-        if node.get(path[-1]) == default:
-            node.pop(path[-1])
-    blob = json.dumps(d, sort_keys=True, default=str)
-    return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
 def apply_threads(threads):
@@ -207,13 +163,13 @@ def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     return make_kernel(kcfg.name, **params).fit(None)
 
 
-def run(cfg, threads=None, store=None):
+def run(cfg, threads=None, store=None, rid=None):
     """Run every enabled measurement of one configuration.
 
     ``threads`` (a launcher's share of the cores) is used when the config's
     ``threads`` is null; it is recorded but is not part of ``run_id``.  ``store``
     (a sweep's SweepStore) lets runs share results that do not depend on them all
-    (RunContext.shared).
+    (RunContext.shared); ``rid`` the id its records carry (default: :func:`run_id`).
     Returns (records DataFrame, extra tables: file name -> DataFrame, each
     with the ``run_id`` column first).
     """
@@ -223,7 +179,7 @@ def run(cfg, threads=None, store=None):
     data = load_dataset(conf.dataset, seed=conf.seed, dtype=conf.dtype)
     for note in data.notes:
         log.info("dataset: %s", note)
-    rid = run_id(conf)
+    rid = rid or run_id(conf)
     if conf.D_n is not None or conf.D_unit != "output":
         # the output dimension from D_n and the data's dimension, or from frequencies; the
         # id and config.json keep the config as given
@@ -386,7 +342,7 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
     try:
         try:
             conf = validate(cfg)
-            rid = run_id(conf)
+            rid = find_run(conf, store.runs_dir) if in_sweep else run_id(conf)
         except RffbenchError as exc:
             if in_sweep:
                 store.write_ticket(overrides, error=str(exc).splitlines()[0], job_dir=out)
@@ -403,6 +359,14 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
 
             claim = acquire(out, on_wait=busy)
             if claim is None:
+                stale = stored_disagreement(conf, out)
+                if stale:
+                    msg = (f"run {rid} in {out.parent} was recorded with {stale[0]}="
+                           f"{stale[1]!r}, this config has {stale[2]!r} (a default changed "
+                           "between rffbench versions): not reused; use another "
+                           "hydra.sweep.dir or remove that run directory")
+                    store.write_ticket(overrides, error=msg, job_dir=Path(output_dir))
+                    return _fail(None, 2, msg, in_sweep)
                 print(f"rffbench: run {rid} already has records in {out / RECORDS_FILE}: "
                       "skipped (resume)")
                 log.info("run %s already done (%s): skipped", rid, out)
@@ -411,7 +375,8 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
             write_config(out, rid, asdict(conf), overrides)
         log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
         try:
-            df, tables = run(conf, threads=jobs_threads if in_sweep else None, store=store)
+            df, tables = run(conf, threads=jobs_threads if in_sweep else None, store=store,
+                             rid=rid)
         except RffbenchError as exc:
             return _fail(out, 2, str(exc), in_sweep)
         except OSError as exc:

@@ -6,7 +6,7 @@ A sweep directory::
       multirun.yaml             Hydra: the sweep's configuration (the report expands its jobs)
       0/ 1/ ...                 Hydra's job directories, numbered in launch order only:
                                 .hydra/, run.log, and ``run`` -> ../runs/<run_id>
-      runs/<run_id>/            one directory per run identity (hash of the resolved config)
+      runs/<run_id>/            one directory per run identity (rffbench.runid)
           config.json           the run's resolved config and the overrides that asked for it
           claim                 exists while a process computes the run (host, pid; its
                                 mtime is a heartbeat)
@@ -216,8 +216,12 @@ class SweepStore:
     def __init__(self, sweep_dir):
         self.root = Path(sweep_dir)
 
+    @property
+    def runs_dir(self):
+        return self.root / RUNS_DIR
+
     def run_dir(self, rid):
-        return self.root / RUNS_DIR / rid
+        return self.runs_dir / rid
 
     def write_ticket(self, overrides, rid=None, error=None, job_dir=None):
         """Record which run (or which error) a job of the sweep's command led to."""

@@ -132,14 +132,59 @@ def test_frequencies_unit_sets_the_output_dimension_per_map(features, kernel, n_
     assert FEATURE_MAPS[features].n_freq_for(D, kernel) == n_freq
 
 
-def test_run_ids_of_configs_written_before_the_new_keys_do_not_move():
-    """Ids computed by the rffbench before dataset.scale, D_unit, redraws, measure.variance
-    and report (commit bedfce6): a sweep made then still resumes."""
-    from rffbench.experiment import run_id
+def test_run_ids_of_configs_written_by_0_1_are_still_found():
+    """Ids computed by rffbench 0.1 (commit bedfce6 and 1103fec, the whole config hashed):
+    legacy_run_id gives them from the frozen 0.1 defaults."""
+    from rffbench.runid import legacy_run_id
 
     for overrides, rid in (([], "c3a24dd5baf5"), (["dataset=synthetic"], "7bee29e01f11"),
                            (["measure.approximation.cross=true"], "58e1bde5cf0c"),
                            (["measure.approximation.cross=halves"], "58e1bde5cf0c"),
-                           (["report.center=mean"], "c3a24dd5baf5")):
-        assert run_id(validate(compose_config(overrides))) == rid, overrides
-    assert run_id(validate(compose_config(["dataset.scale=max"]))) != "c3a24dd5baf5"
+                           (["report.center=mean"], "c3a24dd5baf5"),
+                           (["dataset.scale=none", "D=16"], "a2d7db863680"),
+                           (["D_unit=frequencies", "D_n=2"], "8f19176d4cd0")):
+        assert legacy_run_id(validate(compose_config(overrides))) == rid, overrides
+    assert legacy_run_id(validate(compose_config(["dataset.scale=max"]))) != "c3a24dd5baf5"
+
+
+def test_run_id_hashes_only_what_differs_from_the_defaults():
+    """A key added to the schema (here: a subclass with one more block) leaves every id
+    where it was while it is at its default; setting it moves the id."""
+    from dataclasses import dataclass, field, fields
+
+    from rffbench.config import Config
+    from rffbench.runid import changes, legacy_run_id, run_id
+
+    @dataclass
+    class Extra:
+        enabled: bool = False
+        size: int = 3
+
+    @dataclass
+    class Newer(Config):
+        extra: Extra = field(default_factory=Extra)
+
+    for overrides in ([], ["D=64", "kernel=laplacian"], ["features=ssr", "dataset=wine"]):
+        conf = validate(compose_config(overrides))
+        newer = Newer(**{f.name: getattr(conf, f.name) for f in fields(Config)})
+        assert run_id(newer) == run_id(conf)
+        assert legacy_run_id(newer) == legacy_run_id(conf)
+        newer.extra.size = 4
+        assert run_id(newer) != run_id(conf) and changes(newer)["extra.size"] == 4
+        assert legacy_run_id(newer) is None  # 0.1 could not have run it
+    assert changes(validate(compose_config(["D=64"]))) == {"D": 64}
+    assert changes(validate(compose_config(["report.center=mean"]))) == {}
+
+
+def test_a_changed_default_is_caught_by_the_stored_config():
+    from dataclasses import asdict
+
+    from rffbench.runid import disagreement
+
+    conf = validate(compose_config(["D=64"]))
+    stored = asdict(conf)
+    assert disagreement(conf, stored) is None
+    stored["kernel"]["lengthscale"] = 2.0
+    assert disagreement(conf, stored) == ("kernel.lengthscale", 2.0, "median")
+    del stored["kernel"]["lengthscale"]  # a key the run's version did not have: not compared
+    assert disagreement(conf, stored) is None

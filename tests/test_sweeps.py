@@ -220,3 +220,52 @@ def test_figures_skipped_with_a_note_when_data_is_absent(tmp_path):
     assert "Not drawn (their data is absent from this sweep)" in summary
     for name in ("approximation error vs D", "bound tightness vs D", "learning vs D"):
         assert name in summary
+
+
+#: tests/fixtures/sweep_v0: a sweep written by rffbench 0.1 (commit 1103fec), ids of the
+#: whole config; made by this command with hydra.sweep.dir=/tmp/fx, its report removed
+V0_SWEEP = ["-m", "dataset=wine", "D=16,32", "dataset.scale=standardize,none",
+            "measure.bounds.enabled=false", "measure.timing.enabled=false",
+            "measure.learning.exact=false", "measure.learning.repeats=1"]
+
+
+def test_a_sweep_written_by_0_1_resumes_without_recomputing(tmp_path):
+    import shutil
+
+    sweep = tmp_path / "v0"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "sweep_v0", sweep, symlinks=True)
+    records = _records(sweep)
+    assert len(records) == 4
+    before = {f: f.read_bytes() for f in records.values()}
+    p = run_cli(*V0_SWEEP, f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("skipped (resume)") == 4, p.stdout
+    assert {f: f.read_bytes() for f in before} == before
+    assert sorted((sweep / "runs").iterdir()) == sorted(f.parent for f in before)
+    _check_report(sweep, 4)
+    # one more value: only the new run is computed, under an id of the new scheme
+    p = run_cli(*[a.replace("D=16,32", "D=16,32,48") for a in V0_SWEEP],
+                f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 0 and p.stdout.count("skipped (resume)") == 4, p.stderr
+    assert len(_records(sweep)) == 6
+    _check_report(sweep, 6)
+
+
+def test_a_run_recorded_under_another_default_is_not_reused(tmp_path):
+    """The id hashes what differs from the defaults, so a default that changed between
+    versions would give the same id: the stored config.json says so, one line, exit 2."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "v0"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "sweep_v0", sweep, symlinks=True)
+    one = sorted(_records(sweep).values())[0].parent
+    cfg = json.loads((one / "config.json").read_text())
+    cfg["config"]["dataset"]["noise"] = 0.5  # as if the default had been 0.5 then
+    (one / "config.json").write_text(json.dumps(cfg))
+    p = run_cli(*V0_SWEEP, f"hydra.sweep.dir={sweep}")
+    assert p.returncode != 0
+    line = [ln for ln in p.stderr.splitlines() if "rffbench: error" in ln]
+    assert len(line) == 1 and "dataset.noise=0.5" in line[0] and one.name in line[0], p.stderr
+    assert "not reused" in line[0]
+    assert p.stdout.count("skipped (resume)") == 3

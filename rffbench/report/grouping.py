@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
+from dataclasses import asdict
 
 import numpy as np
 
@@ -115,21 +117,13 @@ def _relevant(origin, measurements):
     return True
 
 
+@functools.lru_cache(maxsize=None)
 def _flat_defaults():
-    """Flattened config key -> default of every key added after the first release
-    (rffbench.experiment.ADDED_KEYS), dicts expanded (backend -> backend.name, ...)."""
-    from ..experiment import ADDED_KEYS
-
+    """Flattened config key -> the schema's default, as config.json spells it."""
+    from ..config import Config
     from .collect import flatten
 
-    out = {}
-    for path, default in ADDED_KEYS.items():
-        key = ".".join(path)
-        if isinstance(default, dict) and default:
-            out.update(flatten(default, key + "."))  # lists as JSON text, as in config.json
-        else:
-            out[key] = default
-    return out
+    return flatten(asdict(Config()))
 
 
 def with_added_defaults(config):

@@ -1,0 +1,161 @@
+"""Run identity: which runs of a sweep are the same run.
+
+A run's id is a hash of the configuration values that differ from the schema's
+defaults (:func:`changes`; ``report``, how a sweep is summarised, is not part of
+it).  Adding a key with a default therefore never changes an existing id, and
+no table of added keys has to be kept.
+
+Sweeps written by rffbench 0.1 named their runs by a hash of the whole config
+(minus a hand-kept list of keys added later).  :func:`legacy_run_id` computes
+that id from a frozen copy of the 0.1 schema's defaults (``ids_v0.json``), so
+:func:`find_run` resumes those runs where they are.
+
+An id alone cannot notice a *default* that changed between versions (a run
+recorded at the old default would hash like one at the new default), so a run
+found with records is reused only if its ``config.json`` agrees with the
+config asked for (:func:`disagreement`).
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+
+from .store import CONFIG_FILE
+
+#: top-level config blocks that are not part of a run's identity
+NOT_IDENTITY = ("report",)
+
+
+def _hash(obj) -> str:
+    blob = json.dumps(obj, sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def _identity_dict(conf) -> dict:
+    d = asdict(conf) if not isinstance(conf, dict) else copy.deepcopy(conf)
+    for key in NOT_IDENTITY:
+        d.pop(key, None)
+    return d
+
+
+@lru_cache(maxsize=None)
+def _defaults_of(cls) -> dict:
+    return _identity_dict(cls())
+
+
+def flatten(d, prefix="") -> dict:
+    """{"a.b.c": value} of a nested dict; dicts are walked, everything else is a value
+    (an empty dict, such as ``features.params`` unset, is a value)."""
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def changes(conf) -> dict:
+    """{dotted key: value} of the values of ``conf`` (a :class:`~rffbench.config.Config`)
+    that differ from its class's defaults."""
+    now, default = flatten(_identity_dict(conf)), flatten(_defaults_of(type(conf)))
+    return {k: v for k, v in now.items() if k not in default or default[k] != v}
+
+
+def run_id(conf) -> str:
+    """The run's id: a hash of :func:`changes` (same config -> same id)."""
+    return _hash(changes(conf))
+
+
+# --- sweeps written by rffbench 0.1 ------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _v0():
+    blob = json.loads((Path(__file__).with_name("ids_v0.json")).read_text())
+    added = [(tuple(k.split(".")), v) for k, v in blob["added_keys"]]
+    return blob["defaults"], added
+
+
+def _legacy_spelling(d):
+    """Values spelled as 0.1 first recorded them: dataset.scale standardize / none was
+    dataset.standardize true / false, measure.approximation.cross halves was true."""
+    ds = d["dataset"]
+    if ds.get("standardize") is None and ds.get("scale") in ("standardize", "none"):
+        ds["standardize"] = ds.pop("scale") == "standardize"
+    approx = d["measure"]["approximation"]
+    if approx.get("cross") == "halves":
+        approx["cross"] = True
+
+
+def legacy_run_id(conf):
+    """The id rffbench 0.1 gave this config, or None where it could not have existed
+    then (a key added since is not at its default)."""
+    frozen, added = _v0()
+    default = flatten(_defaults_of(type(conf)))
+    d = copy.deepcopy(frozen)
+
+    def merge(node, ref, values, prefix):
+        """Copy values into the 0.1 tree; False if a key 0.1 lacked is not at default."""
+        for k, v in values.items():
+            if k in ref:
+                if isinstance(v, dict) and isinstance(ref[k], dict) and ref[k]:
+                    if not merge(node[k], ref[k], v, f"{prefix}{k}."):
+                        return False
+                else:
+                    node[k] = v
+            else:  # added after 0.1: only its default could have been run then
+                new = flatten(v, f"{prefix}{k}.") if isinstance(v, dict) and v \
+                    else {f"{prefix}{k}": v}
+                if any(k2 not in default or default[k2] != v2 for k2, v2 in new.items()):
+                    return False
+        return True
+
+    if not merge(d, frozen, _identity_dict(conf), ""):
+        return None
+    _legacy_spelling(d)
+    for path, dflt in added:
+        node = d
+        for k in path[:-1]:
+            node = node[k]
+        if node.get(path[-1]) == dflt:
+            node.pop(path[-1])
+    return _hash(d)
+
+
+def find_run(conf, runs_dir) -> str:
+    """The id under which ``conf`` is (or will be) stored in ``runs_dir``: its id, or
+    the 0.1 id where only a run of that name exists (a sweep written by 0.1)."""
+    rid = run_id(conf)
+    if (Path(runs_dir) / rid).exists():
+        return rid
+    old = legacy_run_id(conf)
+    if old is not None and (Path(runs_dir) / old).exists():
+        return old
+    return rid
+
+
+def disagreement(conf, stored: dict):
+    """The first value in which a run's stored config (``config.json``'s ``config``)
+    differs from ``conf``, as ``(key, stored, asked)``, or None.  Keys that only one
+    of them has (added or renamed since) are not compared: the id covers them."""
+    now, then = flatten(_identity_dict(conf)), flatten(_identity_dict(stored))
+    for k in sorted(now.keys() & then.keys()):
+        a, b = now[k], then[k]
+        if a != b and json.dumps(a, default=str) != json.dumps(b, default=str):
+            return k, b, a
+    return None
+
+
+def stored_disagreement(conf, run_dir):
+    """:func:`disagreement` with the ``config.json`` of ``run_dir`` (None if it has none
+    that can be read: nothing to compare)."""
+    try:
+        stored = json.loads((Path(run_dir) / CONFIG_FILE).read_text())["config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return disagreement(conf, stored) if isinstance(stored, dict) else None
