@@ -125,3 +125,42 @@ def test_help_lists_the_registries_not_hydras_generic_text():
         assert name in out, name
     assert "binning" in out and "(laplacian)" in out  # maps name the kernels they support
     assert "== Config ==" not in out and "Powered by Hydra" not in out
+
+
+def _installed(name):
+    import shutil
+
+    exe = shutil.which(name)
+    if exe is None:
+        pytest.skip(f"{name} is not on PATH (pip install the project)")
+    return exe
+
+
+def test_installed_commands_work_from_any_directory(tmp_path):
+    """The console scripts of pyproject.toml, run outside the checkout: conf/ comes with the
+    package; a run, a sweep, its report again, --help."""
+    import subprocess
+
+    exe, rep = _installed("rffbench"), _installed("rffbench-report")
+    env = dict(__import__("os").environ, MPLBACKEND="Agg")
+    args = ["dataset=wine", "measure.bounds.trials=4", "measure.learning.repeats=1"]
+    p = subprocess.run([exe, *args, "D=32"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    recs = list((tmp_path / "results" / "runs").glob(f"*/*/{RECORDS_FILE}"))
+    assert len(recs) == 1 and (recs[0].parent / "run.log").exists()
+    sweep = tmp_path / "sweep"
+    p = subprocess.run([exe, "-m", *args, "D=16,32", f"hydra.sweep.dir={sweep}"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert len(list(sweep.glob(f"runs/*/{RECORDS_FILE}"))) == 2
+    p = subprocess.run([rep, str(sweep), "--no-pdf"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "complete: 2 complete" in p.stdout, p.stderr[-2000:]
+    p = subprocess.run([exe, "--help"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout.startswith("rffbench: random Fourier features")
+    p = subprocess.run([exe, "D=0"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert [ln for ln in p.stderr.splitlines() if ln.startswith("rffbench: error")]

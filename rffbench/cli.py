@@ -1,0 +1,64 @@
+"""The ``rffbench`` command (also ``python run.py`` in a checkout).
+
+``rffbench [overrides]`` runs one configuration, ``rffbench -m key=a,b ...`` a
+sweep; ``rffbench --help`` lists the registries and the main keys.  The config
+is composed by Hydra from the ``conf/`` shipped inside the package (in a
+checkout, ``rffbench/conf`` is the top-level ``conf/``); the work is done by
+:func:`rffbench.experiment.main`.  A single run writes its records into the
+Hydra run directory; in a multirun each run's records go to
+``SWEEP/runs/<run_id>/`` (:mod:`rffbench.store`): a failing job does not stop
+the sweep (its ``error.txt``), runs already recorded are skipped (resume), and
+the callback (:class:`rffbench.launch.RffbenchCallback`) checks the output
+directory before Hydra writes into it and reports the sweep at the end.
+Ctrl-C stops with one line (exit 130); the interrupted run is resumable.
+Output directories are relative to the working directory, as for any Hydra app.
+"""
+import logging
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+
+from . import config as _config  # noqa: F401  (registers the structured config schema)
+
+# a log file on a full disk must not print "--- Logging error ---" tracebacks
+logging.raiseExceptions = False
+
+
+#: conf/ inside the package (a file path: the package has no __init__ there)
+CONF_DIR = Path(__file__).resolve().parent / "conf"
+
+
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
+def _main(cfg):
+    from .experiment import main as run_main
+    from .launch import threads_per_job
+
+    hc = HydraConfig.get()
+    if hc.mode == RunMode.MULTIRUN:
+        return run_main(cfg, hc.runtime.output_dir, sweep_dir=hc.sweep.dir,
+                        jobs_threads=threads_per_job(hc.launcher),
+                        overrides=list(hc.overrides.task))
+    code = run_main(cfg, hc.runtime.output_dir)
+    if code:
+        sys.exit(code)
+    return code
+
+
+def main():
+    """Console entry point: Hydra's command line, Ctrl-C as one line and exit 130."""
+    try:
+        _main()
+    except KeyboardInterrupt as exc:
+        from .experiment import Interrupted
+
+        if not isinstance(exc, Interrupted):  # outside a run: say it here
+            print("rffbench: interrupted (a sweep resumes when the same command runs again)",
+                  file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
