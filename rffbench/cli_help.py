@@ -30,12 +30,21 @@ MAIN_KEYS = [
     ("model.exact_max_n=10000", "exact KRR above it is skipped; past 10000 rows it runs by cg"),
     ("dataset=file dataset.path=F", "svmlight, csv, npz; .npy / .parquet are streamed"),
     ("backend.name=local", "or dask: ridge and exact KRR's products on a Dask cluster"),
-    ("measure.<name>.enabled", "approximation, bounds, learning, timing: true; speed, "
-                               "variance: false"),
     ("report.center=median", "seeds summarised by median + min-max, or mean + 95% t interval"),
     ("threads=null dtype=float64", "numba + BLAS threads (null: all cores); float32 | float64"),
     ("+features.params.NAME=value", "a further keyword argument of a plug-in map"),
 ]
+
+
+def _measurements():
+    """(name [on|off], summary [plug-in]) of every registered measurement."""
+    from .measure import MEASUREMENTS, measurement_classes
+
+    rows = []
+    for name, cls in measurement_classes().items():
+        on = "on" if cls.Config().enabled else "off"
+        rows.append((f"{name} [{on}]", cls.summary() + _origin(MEASUREMENTS, name)))
+    return rows
 
 
 def _first_line(obj):
@@ -55,7 +64,7 @@ def _rows(rows, indent=2):
     w = max((len(a) for a, _ in rows), default=0)
     out = []
     for a, b in rows:
-        lines = textwrap.wrap(b, 98 - indent - w - 2) or [""]
+        lines = textwrap.wrap(b, 98 - indent - w - 2, break_on_hyphens=False) or [""]
         out.append(" " * indent + a.ljust(w) + "  " + lines[0])
         out += [" " * (indent + w + 2) + rest for rest in lines[1:]]
     return "\n".join(out)
@@ -123,14 +132,18 @@ def help_text():
         "Models on the features (model=NAME; exact kernel ridge is the baseline):",
         _rows([(n, _first_line(c)) for n, c in MODELS.items()]),
         "",
+        "Measurements (measure.NAME.enabled=true|false; default in brackets):",
+        _rows(_measurements()),
+        "",
         "Presets (python run.py -m experiment=NAME):",
         _rows(_presets()),
         "",
         "Main keys (defaults shown; every key of the config can be overridden):",
         _rows(MAIN_KEYS),
         "",
-        "Plug-ins: a package adds maps, kernels or datasets through the entry-point groups",
-        "rffbench.feature_maps, rffbench.kernels, rffbench.datasets (then features=NAME works), or",
+        "Plug-ins: a package adds maps, kernels, datasets or measurements through the entry-point",
+        "groups rffbench.feature_maps, rffbench.kernels, rffbench.datasets, rffbench.measurements",
+        "(then features=NAME, measure.NAME.enabled=true work), or",
         "features.name=package.module:Class without installing anything (README, \"Bring your",
         "own map\"; examples/rffbench-example-plugin).",
         "",

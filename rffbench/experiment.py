@@ -25,7 +25,7 @@ from .errors import ConfigError, RffbenchError
 from .features import feature_map_class
 from .kernels import Kernel, data_rule, make_kernel
 from .memory import Need, Plan
-from .measure import MEASUREMENTS
+from .measure import measurement_classes
 from .runid import find_run, run_id, stored_disagreement
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
 from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, config_text,
@@ -186,8 +186,10 @@ def run(cfg, threads=None, store=None, rid=None):
         conf = replace(conf, D=conf.output_dim(data.d), D_n=None, D_unit="output")
     ctx = RunContext(conf, data, None, threads, store=store, run_id=rid)
     ctx.map_cls.check_data(conf.D, data.X_train.shape[0], data.d)
-    enabled = [(m, getattr(conf.measure, name)) for name, m in MEASUREMENTS.items()
-               if getattr(conf.measure, name).enabled]
+    # the blocks of the schema this config was checked with, in the registry's order
+    enabled = [(cls(), getattr(conf.measure, name))
+               for name, cls in measurement_classes().items()
+               if getattr(getattr(conf.measure, name, None), "enabled", False)]
     if conf.backend.name != "local":
         ctx.backend  # connects (or starts a LocalCluster); a missing extra stops here
     run_plan(ctx, enabled).check()  # every allocation that grows with n, d, D, before any
@@ -199,8 +201,7 @@ def run(cfg, threads=None, store=None, rid=None):
             kernel.check_domain(part, f"dataset={data.name}: {what}")
     check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts
-        if hasattr(m, "check"):
-            m.check(ctx, block)
+        m.check(ctx, block)
     n_freq = ctx.map_cls.n_freq_for(conf.D, kernel.name, **conf.features.map_params())
     # output columns: D, or (binning) the bins the training set occupies
     n_columns = ctx.make_map().fit(ctx.fit_rows).n_columns_ \
@@ -223,7 +224,7 @@ def run(cfg, threads=None, store=None, rid=None):
         if ctx.startup_s is not None:
             log.info("first measurement %.2f s after the interpreter started", ctx.startup_s)
     for m, block in enabled:
-        rows.extend(m.measure(ctx, block))
+        rows.extend(m.run(ctx, block))
     tables = {name: t.assign(run_id=identity["run_id"])[["run_id", *t.columns]]
               for name, t in ctx.tables.items()}
     return records_frame(identity, rows), tables
@@ -275,8 +276,7 @@ def run_plan(ctx, enabled):
                                                fit_rows=n_train_of(v[key]), **ctx.map_params),
             {"D": (conf.D, 1), key: (total, 4)})])
     for m, block in enabled:
-        if hasattr(m, "needs"):
-            plan.add(m.__name__.rsplit(".", 1)[-1], m.needs(ctx, block))
+        plan.add(m.name, m.needs(ctx, block))
     return plan
 
 

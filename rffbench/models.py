@@ -36,6 +36,13 @@ from .features import gram_of
 from .progress import Progress
 
 #: select_lambda's entry for a lambda at which the system is not positive definite
+#: model.loss: the losses of scikit-learn's SGD estimators, per task
+SGD_LOSSES = {
+    "regression": ("squared_error", "huber", "epsilon_insensitive", "squared_epsilon_insensitive"),
+    "classification": ("hinge", "log_loss", "modified_huber", "squared_hinge", "perceptron",
+                       "squared_error"),
+}
+
 NOT_PD = "not positive definite"
 
 #: output elements per feature chunk when ``chunk_rows`` is null (32 MB float64)

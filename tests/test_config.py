@@ -188,3 +188,54 @@ def test_a_changed_default_is_caught_by_the_stored_config():
     assert disagreement(conf, stored) == ("kernel.lengthscale", 2.0, "median")
     del stored["kernel"]["lengthscale"]  # a key the run's version did not have: not compared
     assert disagreement(conf, stored) is None
+
+
+def test_the_measure_block_comes_from_the_registered_measurements(monkeypatch, caplog):
+    """One field per measurement, each its class's Config; a plug-in that does not load,
+    has no Config with ``enabled`` or a different name is left out with a warning."""
+    from dataclasses import dataclass, fields
+
+    from rffbench import measure
+    from rffbench.config import MeasureConfig
+
+    names = [f.name for f in fields(MeasureConfig)]
+    assert names[:6] == ["approximation", "bounds", "learning", "speed", "timing", "variance"]
+    for f in fields(MeasureConfig):
+        assert f.type is measure.MEASUREMENTS[f.name].Config
+
+    @dataclass
+    class NoEnabled:
+        size: int = 3
+
+    class Bad(measure.Measurement):
+        name = "bad"
+        Config = NoEnabled
+
+    class Renamed(measure.Measurement):
+        name = "other"
+        Config = measure.MEASUREMENTS["timing"].Config
+
+    class EP:
+        def __init__(self, name, obj):
+            self.name, self.obj, self.value, self.dist = name, obj, f"x:{name}", None
+
+        def load(self):
+            if isinstance(self.obj, Exception):
+                raise self.obj
+            return self.obj
+
+    eps = {"bad": EP("bad", Bad), "renamed": EP("renamed", Renamed),
+           "broken": EP("broken", ImportError("no module named y"))}
+    monkeypatch.setattr(measure.MEASUREMENTS, "plugin_names", lambda: eps)
+    measure.refresh()
+    try:
+        with caplog.at_level("WARNING"):
+            got = measure.measurement_classes()
+        assert list(got) == names[:6]  # the built-ins; the three fakes left out
+        text = caplog.text
+        assert "measure.bad" in text and "'enabled'" in text
+        assert "measure.renamed" in text and "'other'" in text
+        assert "broken" in text and "no module named y" in text
+    finally:
+        monkeypatch.undo()
+        measure.refresh()

@@ -129,3 +129,52 @@ def test_plugin_params_are_checked(plugin):
     with pytest.raises(ConfigError, match="features.params.foo=1 is not allowed: "
                                           "features=stratified_rff takes no further"):
         FeaturesConfig(name="stratified_rff", params={"foo": 1})
+
+
+def test_plugin_measurement_in_records_table_figure_and_help(plugin, tmp_path):
+    """The example's alignment measurement: an entry point of rffbench.measurements and
+    nothing in rffbench names it; its block, records, table, figure and --help line."""
+    h = run_cli("--help")
+    assert h.returncode == 0 and "alignment [off]" in h.stdout
+    line = " ".join(h.stdout.split("alignment [off]")[1][:300].split())
+    assert "[plug-in rffbench-example-plugin]" in line
+    sweep = tmp_path / "sweep"
+    r = run_cli("-m", "dataset=wine", "D=16,64", "measure.alignment.enabled=true",
+                "measure.alignment.n_points=80", "measure.bounds.enabled=false",
+                "measure.timing.enabled=false", "measure.learning.enabled=false",
+                f"hydra.sweep.dir={sweep}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = pd.read_csv(sweep / "report" / "results.csv")
+    al = res[res.measurement == "alignment"]
+    assert set(al.metric) == {"alignment", "alignment_gap"} and al.value.notna().all()
+    assert (al.value.abs() <= 1).all()
+    summary = (sweep / "report" / "summary.md").read_text()
+    assert "Kernel-target alignment (plug-in measurement)" in summary
+    assert (sweep / "report" / "alignment_vs_D.png").exists()
+    bad = run_cli("measure.alignment.n_points=1", "dataset=wine")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "measure.alignment.n_points=1 is not allowed" in bad.stderr
+
+
+def test_plugin_alignment_against_its_definition(plugin, rng):
+    """centred_alignment against <HKH, YY^T> / (|HKH| |YY^T|) written out with H, and its
+    invariances: a constant added to K (a map's kernel_offset_), a scale of K."""
+    from rffbench_example_plugin.alignment import centred_alignment
+
+    X = rng.standard_normal((60, 3))
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    for Y in (X[:, 0] + 0.1 * rng.standard_normal(60), np.eye(3)[rng.integers(0, 3, 60)]):
+        a = centred_alignment(K, Y)
+        assert a == pytest.approx(_reference_alignment(K, Y), rel=1e-12)
+        assert centred_alignment(K + 0.7, Y) == pytest.approx(a, rel=1e-12)
+        assert centred_alignment(3.0 * K, Y) == pytest.approx(a, rel=1e-12)
+    y = X[:, 0]
+    assert centred_alignment(np.outer(y, y), y) == pytest.approx(1.0)
+
+
+def _reference_alignment(K, Y):
+    m = K.shape[0]
+    H = np.eye(m) - np.ones((m, m)) / m
+    Y = Y.reshape(m, -1)
+    Kc, L = H @ K @ H, H @ Y @ Y.T @ H
+    return float(np.sum(Kc * L) / (np.linalg.norm(Kc) * np.linalg.norm(L)))

@@ -41,7 +41,6 @@ unbiased (tested), no i.i.d. variance formula or published uniform bound
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np

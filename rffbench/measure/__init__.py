@@ -1,21 +1,78 @@
-"""Measurements: ``MEASUREMENTS[name]`` is a module with
+"""Measurements: ``MEASUREMENTS[name]`` is a :class:`Measurement` subclass (see
+:mod:`rffbench.measure.base` for what one declares).
 
-* ``measure(ctx, block_cfg) -> list of records`` (it may also put extra
-  tables into ``ctx.tables[file_name]``, written next to records.csv), and
-* optionally ``check(ctx, block_cfg)``: raises ConfigError for a request that
-  cannot be met with this data (sizes, memory).  Every enabled block's check
-  runs after the data is loaded and before any measurement starts.
-
-The name matches the config block ``measure.<name>``; a run calls every block
-whose ``enabled`` is true, in this order.
+Built-ins, in the order a run calls them: approximation, bounds, learning,
+speed, timing, variance; then the plug-ins' (entry points of
+``rffbench.measurements``).  Each block ``measure.<name>`` of the config is the
+class's ``Config``: :func:`measure_config_class` builds the schema from them.
 """
-from . import approximation, bounds, learning, speed, timing, variance
+from __future__ import annotations
 
-MEASUREMENTS = {
-    "approximation": approximation,
-    "bounds": bounds,
-    "learning": learning,
-    "speed": speed,
-    "timing": timing,
-    "variance": variance,
-}
+import functools
+import logging
+from dataclasses import field, make_dataclass
+
+from ..errors import ConfigError
+from ..registry import Registry, subclass_check
+from .approximation import Approximation
+from .base import Measurement
+from .bounds import Bounds
+from .learning import Learning
+from .speed import Speed
+from .timing import Timing
+from .variance import Variance
+
+log = logging.getLogger(__name__)
+
+MEASUREMENTS = Registry("rffbench.measurements", "measure",
+                        {m.name: m for m in (Approximation, Bounds, Learning, Speed, Timing,
+                                             Variance)},
+                        check=subclass_check(Measurement, "a measurement"))
+
+
+@functools.lru_cache(maxsize=None)
+def measurement_classes():
+    """{name: class} of every built-in and installed measurement.  A plug-in that does
+    not load, or whose class lacks a Config with ``enabled``, is left out with a
+    warning naming it (the rest of rffbench keeps working)."""
+    out = {}
+    for name in MEASUREMENTS:
+        try:
+            cls = MEASUREMENTS[name]
+        except ConfigError as exc:
+            log.warning("measurement plug-in left out: %s", exc)
+            continue
+        if cls.name != name:
+            log.warning("measurement plug-in left out: measure.%s: its class %s has name "
+                        "%r (they must be the same)", name, cls.__qualname__, cls.name)
+            continue
+        fields = getattr(getattr(cls, "Config", None), "__dataclass_fields__", {})
+        if "enabled" not in fields:
+            log.warning("measurement plug-in left out: measure.%s: %s.Config must be a "
+                        "dataclass with an 'enabled' field", name, cls.__qualname__)
+            continue
+        out[name] = cls
+    return out
+
+
+def refresh():
+    """Forget what :func:`measurement_classes` found (plug-ins installed since)."""
+    measurement_classes.cache_clear()
+    from ..report import grouping
+
+    grouping.selection_keys.cache_clear()
+    grouping._conditioned.cache_clear()
+
+
+def measure_config_class(module="rffbench.config"):
+    """The dataclass of the config's ``measure`` block: one field per measurement
+    (``module`` holds it as ``MeasureConfig``, so that it pickles)."""
+    cls = make_dataclass("MeasureConfig", [
+        (name, m.Config, field(default_factory=m.Config))
+        for name, m in measurement_classes().items()])
+    cls.__module__ = module
+    return cls
+
+
+__all__ = ["MEASUREMENTS", "Measurement", "measurement_classes", "measure_config_class",
+           "refresh"]

@@ -30,16 +30,20 @@ k(2 delta) is computed block by block.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh, svds
 
-from .. import theory
 from .. import _numba as nbk
+from .. import theory
+from ..checks import check_n_points, is_int, require
 from ..memory import Need
 from ..progress import Progress
 from ..results import REDRAWS_FILE, record
+from .base import Measurement
 from .points import resolve_n_points, sample_points
 
 log = logging.getLogger(__name__)
@@ -50,6 +54,39 @@ DENSE_NORM_MAX = 64
 
 VARIANCE_TERMS = theory.VARIANCE_TERMS
 METRICS = ("max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error")
+
+
+#: measure.approximation.cross: K(M, M), or K(X, Y) of two halves of M, or of two
+#: independent samples
+CROSS_MODES = ("halves", "independent")
+
+
+@dataclass
+class ApproximationConfig:
+    """measure.approximation: Gram-matrix error of the map against the exact kernel."""
+
+    enabled: bool = True
+    #: training points used (at most the training-set size); null = min(1000, n_train)
+    n_points: Optional[int] = None
+    #: false: the error of K(M, M); halves (or true): of K(X, Y), X and Y the two halves
+    #: of the n_points (no diagonal); independent: X and Y two independent samples of
+    #: n_points / 2 training points each (the quadrature papers' protocol)
+    cross: Any = False
+    #: independent draws of the map on the same points (seeds from the run seed): the
+    #: records hold their mean (spread: standard deviation), approximation_redraws.csv each
+    redraws: int = 1
+
+    #: n_points when null (capped at the training-set size)
+    DEFAULT_N_POINTS = 1000
+
+    def __post_init__(self):
+        check_n_points("measure.approximation.n_points", self.n_points)
+        cross = "halves" if self.cross is True else self.cross
+        require(cross is False or cross in CROSS_MODES, "measure.approximation.cross",
+                 self.cross, f"use false, {', '.join(CROSS_MODES)} (true = halves)")
+        self.cross = cross
+        require(is_int(self.redraws) and self.redraws >= 1, "measure.approximation.redraws",
+                 self.redraws, "use an integer >= 1")
 
 
 def spectral_norm(A, symmetric=True):
@@ -234,3 +271,29 @@ def redraws_table(values, offsets):
              for m in METRICS]
     parts.append(pd.DataFrame(dict(redraw=np.arange(R), metric="kernel_offset", value=offsets)))
     return pd.concat(parts, ignore_index=True)
+
+
+class Approximation(Measurement):
+    """Gram-matrix error |K - K_hat| of the map against the exact kernel on a subsample of the training set."""
+
+    name = "approximation"
+    Config = ApproximationConfig
+
+    def check(self, ctx, cfg):
+        check(ctx, cfg)
+
+    def needs(self, ctx, cfg):
+        return needs(ctx, cfg)
+
+    def run(self, ctx, cfg):
+        return measure(ctx, cfg)
+
+    def tables(self, df, origins):
+        from ..report import tables
+
+        return [t for t in (tables.table_approximation(df, origins),) if t is not None]
+
+    def figures(self):
+        from ..report import figures
+
+        return {"error_vs_D": figures.fig_error_vs_D}

@@ -44,6 +44,8 @@ import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 import numba
 import numpy as np
@@ -52,12 +54,14 @@ from threadpoolctl import threadpool_limits
 
 from .. import _numba as nbk
 from .. import theory
-from ..memory import Need
+from ..checks import check_n_points, is_int, require
 from ..errors import ConfigError
 from ..features import gram_of
+from ..memory import Need
 from ..progress import Progress
 from ..results import TRIALS_FILE, record
 from .approximation import VARIANCE_TERMS
+from .base import Measurement
 from .points import resolve_n_points, sample_points
 
 log = logging.getLogger(__name__)
@@ -65,6 +69,44 @@ log = logging.getLogger(__name__)
 BLOCK_ROWS = 512
 #: D_required is searched up to this output dimension
 D_SEARCH_MAX = 1e18
+
+
+BOUNDS_DIAMETERS = ("auto", "points", "domain")
+
+
+@dataclass
+class BoundsConfig:
+    """measure.bounds: observed sup error over redraws of the map vs published bounds."""
+
+    enabled: bool = True
+    #: independent redraws of the map (>= 2)
+    trials: int = 100
+    #: points of the set M (at most the training-set size); null = min(300, n_train)
+    n_points: Optional[int] = None
+    #: failure probability, or a list of them, each in (0, 1)
+    delta: Any = field(default_factory=lambda: [0.05])
+    #: fixed pairs of M (spanning small to large distance) for the pointwise check
+    pairs: int = 5
+    #: diam(M) the bounds use: points = max pairwise distance of the points,
+    #: domain = the data's true support (synthetic ball: 2 r), auto = domain if known
+    diameter: str = "auto"
+
+    DEFAULT_N_POINTS = 300
+
+    def __post_init__(self):
+        require(is_int(self.trials) and self.trials >= 2, "measure.bounds.trials", self.trials,
+                 "use an integer >= 2")
+        check_n_points("measure.bounds.n_points", self.n_points)
+        deltas = self.delta if isinstance(self.delta, (list, tuple)) else [self.delta]
+        ok = len(deltas) >= 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                      and 0 < v < 1 for v in deltas)
+        require(ok, "measure.bounds.delta", self.delta,
+                 "use a number in (0, 1) or a list of them, e.g. [0.05,0.01]")
+        self.delta = sorted({float(v) for v in deltas}, reverse=True)
+        require(is_int(self.pairs) and self.pairs >= 1, "measure.bounds.pairs", self.pairs,
+                 "use an integer >= 1")
+        require(self.diameter in BOUNDS_DIAMETERS, "measure.bounds.diameter", self.diameter,
+                 f"use one of {', '.join(BOUNDS_DIAMETERS)}")
 
 
 def _workers(ctx, cfg):
@@ -364,3 +406,30 @@ def trials_table(sup, pointwise, pair_dist, k_pair):
         parts.append(pd.DataFrame(dict(trial=trial, quantity="pair", pair=p, dist=pair_dist[p],
                                        k=k_pair[p], error=pointwise[:, p])))
     return pd.concat(parts, ignore_index=True)
+
+
+class Bounds(Measurement):
+    """Observed sup error over redraws of the map against every published bound that applies."""
+
+    name = "bounds"
+    Config = BoundsConfig
+
+    def check(self, ctx, cfg):
+        check(ctx, cfg)
+
+    def needs(self, ctx, cfg):
+        return needs(ctx, cfg)
+
+    def run(self, ctx, cfg):
+        return measure(ctx, cfg)
+
+    def tables(self, df, origins):
+        from ..report import tables
+
+        return [t for t in (tables.table_bounds(df, origins),) if t is not None]
+
+    def figures(self):
+        from ..report import figures
+
+        return {"bounds_vs_D": figures.fig_bounds, "bounds_tail": figures.fig_tail,
+                "dimension": figures.fig_dimension}

@@ -25,26 +25,62 @@ and how much faster does it train.
 from __future__ import annotations
 
 import logging
+import math
 import resource
 import time
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import memory
-from ..memory import Need
-from ..config import SGD_LOSSES
+from ..checks import is_int, require
 from ..errors import ConfigError, RffbenchError
-from ..exact import (CHOLESKY_AUTO_MAX_N, PREDICT_BLOCK_COLS, PREDICT_BLOCK_ROWS, TILE, ExactKRR,
-                     choose_solver, default_rank, not_converged_text)
+from ..exact import (
+    CHOLESKY_AUTO_MAX_N,
+    PREDICT_BLOCK_COLS,
+    PREDICT_BLOCK_ROWS,
+    TILE,
+    ExactKRR,
+    choose_solver,
+    default_rank,
+    not_converged_text,
+)
 from ..exact import select_lambda as exact_select_lambda
-from ..models import FeatureRidge, FeatureSGD, chunk_rows, decode, encode_targets
+from ..memory import Need
+from ..models import (
+    SGD_LOSSES,
+    FeatureRidge,
+    FeatureSGD,
+    chunk_rows,
+    decode,
+    encode_targets,
+)
 from ..results import record
 from ..stream import subset
+from .base import Measurement
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class LearningConfig:
+    """measure.learning: train/test error and time of the model on features vs exact KRR."""
+
+    enabled: bool = True
+    #: also fit exact kernel ridge (skipped with a note above model.exact_max_n)
+    exact: bool = True
+    #: a fit faster than cheap_s seconds is repeated this many times (median kept)
+    repeats: int = 3
+    #: ... when the fit took less than this many seconds
+    cheap_s: float = 2.0
+
+    def __post_init__(self):
+        require(is_int(self.repeats) and self.repeats >= 1, "measure.learning.repeats",
+                 self.repeats, "use an integer >= 1")
+        require(math.isfinite(self.cheap_s) and self.cheap_s >= 0, "measure.learning.cheap_s",
+                 self.cheap_s, "use a number of seconds >= 0")
 
 
 def peak_rss_mb():
@@ -387,3 +423,31 @@ def measure(ctx, cfg):
         rows += _exact(ctx, cfg)
     return rows
 
+
+class Learning(Measurement):
+    """Test error and train / predict time of the model on the features against exact kernel ridge, same split."""
+
+    name = "learning"
+    Config = LearningConfig
+    selection_keys = ('exact',)
+    conditioned_by = ('model.',)
+
+    def check(self, ctx, cfg):
+        check(ctx, cfg)
+
+    def needs(self, ctx, cfg):
+        return needs(ctx, cfg)
+
+    def run(self, ctx, cfg):
+        return measure(ctx, cfg)
+
+    def tables(self, df, origins):
+        from ..report import tables
+
+        return [t for t in (tables.table_learning(df, origins),) if t is not None]
+
+    def figures(self):
+        from ..report import figures
+
+        return {"learning_vs_D": figures.fig_learning_vs_D,
+                "train_time_vs_n": figures.fig_train_time}

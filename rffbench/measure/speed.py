@@ -37,13 +37,17 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass, field
+from typing import List
 
 import numpy as np
 
 from .. import _numba as nbk
+from ..checks import is_int, require
 from ..errors import ConfigError
 from ..memory import Need
 from ..results import record
+from .base import Measurement
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +55,37 @@ FWHTS_PER_BLOCK = {"sorf": 3, "fastfood": 2}
 #: maps without a GEMM (count sketches + FFTs)
 SKETCHES = ("tensorsketch",)
 DEFAULT_LAM = 1e-3
+
+
+SPEED_PARTS = ("maps", "gram", "train")
+
+
+@dataclass
+class SpeedConfig:
+    """measure.speed: rffbench vs numpy, scikit-learn and the machine's limit (off by default)."""
+
+    enabled: bool = False
+    #: interleaved warm repeats per implementation (>= 5); medians and spread recorded
+    repeats: int = 5
+    #: which comparisons: maps (transforms), gram (exact Gram), train (ridge / exact KRR)
+    parts: List[str] = field(default_factory=lambda: ["maps", "gram", "train"])
+    #: rffbench maps timed in the maps part (those that cannot represent the kernel are noted)
+    maps: List[str] = field(default_factory=lambda: ["rff", "rff_pairs", "orf", "sorf",
+                                                     "fastfood"])
+    #: rows of the exact Gram comparison and of the training comparison
+    gram_max_n: int = 10000
+    #: rows of the training comparison (exact KRR included)
+    train_max_n: int = 5000
+
+    def __post_init__(self):
+        require(is_int(self.repeats) and self.repeats >= 5, "measure.speed.repeats",
+                 self.repeats, "use an integer >= 5")
+        require(len(self.parts) >= 1 and all(p in SPEED_PARTS for p in self.parts),
+                 "measure.speed.parts", list(self.parts),
+                 f"use a non-empty list of {', '.join(SPEED_PARTS)}")
+        for key in ("gram_max_n", "train_max_n"):
+            v = getattr(self, key)
+            require(is_int(v) and v >= 2, f"measure.speed.{key}", v, "use an integer >= 2")
 
 
 def interleaved(impls, repeats):
@@ -369,3 +404,31 @@ def measure(ctx, cfg):
     if "train" in cfg.parts:  # any task: the labels serve as regression targets
         rows += _part_train(ctx, cfg, X, ctx.data.y_train)
     return rows
+
+
+class Speed(Measurement):
+    """rffbench's kernels against plain numpy, scikit-learn and the machine's limit (experiment=speed)."""
+
+    name = "speed"
+    Config = SpeedConfig
+    selection_keys = ('parts', 'maps')
+    conditioned_by = ('model.',)
+
+    def check(self, ctx, cfg):
+        check(ctx, cfg)
+
+    def needs(self, ctx, cfg):
+        return needs(ctx, cfg)
+
+    def run(self, ctx, cfg):
+        return measure(ctx, cfg)
+
+    def tables(self, df, origins):
+        from ..report import tables
+
+        return tables.table_speed(df, origins)
+
+    def figures(self):
+        from ..report import figures
+
+        return {"speed_vs_size": figures.fig_speed_vs_size, "speed_bars": figures.fig_speed_bars}

@@ -3,13 +3,29 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import is_int, require
 from ..memory import Need
 from ..results import record
+from .base import Measurement
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class TimingConfig:
+    """measure.timing: map fit and transform time on the training set."""
+
+    enabled: bool = True
+    #: warm repeats; the median and the spread (max - min) are recorded
+    repeats: int = 3
+
+    def __post_init__(self):
+        require(is_int(self.repeats) and self.repeats >= 3, "measure.timing.repeats",
+                 self.repeats, "use an integer >= 3")
 
 
 def time_call(fn, repeats):
@@ -69,3 +85,16 @@ def measure(ctx, cfg):
                n_repeats=cfg.repeats, note=f"{X.shape[0]} rows"),
         _startup(ctx),
     ]
+
+
+class Timing(Measurement):
+    """Map fit and transform time on the training set (median of warm repeats)."""
+
+    name = "timing"
+    Config = TimingConfig
+
+    def needs(self, ctx, cfg):
+        return needs(ctx, cfg)
+
+    def run(self, ctx, cfg):
+        return measure(ctx, cfg)

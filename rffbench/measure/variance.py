@@ -25,16 +25,54 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass, field
+from typing import List
 
 import numpy as np
 
 from .. import theory
+from ..checks import is_int, numbers, require
 from ..errors import ConfigError
 from ..memory import Need
 from ..progress import Progress
 from ..results import VARIANCE_FILE, record
+from .base import Measurement
 
 log = logging.getLogger(__name__)
+
+
+VARIANCE_PAIRS = ("grid", "data")
+
+
+@dataclass
+class VarianceConfig:
+    """measure.variance: the estimate's mean squared error at pairs of points over redraws,
+    against its formula (off by default; the formula presets turn it on)."""
+
+    enabled: bool = False
+    #: independent maps (>= 2); the MSE's standard error falls as 1/sqrt(redraws)
+    redraws: int = 1000
+    #: grid: every |x - y| in distances with every |x + y| in sums (lengthscales);
+    #: data: n_pairs random pairs of training points
+    pairs: str = "grid"
+    #: grid: |x - y| in lengthscales
+    distances: List[float] = field(default_factory=lambda: [0.25, 0.5, 1.0, 1.5, 2.0, 3.0])
+    #: grid: |x + y| in lengthscales
+    sums: List[float] = field(default_factory=lambda: [0.0])
+    #: data: how many random pairs of training points
+    n_pairs: int = 20
+
+    def __post_init__(self):
+        require(is_int(self.redraws) and self.redraws >= 2, "measure.variance.redraws",
+                 self.redraws, "use an integer >= 2")
+        require(self.pairs in VARIANCE_PAIRS, "measure.variance.pairs", self.pairs,
+                 f"use one of {', '.join(VARIANCE_PAIRS)}")
+        for key in ("distances", "sums"):
+            v = list(getattr(self, key))
+            require(numbers(v), f"measure.variance.{key}", v,
+                     "use a non-empty list of numbers >= 0 (lengthscales), e.g. [0.5,1,2]")
+        require(is_int(self.n_pairs) and self.n_pairs >= 1, "measure.variance.n_pairs",
+                 self.n_pairs, "use an integer >= 1")
 
 
 def _pairs(ctx, cfg):
@@ -148,3 +186,19 @@ def pairs_table(rm, rp, dist, exact, mean, mse, se, theo):
     return pd.DataFrame(dict(pair=np.arange(len(rm)), r_minus=rm, r_plus=rp, dist=dist,
                              k=exact, mean_estimate=mean, mse=mse, mse_se=se,
                              mse_theory=[np.nan if t is None else t for t in theo]))
+
+
+class Variance(Measurement):
+    """Mean squared error of the kernel estimate at pairs of points over redraws, against its formula."""
+
+    name = "variance"
+    Config = VarianceConfig
+
+    def check(self, ctx, cfg):
+        check(ctx, cfg)
+
+    def needs(self, ctx, cfg):
+        return needs(ctx, cfg)
+
+    def run(self, ctx, cfg):
+        return measure(ctx, cfg)

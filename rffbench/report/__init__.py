@@ -40,7 +40,7 @@ from ..errors import RffbenchError
 from ..results import write_atomic, write_file_atomic
 from ..store import write_text_atomic
 from .collect import BAD, ReportError, collect
-from .figures import FIGURES, STYLE, FigContext, crossover, plt
+from .figures import STYLE, FigContext, all_figures, crossover, plt
 from .grouping import attach_conditions, fmt, summarising, with_added_defaults
 from .reproductions import reproduction_sections
 from .tables import all_tables
@@ -184,7 +184,8 @@ def _draw(rep, ctx, out, pdf, dpi):
                 save(d)
             for name, frame in sec.files:
                 write_atomic(frame, out / name)
-        for name, fn in FIGURES.items():
+        figures = all_figures()
+        for name, fn in figures.items():
             try:
                 drawn, why = fn(ctx)
             except Exception as exc:  # a bug: the figure is listed as failed, the report goes on
@@ -197,7 +198,7 @@ def _draw(rep, ctx, out, pdf, dpi):
                 rep.figures.append(d)
     for f in list(out.glob("*.png")) + list(out.glob("*.pdf")):  # figures of an older report
         stem = f.stem.split("__")[0]
-        if f.name not in made and (stem in FIGURES or stem.startswith("reproduction_")):
+        if f.name not in made and (stem in figures or stem.startswith("reproduction_")):
             f.unlink()
 
 

@@ -964,16 +964,20 @@ def fig_speed_bars(ctx):
     return out, ""
 
 
-FIGURES = {
-    "error_vs_D": fig_error_vs_D,
-    "bounds_vs_D": fig_bounds,
-    "bounds_tail": fig_tail,
-    "learning_vs_D": fig_learning_vs_D,
-    "train_time_vs_n": fig_train_time,
-    "dimension": fig_dimension,
-    "maps": fig_maps,
-    "speed_vs_size": fig_speed_vs_size,
-    "speed_bars": fig_speed_bars,
-}
+#: figures that compare measurements (each measurement's own come from its class)
+CROSS_FIGURES = {"maps": fig_maps}
 
-__all__ = ["FIGURES", "FigContext", "Drawn", "STYLE", "crossover", "fmt_list"]
+
+def all_figures():
+    """{name: function} of every figure: each registered measurement's
+    (:meth:`rffbench.measure.Measurement.figures`, in the registry's order), then the
+    figures across measurements."""
+    from ..measure import measurement_classes
+
+    out = {}
+    for cls in measurement_classes().values():
+        out.update(cls().figures())
+    out.update(CROSS_FIGURES)
+    return out
+
+__all__ = ["all_figures", "FigContext", "Drawn", "STYLE", "crossover", "fmt_list"]

@@ -71,8 +71,6 @@ KEY_COLUMN = {"kernel.name": "kernel", "features.name": "features", "dataset.nam
               "dataset.d": "d", "D": "D", "D_n": "D", "dtype": "dtype", "experiment": "experiment",
               "seed": "seed", "kernel.nu": "nu", "threads": "threads",
               "dataset.n": "n_train", "dataset.n_max": "n_train", "dataset.test_size": "n_train"}
-#: config keys that pick what is measured, never a condition of a measured value
-SELECTION_KEYS = ("measure.speed.parts", "measure.speed.maps", "measure.learning.exact")
 #: conditions when a run has no config.json (older records)
 FALLBACK_COLUMNS = ["experiment", "dataset", "n_train", "kernel", "nu", "features", "d", "D",
                     "dtype"]
@@ -108,13 +106,38 @@ def _order(key):
 
 def _relevant(origin, measurements):
     """Does config key ``origin`` condition the values of ``measurements``?"""
-    if origin.endswith(".enabled") or origin in SELECTION_KEYS or origin.startswith("report."):
+    if origin.endswith(".enabled") or origin in selection_keys() or \
+            origin.startswith("report."):
         return False
     if origin.startswith("measure."):
         return origin.split(".")[1] in measurements
-    if origin.startswith("model."):
-        return bool({"learning", "speed"} & set(measurements))
+    for prefix, names in _conditioned().items():
+        if origin.startswith(prefix):
+            return bool(names & set(measurements))
     return True
+
+
+@functools.lru_cache(maxsize=None)
+def selection_keys():
+    """Config keys that pick what is measured, never a condition of a measured value:
+    each measurement's ``selection_keys`` (rffbench.measure)."""
+    from ..measure import measurement_classes
+
+    return frozenset(f"measure.{name}.{k}" for name, cls in measurement_classes().items()
+                     for k in cls.selection_keys)
+
+
+@functools.lru_cache(maxsize=None)
+def _conditioned():
+    """Prefix of config keys outside measure.* -> the measurements they condition (each
+    measurement's ``conditioned_by``); other keys condition every measurement."""
+    from ..measure import measurement_classes
+
+    out = {}
+    for name, cls in measurement_classes().items():
+        for prefix in cls.conditioned_by:
+            out.setdefault(prefix, set()).add(name)
+    return out
 
 
 @functools.lru_cache(maxsize=None)

@@ -168,12 +168,12 @@ def table_speed(df, origins):
 
 
 def all_tables(df, origins):
+    """Every registered measurement's tables of ``df`` (registry order)."""
+    from ..measure import measurement_classes
+
     out = []
-    for fn in (table_approximation, table_bounds, table_learning):
-        t = fn(df, origins)
-        if t is not None:
-            out.append(t)
-    out += table_speed(df, origins)
+    for cls in measurement_classes().values():
+        out += [t for t in cls().tables(df, origins) if t is not None]
     return out
 
 

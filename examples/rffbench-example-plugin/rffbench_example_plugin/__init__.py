@@ -11,6 +11,9 @@
   omega | tau ~ N(0, tau I / l^2) give E exp(-tau |delta|^2 / (2 l^2)) = k(delta), so
   sigma_p^2 = E|omega|^2 = d / l^2.
 * ``two_moons``: scikit-learn's make_moons (dataset.n points, noise 0.1), 2 classes.
+* ``alignment`` (module :mod:`.alignment`): a measurement, the centred kernel-target
+  alignment of the exact Gram matrix and of the features' estimate, with its own config
+  block ``measure.alignment``, a table and a figure in the report.
 """
 
 import numpy as np

@@ -1,0 +1,80 @@
+"""The measurement base class and its registry.
+
+A measurement is one class in one module: its config block, its checks, its
+memory, its records and what the report makes of them::
+
+    from dataclasses import dataclass
+    from rffbench.measure import Measurement
+    from rffbench.results import record
+
+    @dataclass
+    class AlignmentConfig:
+        enabled: bool = False       # every block has ``enabled``
+        n_points: int = 500
+
+    class Alignment(Measurement):
+        '''Kernel-target alignment of the exact and the approximate Gram.'''
+        name = "alignment"           # the block measure.alignment, the records' measurement
+        Config = AlignmentConfig
+
+        def run(self, ctx, cfg):
+            ...
+            return [record("alignment", "alignment", value, method="features")]
+
+registered as a built-in in :data:`rffbench.measure.MEASUREMENTS` or by a
+plug-in's entry point in the group ``rffbench.measurements``.  From the
+registered classes come the config schema (``measure.<name>``, checked by the
+Config's ``__post_init__``), ``--help``, the order in which a run calls them,
+the report's tables and figures and which config keys the report treats as a
+condition of their values.
+"""
+from __future__ import annotations
+
+import inspect
+
+
+class Measurement:
+    """One measurement (module docs).  Subclasses set :attr:`name` and :attr:`Config`
+    and implement :meth:`run`; the rest has defaults."""
+
+    #: the config block ``measure.<name>`` and the ``measurement`` column of its records
+    name: str = None
+    #: dataclass of the block: an ``enabled: bool`` field and the knobs, range checks in
+    #: ``__post_init__`` (one :class:`~rffbench.errors.ConfigError` line naming the key)
+    Config: type = None
+    #: keys of the block that choose *what* is measured rather than *how*: the report
+    #: never treats a difference in them as a condition (``enabled`` always is one)
+    selection_keys: tuple = ()
+    #: prefixes of config keys outside ``measure.<name>`` that condition the values (the
+    #: kernel, map, data and run keys always do), e.g. ``("model.",)`` for a model's error
+    conditioned_by: tuple = ()
+
+    def check(self, ctx, cfg):
+        """Raise ConfigError for a request that cannot be met with this data (sizes,
+        memory), after the data is loaded and before any measurement starts."""
+
+    def needs(self, ctx, cfg):
+        """The allocations that grow with n, d or D (:class:`rffbench.memory.Need`), for the
+        memory plan that refuses a run before it starts."""
+        return []
+
+    def run(self, ctx, cfg):
+        """Measure; a list of records (:func:`rffbench.results.record`).  Extra tables go
+        into ``ctx.tables[file_name]`` (written next to records.csv)."""
+        raise NotImplementedError
+
+    def tables(self, df, origins):
+        """The report's tables of these records (:class:`rffbench.report.tables.Table`);
+        ``df`` holds every complete run's records with their conditions."""
+        return []
+
+    def figures(self):
+        """The report's figures: {name: function(FigContext) -> (list of Drawn, reason
+        when nothing is drawn)}."""
+        return {}
+
+    @classmethod
+    def summary(cls):
+        """One line for ``--help``: the docstring's first sentence."""
+        doc = " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
+        return doc.split(". ")[0].rstrip(".")
