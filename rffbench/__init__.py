@@ -4,7 +4,7 @@ __version__ = "0.1.0"
 import os as _os
 import sys as _sys
 
-#: Thread-pool settings measured to help on small machines (DESIGN.md section 4):
+#: Thread-pool settings measured to help on small machines (docs/performance.md):
 #: OpenBLAS workers and numba's OpenMP workers otherwise spin-wait after their
 #: work and steal the cores from each other; on 2 cores a chunked GEMM + numba
 #: pass ran 3.4 s instead of 0.19 s.  Defaults only: the user's values win.  They

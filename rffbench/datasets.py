@@ -272,7 +272,7 @@ def _fashion_mnist(cfg, seed):
 
 
 #: folders searched for mlbench's .rda files (dataset.path overrides): an extracted copy
-#: (README: apt-get download r-cran-mlbench, no R needed), then R's site libraries
+#: (docs/quickstart.md: apt-get download r-cran-mlbench, no R needed), then R's site libraries
 MLBENCH_DIRS = ("~/.local/share/rffbench/mlbench", "/usr/lib/R/site-library/mlbench/data",
                 "/usr/local/lib/R/site-library/mlbench/data")
 MLBENCH_INSTALL = ("apt-get download r-cran-mlbench && dpkg-deb -x r-cran-mlbench_*.deb "

@@ -85,6 +85,8 @@ class ExactKRR(RegressorMixin, BaseEstimator):
     backend : None or a rffbench.backends backend, default None
         cg: where the kernel products run (None: this process).
 
+    Notes
+    -----
     After :meth:`fit`: ``kernel_``, ``dual_coef_`` (n_train, n_outputs), ``offset_``,
     ``times_`` (cholesky: gram_time_s, factor_time_s, solve_time_s; cg: precond_time_s,
     solve_time_s), ``solver_info_`` = dict(solver, and for cg iterations, residual,
@@ -368,7 +370,7 @@ def solve_regularised(K, Y, lam):
 #: tile (512 was fastest of 256..4096 on 2 cores, n = 20000, d = 16)
 TILE = 512
 #: solver=auto uses Cholesky up to this many training rows, conjugate gradients above
-#: (measured on 2 cores, README "Exact KRR past the Gram": the dense solve's n^3 / 3
+#: (measured on 2 cores, docs/large-scale.md, "Exact KRR past the Gram": the dense solve's n^3 / 3
 #: flops overtake tens of n^2 kernel evaluations near n = 10^4)
 CHOLESKY_AUTO_MAX_N = 10000
 SOLVERS = ("auto", "cholesky", "cg")
@@ -388,7 +390,7 @@ def choose_solver(solver, n, cholesky_fits=True):
 def default_rank(n):
     """Nystrom preconditioner rank when model.precond_rank is null: min(n, 2000).
 
-    Measured (README "Exact KRR past the Gram"): at n_train = 40000, d = 16, lam = 1e-2
+    Measured (docs/large-scale.md, "Exact KRR past the Gram"): at n_train = 40000, d = 16, lam = 1e-2
     rank 2000 needs 12 iterations and rank 4000 8, but its build costs 3x more."""
     return min(n, 2000)
 

@@ -1,4 +1,4 @@
-"""One run: configuration -> records (DESIGN.md section 1).
+"""One run: configuration -> records (docs/architecture.md, "One run").
 
 :func:`run` validates the config before any work, sets the thread limits,
 loads the data, resolves the kernel's lengthscale on the training set, and
@@ -155,9 +155,8 @@ class RunContext:
 
 def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     """The run's kernel with a numeric lengthscale (median resolved on X_train)."""
-    params = dict(lengthscale=kcfg.lengthscale, gamma=kcfg.gamma, nu=kcfg.nu,
-                  degree=kcfg.degree, coef0=kcfg.coef0, skewedness=kcfg.skewedness,
-                  median_subsample=kcfg.median_subsample, random_state=seed)
+    params = kcfg.kernel_params(lengthscale=kcfg.lengthscale, gamma=kcfg.gamma,
+                                median_subsample=kcfg.median_subsample, random_state=seed)
     k = make_kernel(kcfg.name, **params).fit(X_train)
     params.update(lengthscale=k.lengthscale_, gamma=None)
     return make_kernel(kcfg.name, **params).fit(None)

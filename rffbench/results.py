@@ -1,4 +1,4 @@
-"""The record schema (DESIGN.md section 3) and atomic writing.
+"""The record schema (docs/architecture.md, "Contracts") and atomic writing.
 
 One row per (run, measurement, metric[, method]): identifying columns, then
 ``measurement, metric, method, value, unit, spread, n_repeats, note``, then

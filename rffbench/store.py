@@ -1,4 +1,4 @@
-"""Where a sweep keeps its runs: storage keyed by run identity (DESIGN.md section 6).
+"""Where a sweep keeps its runs: storage keyed by run identity (docs/architecture.md, "A sweep").
 
 A sweep directory::
 

@@ -150,7 +150,7 @@ MLBENCH = {"letter": ((20000, 16), [789, 766, 736, 805, 768]),
 
 
 @pytest.mark.skipif(not HAVE_MLBENCH and not os.environ.get("CI"),
-                    reason="mlbench .rda files (README, 'Bigger data'; CI extracts them)")
+                    reason="mlbench .rda files (docs/quickstart.md; CI extracts them)")
 @pytest.mark.parametrize("name", list(MLBENCH))
 def test_mlbench_real_files(name):
     from rffbench.config import DatasetConfig

@@ -43,7 +43,7 @@ def estimates(map_cls, kernel, seeds, D=D_SMALL):
 @pytest.mark.parametrize("kname,params", KP, ids=KP_IDS)
 def test_unbiased_and_exact_variance(map_name, kname, params):
     """Mean of z(x).z(y) over seeds -> k (5 sigma of the exact variance), and the
-    sample variance matches theory.md section 2 within 5 standard errors (the
+    sample variance matches docs/theory.md, section 1, within 5 standard errors (the
     standard error of a sample variance, from the sample's fourth moment)."""
     cls = FEATURE_MAPS[map_name]
     kernel = make_kernel(kname, lengthscale=1.0, **params)

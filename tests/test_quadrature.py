@@ -54,7 +54,7 @@ def test_centre_term_is_the_rules_constant(kname, f0, rng):
 def test_centre_term_unbiased_and_lowers_the_variance(kname, min_drop):
     """With and without the centre term the mean estimate is k (z standard errors); with it,
     the variance is lower by at least ``min_drop`` beyond the sampling error of both
-    variances (where k is large, as for x / max data; far apart it can raise it, README)."""
+    variances (where k is large, as for x / max data; far apart it can raise it, docs/reproductions.md)."""
     rng = np.random.default_rng(3)
     X, Y = _near_pairs(kname, rng)
     k = make_kernel(kname, lengthscale=1.0).fit(None)

@@ -185,7 +185,7 @@ def test_compare_agrees_on_the_same_protocol_and_finds_a_real_difference():
 HAVE_LETTER = any(os.path.isfile(os.path.join(os.path.expanduser(d), "LetterRecognition.rda"))
                   for d in __import__("rffbench.datasets", fromlist=["x"]).MLBENCH_DIRS)
 needs_letter = pytest.mark.skipif(not HAVE_LETTER and not os.environ.get("CI"),
-                                  reason="mlbench .rda files (README; CI extracts them)")
+                                  reason="mlbench .rda files (docs/quickstart.md; CI extracts them)")
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +235,7 @@ def test_the_standardised_variant_is_not_compared_and_the_report_says_why(tmp_pa
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium is not installed")
 def test_reproduction_section_renders_in_headless_chromium(quad_sweep, tmp_path):
     """Chromium loads the page and finds the section, its figure (an embedded PNG) and its
-    table; a screenshot is taken (tests/README: look at it when the layout changes)."""
+    table; a screenshot is taken (look at it when the layout changes)."""
     from test_report import HTMLPage
 
     index = quad_sweep / "report" / "index.html"

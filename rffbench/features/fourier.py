@@ -2,7 +2,7 @@
 
 Both are scikit-learn transformers.  ``n_components`` is always the *output*
 dimension D; the number of frequencies ``n_freq_`` is D for ``rff`` and D/2
-for ``rff_pairs`` (theory.md section 1):
+for ``rff_pairs`` (docs/theory.md, section 1):
 
 * ``rff``:        z(x) = sqrt(2/D) cos(W x + b),             b ~ U[0, 2 pi)
 * ``rff_pairs``:  z(x) = sqrt(2/D) [cos(W x), sin(W x)],     z(x).z(x) = 1
@@ -84,6 +84,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     chunk_rows : int, default None
         Rows per transform chunk; None = about 4M output elements.
 
+    Notes
+    -----
     Input may be dense or scipy.sparse (converted to CSR); fitted arrays and the
     output have the input's float dtype (float32 or float64).
 
@@ -420,8 +422,8 @@ class RandomFourierFeatures(FourierMap):
 
     Attributes
     ----------
-    random_weights_ : ndarray (n_features, n_freq_), the frequencies W^T
-    random_offset_ : ndarray (n_freq_,), offsets b ~ U[0, 2 pi) (``rff`` only)
+    random_weights_ : ndarray (n_features, n_freq), the frequencies W^T
+    random_offset_ : ndarray (n_freq,), offsets b ~ U[0, 2 pi) (``rff`` only)
     n_freq_ : int, number of frequencies
     kernel_ : the fitted kernel
     """

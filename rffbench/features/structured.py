@@ -1,4 +1,4 @@
-"""Orthogonal and structured Gaussian maps (theory.md section 6): ``orf``, ``sorf``, ``fastfood``.
+"""Orthogonal and structured Gaussian maps (docs/theory.md, section 5): ``orf``, ``sorf``, ``fastfood``.
 
 All three replace the i.i.d. Gaussian frequency matrix of ``rff`` and keep
 its cosine pass (cos/sin pairs with ``pairs=True``, the default, or cos +
@@ -19,7 +19,7 @@ orthogonality is unbiased only for the isotropic Gaussian law.
 * ``sorf`` (same paper): W = (sqrt(L)/l) H D1 H D2 H D3 per block of L
   frequencies, H the normalised L x L Walsh-Hadamard matrix, D_i Rademacher
   diagonals, inputs zero-padded from d to L = 2^ceil(log2 d); applied by three
-  numba FWHTs, O(D log L) time and O(D) memory.  (theory.md writes sqrt(d)
+  numba FWHTs, O(D log L) time and O(D) memory.  (The paper writes sqrt(d)
   for d a power of two; with padding the scale that gives each frequency
   coordinate variance 1/l^2 is sqrt(L).)  Slightly biased: its frequencies
   are only approximately Gaussian (the bias vanishes as L grows; see the

@@ -1,5 +1,5 @@
 """Bound tightness: the observed sup error over redraws of the map against every
-published bound (theory.md sections 2-4).
+published bound (docs/theory.md, sections 2-3).
 
 For one run:
 

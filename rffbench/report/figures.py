@@ -1,4 +1,4 @@
-"""Report figures: pure functions of the grouped records (DESIGN.md section 6).
+"""Report figures: pure functions of the grouped records (docs/architecture.md, "The report").
 
 Each ``fig_*(ctx)`` returns ``(list of Drawn, reason)``: the files it draws
 (several when the panels would not fit one readable figure) each with its

@@ -1,4 +1,4 @@
-"""One grouping rule for every figure and table (DESIGN.md section 6).
+"""One grouping rule for every figure and table (docs/architecture.md, "The report").
 
 A figure or a table never aggregates over a condition that varies in the
 data, except ``seed``: the runs that differ only in their seed give the median
