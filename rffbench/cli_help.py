@@ -33,6 +33,7 @@ MAIN_KEYS = [
     ("report.center=median", "seeds summarised by median + min-max, or mean + 95% t interval"),
     ("threads=null dtype=float64", "numba + BLAS threads (null: all cores); float32 | float64"),
     ("+features.params.NAME=value", "a further keyword argument of a plug-in map"),
+    ("+kernel.params.NAME=value", "a further keyword argument of a plug-in kernel"),
 ]
 
 
@@ -144,10 +145,10 @@ def help_text():
         "Plug-ins: a package adds maps, kernels, datasets or measurements through the entry-point",
         "groups rffbench.feature_maps, rffbench.kernels, rffbench.datasets, rffbench.measurements",
         "(then features=NAME, measure.NAME.enabled=true work), or",
-        "features.name=package.module:Class without installing anything (README, \"Bring your",
+        "features.name=package.module:Class without installing anything (docs/python.md, \"Bring your",
         "own map\"; examples/rffbench-example-plugin).",
         "",
-        "More: python run.py --cfg job (the whole composed config), README.md (quickstart, the",
+        "More: python run.py --cfg job (the whole composed config), docs/ (quickstart, the",
         "Python API, the report), conf/ (every group and preset, commented),",
         "python run.py --hydra-help (Hydra's own options).",
     ]

@@ -62,11 +62,27 @@ class KernelConfig:
     skewedness: float = 1.0
     #: training points used by the median heuristic (seeded subsample)
     median_subsample: int = 1000
+    #: further keyword arguments of the kernel's class (a plug-in kernel's own
+    #: parameters), e.g. +kernel.params.alpha=0.5; a name the class does not take is an error
+    params: Dict[str, Any] = field(default_factory=dict)
+
+    #: keys of this block that go to every kernel (the others only to kernels that take them)
+    COMMON = ("lengthscale", "gamma", "median_subsample", "random_state")
 
     def __post_init__(self):
         from .kernels import KERNELS, check_lengthscale
 
         KERNELS.get_or_raise(self.name, "kernel.name")
+        cls = KERNELS[self.name]
+        dedicated = {f for f in self.__dataclass_fields__ if f not in ("name", "params")}
+        extra = sorted(set(cls._get_param_names()) - set(self.COMMON) - dedicated)
+        for k in self.params:
+            require(k in extra, f"kernel.params.{k}", self.params[k],
+                    f"kernel={self.name} takes " + (", ".join(extra) if extra else
+                                                   "no further parameters")
+                    + (f" (set {k} as kernel.{k})" if k in dedicated else ""))
+        if self.params:  # the class's own checks of its parameters, before any work
+            KERNELS[self.name](lengthscale=1.0, **self.params).fit(None)
         self.lengthscale = check_lengthscale(self.lengthscale)
         if self.gamma is not None:
             KERNELS[self.name](lengthscale=self.lengthscale, gamma=self.gamma).fit(None)
@@ -77,6 +93,17 @@ class KernelConfig:
         require(self.nu in (0.5, 1.5, 2.5), "kernel.nu", self.nu, "use one of 0.5, 1.5, 2.5")
         require(is_int(self.median_subsample) and self.median_subsample >= 2,
                  "kernel.median_subsample", self.median_subsample, "use an integer >= 2")
+
+    def kernel_params(self, **common):
+        """Keyword arguments of the kernel's class: ``common`` (lengthscale, gamma, ...),
+        the dedicated keys the class takes (nu for matern, degree and coef0 for
+        polynomial, ...) and ``params``."""
+        from .kernels import KERNELS
+
+        takes = set(KERNELS[self.name]._get_param_names())
+        dedicated = {f: getattr(self, f) for f in self.__dataclass_fields__
+                     if f not in ("name", "params", *self.COMMON) and f in takes}
+        return {**common, **dedicated, **self.params}
 
 
 @dataclass

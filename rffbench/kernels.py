@@ -1,7 +1,7 @@
 """Shift-invariant kernels: exact Gram, k(delta), spectral sampler, sigma_p^2.
 
 ``KERNELS`` maps the config name to the class.  All kernels are normalised,
-k(0) = 1, and parametrised by a lengthscale ``l`` (theory.md section 5):
+k(0) = 1, and parametrised by a lengthscale ``l`` (docs/theory.md, section 4):
 
 =============  ====================================  ==============================  =================
 name           k(delta)                              frequencies omega               sigma_p^2 = E|w|^2
@@ -663,10 +663,15 @@ def kernel_with(kernel, lengthscale=None, gamma=None):
 
 
 def make_kernel(kernel, **params):
-    """A Kernel instance from a Kernel (returned as is) or a registry name; ``params``
-    the class does not take (e.g. ``nu`` for a kernel other than matern) are dropped."""
+    """A Kernel instance from a Kernel (returned as is) or a registry name.  A parameter
+    the class does not take is an error (ConfigError naming it and what the class takes),
+    never dropped."""
     if isinstance(kernel, Kernel):
         return kernel
     cls = KERNELS.get_or_raise(kernel)
     names = set(cls._get_param_names())
-    return cls(**{k: v for k, v in params.items() if k in names})
+    unknown = sorted(set(params) - names)
+    if unknown:
+        raise ConfigError(f"kernel={kernel}: {', '.join(unknown)} is not a parameter of "
+                          f"{cls.__name__}: it takes {', '.join(sorted(names))}")
+    return cls(**params)

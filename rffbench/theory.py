@@ -1,10 +1,10 @@
-"""Published error bounds for random Fourier features (theory.md sections 3-4).
+"""Published error bounds for random Fourier features (docs/theory.md, sections 2-3).
 
 Pure functions of (eps, D, ...) returning the bound on a failure probability,
 and :func:`invert_bound`, the point at which a monotone bound equals delta
 (used both for eps_bound(delta, D) and for the D a bound requires).  ``D`` is
 always the output dimension; ``pairs`` selects the cos/sin map.  Constants
-marked (unverified) in theory.md are named here and cited, not derived.
+that could not be derived here are named here and cited, not derived.
 
 :func:`uniform_bounds` and :func:`pointwise_bounds` say which bound applies to
 which estimator family (``"rff"``: cos + offset, ``"pairs"``: cos/sin, i.i.d.
@@ -34,7 +34,7 @@ def term_variance(k, k2, pairs):
 
 
 #: D * Var[z(x).z(y)] per family as a function of (k, k2) = (k(delta), k(2 delta))
-#: (theory.md section 2; pairs: two terms per frequency, 2 V1)
+#: (docs/theory.md, section 1; pairs: two terms per frequency, 2 V1)
 VARIANCE_TERMS = {
     "rff": lambda k, k2: term_variance(k, k2, False),
     "pairs": lambda k, k2: 2.0 * term_variance(k, k2, True),
@@ -242,12 +242,21 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
 WORST_TERM_VARIANCE = {"pairs": term_variance(0.0, 1.0, True), "rff": term_variance(0.0, 1.0, False)}
 
 
+def _kernel(kernel, lengthscale, nu):
+    """The fitted kernel of the calculators: ``nu`` goes to the kernels that take it."""
+    from .kernels import KERNELS, Kernel, make_kernel
+
+    takes_nu = not isinstance(kernel, Kernel) and \
+        "nu" in KERNELS.get_or_raise(kernel)._get_param_names()
+    return make_kernel(kernel, lengthscale=lengthscale,
+                       **({"nu": nu} if takes_nu else {})).fit(None)
+
+
 def _bounds_for(features, kernel, d, diam, lengthscale, nu):
     from .features import FEATURE_MAPS
-    from .kernels import make_kernel
 
     family = FEATURE_MAPS.get_or_raise(features).variance
-    k = make_kernel(kernel, lengthscale=lengthscale, nu=nu).fit(None)
+    k = _kernel(kernel, lengthscale, nu)
     return family, uniform_bounds(family, d, k.sigma_p2(d), diam,
                                   v_max=WORST_TERM_VARIANCE.get(family, 1.0), k_absmax=1.0,
                                   map_name=features)
@@ -262,25 +271,27 @@ def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features
     import numpy as np
 
     from .features import FEATURE_MAPS
-    from .kernels import make_kernel
 
     family = FEATURE_MAPS.get_or_raise(features).variance
     if family not in VARIANCE_TERMS:
         raise ValueError(f"features={features}: no exact variance formula (only the i.i.d. "
                          f"families {', '.join(VARIANCE_TERMS)} have one)")
-    k = make_kernel(kernel, lengthscale=lengthscale, nu=nu).fit(None)
+    k = _kernel(kernel, lengthscale, nu)
     delta = np.asarray(delta, dtype=np.float64)
     return VARIANCE_TERMS[family](k.k_of_delta(delta), k.k_of_delta(2.0 * delta)) / D
 
 
 def positive_variance(u, v):
     """D Var[z(x).z(y)] of positive random features (FAVOR+) for the Gaussian kernel at
-    u = x / l, v = y / l: each term exp(w.(u + v) - |u|^2 - |v|^2), w ~ N(0, I), has mean
-    k = exp(-|u - v|^2 / 2) and second moment exp(2 |u + v|^2 - 2 |u|^2 - 2 |v|^2) =
-    exp(4 u.v), so D Var = exp(4 u.v) - k^2 (rows of u, v).  Unlike the trigonometric maps
-    it depends on u + v, not only on u - v: as 4 u.v = |u + v|^2 - |u - v|^2, it is
-    k^2 (exp(|u + v|^2) - 1) (Choromanski et al. 2021, Lemma 2), evaluated in that form
-    (expm1: no cancellation, exactly 0 at u = -v, where the estimate is exact)."""
+    u = x / l, v = y / l (rows of u, v).
+
+    Each term exp(w.(u + v) - ``|u|^2 - |v|^2``), w ~ N(0, I), has mean
+    k = exp(-``|u - v|^2`` / 2) and second moment
+    exp(2 ``|u + v|^2`` - 2 ``|u|^2`` - 2 ``|v|^2``) = exp(4 u.v), so D Var = exp(4 u.v) - k^2.
+    Unlike the trigonometric maps it depends on u + v, not only on u - v: as
+    4 u.v = ``|u + v|^2 - |u - v|^2``, it is k^2 (exp(``|u + v|^2``) - 1) (Choromanski et
+    al. 2021, Lemma 2), evaluated in that form (expm1: no cancellation, exactly 0 at
+    u = -v, where the estimate is exact)."""
     import numpy as np
 
     u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
@@ -291,7 +302,7 @@ def positive_variance(u, v):
 def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
                     features="rff_pairs", nu=1.5, D_max=1e18):
     """How many features each published bound requires: the output dimension D at which
-    P[sup over M of |z(x).z(y) - k(x, y)| >= eps] <= delta, for a set M of diameter
+    P[sup over M of ``|z(x).z(y) - k(x, y)|`` >= eps] <= delta, for a set M of diameter
     ``diam`` in R^d, the kernel at ``lengthscale``, and the map ``features`` (its family
     decides which bounds hold).  Hoeffding and Bernstein (at the worst-case term
     variance) are pointwise: the D for one pair, a lower reference, not a sup bound.
@@ -391,7 +402,7 @@ def orf_pair_covariance(z, d, nodes=48):
 
 def orf_variance(z, n_freq, d):
     """Var of the ORF cos/sin-pair estimate (1/m) sum_i cos(w_i.delta) of the Gaussian kernel
-    at |delta| / l = z: m = n_freq frequencies in blocks of d orthogonal rows (the last
+    at ``|delta| / l`` = z: m = n_freq frequencies in blocks of d orthogonal rows (the last
     block partial), blocks independent:
 
         (m V_1 + sum_blocks b (b - 1) C(z)) / m^2,  V_1 = (1 - exp(-z^2))^2 / 2,

@@ -3,9 +3,12 @@ import math
 
 import numpy as np
 import pytest
+from conftest import compose_config
 from scipy.spatial.distance import cdist
-from scipy.special import gamma as gamma_fn, kv
+from scipy.special import gamma as gamma_fn
+from scipy.special import kv
 
+from rffbench.config import validate
 from rffbench.errors import ConfigError
 from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, Matern, make_kernel
 
@@ -125,3 +128,15 @@ def test_knn_lengthscale_is_the_mean_distance_to_the_kth_neighbour(rng):
     assert k.ls == pytest.approx(np.mean(np.sort(cdist(sub, sub), axis=1)[:, 5]), rel=1e-12)
     with pytest.raises(DataError, match=r"kernel.lengthscale='knn50' needs at least 51 points"):
         make_kernel("gaussian", lengthscale="knn50").fit(X[:30])
+
+
+def test_unknown_kernel_parameters_are_an_error_never_dropped():
+    from rffbench.errors import ConfigError
+    from rffbench.kernels import make_kernel
+
+    assert make_kernel("matern", lengthscale=1.0, nu=2.5).nu == 2.5
+    with pytest.raises(ConfigError, match="nu is not a parameter of .*it takes"):
+        make_kernel("gaussian", lengthscale=1.0, nu=2.5)
+    with pytest.raises(ConfigError, match="kernel.params.nu=2.5 is not allowed: kernel=matern "
+                                          r"takes no further parameters \(set nu as kernel.nu\)"):
+        validate(compose_config(["kernel=matern", "+kernel.params.nu=2.5"]))

@@ -178,3 +178,29 @@ def _reference_alignment(K, Y):
     Y = Y.reshape(m, -1)
     Kc, L = H @ K @ H, H @ Y @ Y.T @ H
     return float(np.sum(Kc * L) / (np.linalg.norm(Kc) * np.linalg.norm(L)))
+
+
+def test_plugin_kernel_takes_its_own_parameters_from_the_command_line(plugin, tmp_path):
+    """kernel.params reaches the kernel's class: the rational quadratic's alpha changes the
+    kernel (its exact Gram, so the records); a name the class does not take is one line."""
+    import json
+
+    outs = {}
+    for alpha in (0.5, 50.0):
+        out = tmp_path / f"a{alpha}"
+        r = run_cli("kernel=rational_quadratic", f"+kernel.params.alpha={alpha}",
+                    "dataset=wine", "D=64", "kernel.lengthscale=2.0",
+                    "measure.bounds.enabled=false", "measure.timing.enabled=false",
+                    "measure.learning.enabled=false", f"hydra.run.dir={out}")
+        assert r.returncode == 0, r.stderr[-2000:]
+        cfg = json.loads((out / "config.json").read_text())["config"]
+        assert cfg["kernel"]["params"] == {"alpha": alpha}
+        outs[alpha] = pd.read_csv(out / "records.csv")
+    fro = {a: df[df.metric == "rel_fro_error"].value.iloc[0] for a, df in outs.items()}
+    assert fro[0.5] != fro[50.0]
+    k = plugin.RationalQuadratic(lengthscale=2.0, alpha=0.5).fit(None)
+    assert k.alpha == 0.5
+    bad = run_cli("kernel=rational_quadratic", "+kernel.params.beta=1", "dataset=wine")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "kernel.params.beta=1 is not allowed: kernel=rational_quadratic takes alpha" \
+        in bad.stderr
