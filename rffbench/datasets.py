@@ -7,10 +7,14 @@ classification, or in the file's order), scales (``dataset.scale``: z-scores
 with training statistics, division by the training rows' largest |value|, or
 none) and casts to the run's dtype.  Nothing here touches the network.
 
-``DATASETS`` is a :class:`~rffbench.registry.Registry`: plug-ins add datasets
-through the entry-point group ``rffbench.datasets`` or an import path; a
-dataset is a function ``(cfg, seed) -> (X, y, info)`` with ``info`` holding
-``task`` (regression | classification), ``source`` and ``licence``.
+``DATASETS`` is a :class:`~rffbench.registry.Registry` of :class:`DatasetLoader`
+objects: each loads ``(cfg, seed) -> (X, y, info)`` (``info`` holds ``task``,
+regression | classification, ``source`` and ``licence``) and says, before it
+loads, how much memory loading takes (:meth:`DatasetLoader.plan`, from the
+shape it declares).  Plug-ins add datasets through the entry-point group
+``rffbench.datasets`` or an import path: a DatasetLoader (class or instance) or
+a plain function ``(cfg, seed) -> (X, y, info)``, whose memory is then not
+planned.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import numpy as np
 from .errors import DataError
 from .stream import SPLIT_CHUNK, STREAM_FORMATS
 from .memory import Need, Plan, available_bytes, human
-from .registry import Registry, callable_check
+from .registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,67 @@ class Dataset:
 # --------------------------------------------------------------------------
 # loaders: cfg -> (X, y, info)
 # --------------------------------------------------------------------------
+#: peak bytes of loading per float64 value: the array, the split copies, the
+#: standardised copies (and a cast)
+LOAD_COPIES = 3.5
+
+
+class DatasetLoader:
+    """A dataset of the registry (module docs).  The docstring's first sentence is its
+    line in ``--help``; subclasses implement :meth:`load` and declare :meth:`shape`."""
+
+    def load(self, cfg, seed):
+        """Raw ``(X, y, info)`` (checked, split and scaled by :func:`load_dataset`)."""
+        raise NotImplementedError
+
+    def shape(self, cfg):
+        """(rows, columns) it loads, known before loading, or None."""
+        return None
+
+    def plan(self, cfg):
+        """The memory plan of loading (:class:`rffbench.memory.Plan`): from :meth:`shape`
+        (the array, its split and scaled copies); empty when the shape is unknown."""
+        plan = Plan()
+        shape = self.shape(cfg)
+        if shape is not None:
+            n, d = shape
+            plan.add("load", [Need(f"loading dataset={cfg.name} ({n} x {d})",
+                                   lambda v: LOAD_COPIES * 8.0 * n * d)])
+        return plan
+
+    def __call__(self, cfg, seed):
+        return self.load(cfg, seed)
+
+
+class FunctionLoader(DatasetLoader):
+    """A plug-in's function ``(cfg, seed) -> (X, y, info)`` as a loader (shape unknown)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def load(self, cfg, seed):
+        return self.fn(cfg, seed)
+
+
+def as_loader(obj):
+    """A registry entry as a :class:`DatasetLoader` instance (a class is instantiated, a
+    function wrapped)."""
+    if isinstance(obj, type) and issubclass(obj, DatasetLoader):
+        return obj()
+    return obj if isinstance(obj, DatasetLoader) else FunctionLoader(obj)
+
+
+def loader_check(name, obj):
+    """The registry's check of a plug-in dataset: a DatasetLoader or a function."""
+    from .errors import ConfigError
+
+    if not (isinstance(obj, DatasetLoader) or callable(obj)):
+        raise ConfigError(f"{name!r} is not a dataset: it must be a "
+                          "rffbench.datasets.DatasetLoader or a function (cfg, seed) -> "
+                          f"(X, y, info) (got {obj!r})")
+
+
 def synthetic_blocks(cfg, seed):
     """The synthetic data, block by block: (start, stop, X block, y block) for blocks of
     SYNTHETIC_CHUNK rows, each from its own seeded stream (see :func:`_synthetic`)."""
@@ -104,33 +169,54 @@ def write_synthetic_npy(path, cfg, seed=0):
     return path
 
 
-def _synthetic(cfg, seed):
+class Synthetic(DatasetLoader):
     """Points uniform in the d-ball of radius r; smooth random target.
 
     f(x) = sum_j a_j cos(v_j . x + phi_j), J = 8 fixed random waves with
     |v_j| ~ 3/r (a few oscillations across the ball); regression target
     f(x) + noise N(0, noise^2); classification target 1[f(x) + noise e > 0].
     """
-    d = cfg.d if cfg.d is not None else 8
-    n, r = cfg.n, cfg.radius
-    X = np.empty((n, d))
-    y = np.empty(n, dtype=np.int64 if cfg.task == "classification" else np.float64)
-    for s, e, Xb, yb in synthetic_blocks(cfg, seed):
-        X[s:e], y[s:e] = Xb, yb
-    info = dict(task=cfg.task, source=f"synthetic: uniform in the {d}-ball of radius {r}",
-                licence="generated", diameter=2.0 * r)
-    return X, y, info
+
+    def load(self, cfg, seed):
+        d = cfg.d if cfg.d is not None else 8
+        n, r = cfg.n, cfg.radius
+        X = np.empty((n, d))
+        y = np.empty(n, dtype=np.int64 if cfg.task == "classification" else np.float64)
+        for s, e, Xb, yb in synthetic_blocks(cfg, seed):
+            X[s:e], y[s:e] = Xb, yb
+        info = dict(task=cfg.task, source=f"synthetic: uniform in the {d}-ball of radius {r}",
+                    licence="generated", diameter=2.0 * r)
+        return X, y, info
+
+    def plan(self, cfg):
+        """dataset.n x dataset.d (and the targets), scalable: the plan can say which
+        dataset.n or dataset.d would fit."""
+        plan = Plan()
+        plan.add("load", [Need("generating the synthetic data (dataset.n x dataset.d, with "
+                               "the split and standardised copies)",
+                               lambda v: LOAD_COPIES * 8.0 * v["dataset.n"] * v["dataset.d"]
+                               + 24.0 * v["dataset.n"],
+                               {"dataset.n": (cfg.n, 2), "dataset.d": (cfg.d or 8, 1)})])
+        return plan
 
 
-def _sklearn_loader(fn_name, task, source, licence):
-    def load(cfg, seed):
+class SklearnDataset(DatasetLoader):
+    """A dataset bundled with scikit-learn (``sklearn.datasets.<fn_name>``)."""
+
+    def __init__(self, fn_name, task, source, licence, shape):
+        self.fn_name, self.task, self.source, self.licence = fn_name, task, source, licence
+        self._shape = shape
+        self.__doc__ = f"{source} ({task})"
+
+    def load(self, cfg, seed):
         import sklearn.datasets as skd
 
-        X, y = getattr(skd, fn_name)(return_X_y=True)
-        return X.astype(np.float64), y, dict(task=task, source=source, licence=licence)
+        X, y = getattr(skd, self.fn_name)(return_X_y=True)
+        return X.astype(np.float64), y, dict(task=self.task, source=self.source,
+                                             licence=self.licence)
 
-    load.__doc__ = f"{source} ({task})"
-    return load
+    def shape(self, cfg):
+        return self._shape
 
 
 def _infer_format(path):
@@ -139,51 +225,80 @@ def _infer_format(path):
             ".pq": "parquet"}.get(ext, "svmlight")
 
 
-def _file(cfg, seed):
-    """A user file: LIBSVM/svmlight, CSV with a target column, or .npz with X, y."""
-    path = os.path.expanduser(cfg.path)
-    if not os.path.isfile(path):
-        raise DataError(f"dataset.path={cfg.path!r}: no such file")
-    fmt = cfg.format or _infer_format(path)
-    try:
-        if fmt == "npz":
-            with np.load(path, allow_pickle=False) as z:
-                missing = [k for k in ("X", "y") if k not in z.files]
-                if missing:
-                    raise DataError(f"dataset.path={cfg.path!r}: .npz needs arrays 'X' and 'y', "
-                                    f"found {', '.join(z.files) or 'none'}")
-                X, y = np.asarray(z["X"]), np.asarray(z["y"])
-        elif fmt == "csv":
-            X, y = _read_csv(path, cfg)
-        else:
-            from sklearn.datasets import load_svmlight_file
+class UserFile(DatasetLoader):
+    """A user file: LIBSVM/svmlight, CSV with a target column, or .npz with X, y (.npy
+    and .parquet are streamed: rffbench.stream)."""
 
-            Xs, y = load_svmlight_file(path)
-            avail = available_bytes()
-            if avail is not None and Xs.shape[0] * Xs.shape[1] * 8 > avail // 2:
-                raise DataError(f"dataset.path={cfg.path!r}: {Xs.shape[0]} x {Xs.shape[1]} dense "
-                                "would not fit in half the free memory; set dataset.n_max")
-            X = Xs.toarray()
-    except DataError:
-        raise
-    except Exception as exc:  # unreadable, ragged, wrong format
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"dataset.path={cfg.path!r}: cannot read as {fmt}: {first}") from None
-    if X.ndim != 2:
-        raise DataError(f"dataset.path={cfg.path!r}: X must be 2-d, got shape {X.shape}")
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise DataError(f"dataset.path={cfg.path!r}: y must be 1-d with {X.shape[0]} entries "
-                        f"(one per row of X), got shape {y.shape}")
-    for name, a in (("X", X), ("y", y)):
-        if np.issubdtype(a.dtype, np.complexfloating):
-            raise DataError(f"dataset.path={cfg.path!r}: {name} is complex (dtype {a.dtype}); "
-                            "rffbench takes real data: store the real and imaginary parts as "
-                            "separate columns")
-        if not np.issubdtype(a.dtype, np.number):
-            raise DataError(f"dataset.path={cfg.path!r}: {name} is not numeric (dtype {a.dtype})")
-    task = cfg.file_task or _guess_task(y)
-    info = dict(task=task, source=f"file: {path} ({fmt})", licence="user-provided")
-    return X.astype(np.float64), y, info
+    def load(self, cfg, seed):
+        path = os.path.expanduser(cfg.path)
+        if not os.path.isfile(path):
+            raise DataError(f"dataset.path={cfg.path!r}: no such file")
+        fmt = cfg.format or _infer_format(path)
+        try:
+            if fmt == "npz":
+                with np.load(path, allow_pickle=False) as z:
+                    missing = [k for k in ("X", "y") if k not in z.files]
+                    if missing:
+                        raise DataError(f"dataset.path={cfg.path!r}: .npz needs arrays 'X' and 'y', "
+                                        f"found {', '.join(z.files) or 'none'}")
+                    X, y = np.asarray(z["X"]), np.asarray(z["y"])
+            elif fmt == "csv":
+                X, y = _read_csv(path, cfg)
+            else:
+                from sklearn.datasets import load_svmlight_file
+
+                Xs, y = load_svmlight_file(path)
+                avail = available_bytes()
+                if avail is not None and Xs.shape[0] * Xs.shape[1] * 8 > avail // 2:
+                    raise DataError(f"dataset.path={cfg.path!r}: {Xs.shape[0]} x {Xs.shape[1]} dense "
+                                    "would not fit in half the free memory; set dataset.n_max")
+                X = Xs.toarray()
+        except DataError:
+            raise
+        except Exception as exc:  # unreadable, ragged, wrong format
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DataError(f"dataset.path={cfg.path!r}: cannot read as {fmt}: {first}") from None
+        if X.ndim != 2:
+            raise DataError(f"dataset.path={cfg.path!r}: X must be 2-d, got shape {X.shape}")
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise DataError(f"dataset.path={cfg.path!r}: y must be 1-d with {X.shape[0]} entries "
+                            f"(one per row of X), got shape {y.shape}")
+        for name, a in (("X", X), ("y", y)):
+            if np.issubdtype(a.dtype, np.complexfloating):
+                raise DataError(f"dataset.path={cfg.path!r}: {name} is complex (dtype {a.dtype}); "
+                                "rffbench takes real data: store the real and imaginary parts as "
+                                "separate columns")
+            if not np.issubdtype(a.dtype, np.number):
+                raise DataError(f"dataset.path={cfg.path!r}: {name} is not numeric (dtype {a.dtype})")
+        task = cfg.file_task or _guess_task(y)
+        info = dict(task=task, source=f"file: {path} ({fmt})", licence="user-provided")
+        return X.astype(np.float64), y, info
+
+    def plan(self, cfg):
+        """Streamed: the targets and the blocks in flight; else the shape from the header
+        (CSV rows x columns, .npz array headers), or the file's size."""
+        plan = Plan()
+        if _streamed_format(cfg):
+            rows = _stream_rows(cfg)
+            plan.add("load", [Need(f"dataset.path={cfg.path!r}: streaming its {rows} rows (the "
+                                   "targets, 8 bytes a row, and the blocks being read)",
+                                   lambda v: 24.0 * rows + 4 * 8.0 * SPLIT_CHUNK * 1024)])
+            return plan
+        if not cfg.path:
+            return plan
+        shape = _file_shape(cfg)
+        if shape is not None:
+            n, d = shape
+            plan.add("load", [Need(f"dataset.path={cfg.path!r}: loading its {n} x {d} values",
+                                   lambda v: LOAD_COPIES * 8.0 * n * d)])
+            return plan
+        path = os.path.expanduser(cfg.path)
+        size = os.path.getsize(path) if os.path.isfile(path) else 0
+        fmt = cfg.format or _infer_format(path)
+        per_byte = 3.0 if fmt == "svmlight" else LOAD_COPIES * 8.0 / 2
+        plan.add("load", [Need(f"dataset.path={cfg.path!r}: loading a {human(size)} "
+                               f"{fmt} file", lambda v: per_byte * size)])
+        return plan
 
 
 def _read_csv(path, cfg):
@@ -246,10 +361,19 @@ def _read_idx(path):
     return data.reshape(tuple(dims))
 
 
-def _fashion_mnist(cfg, seed):
+class FashionMNIST(DatasetLoader):
     """Fashion-MNIST (Xiao et al. 2017), 70,000 28x28 grey images, 10 classes, from
     Debian's dataset-fashion-mnist files; pixels scaled to [0, 1].  The official
     60k/10k split is pooled: the split is the seeded one of every dataset."""
+
+    def shape(self, cfg):
+        return (70000, 784)
+
+    def load(self, cfg, seed):
+        return _fashion_mnist(cfg)
+
+
+def _fashion_mnist(cfg):
     folder = os.path.expanduser(cfg.path or FASHION_MNIST_DIR)
     missing = [f for f in FASHION_MNIST_FILES if not os.path.isfile(os.path.join(folder, f))]
     if missing:
@@ -321,62 +445,60 @@ def _read_mlbench(name, path, mtime, target):
     return X, np.asarray(df[target].cat.codes, dtype=np.int64)
 
 
-def _mlbench_loader(file, target, about):
-    """A loader of one data frame of R's mlbench package (an .rda file read by the
-    ``rdata`` package): every column but ``target`` is a feature (factors of numbers, as
-    DNA's 0/1 indicators, become numbers), ``target`` the class."""
-    def load(cfg, seed):
-        folder = _mlbench_dir(cfg, file)
-        path = os.path.join(folder, file)
-        X, y = _read_mlbench(cfg.name, path, os.path.getmtime(path), target)
-        return X.copy(), y.copy(), dict(task="classification", licence=MLBENCH_LICENCE,
-                                        source=f"{about} (R mlbench, {path})")
+class MLBench(DatasetLoader):
+    """One data frame of R's mlbench package (an .rda file read by the ``rdata``
+    package): every column but ``target`` is a feature (factors of numbers, as DNA's 0/1
+    indicators, become numbers), ``target`` the class."""
 
-    load.__doc__ = f"{about} (classification)"
-    return load
+    def __init__(self, file, target, about, shape):
+        self.file, self.target, self.about, self._shape = file, target, about, shape
+        self.__doc__ = f"{about} (classification)"
+
+    def shape(self, cfg):
+        return self._shape
+
+    def load(self, cfg, seed):
+        folder = _mlbench_dir(cfg, self.file)
+        path = os.path.join(folder, self.file)
+        X, y = _read_mlbench(cfg.name, path, os.path.getmtime(path), self.target)
+        return X.copy(), y.copy(), dict(task="classification", licence=MLBENCH_LICENCE,
+                                        source=f"{self.about} (R mlbench, {path})")
 
 
 UCI = "UCI Machine Learning Repository (via scikit-learn), CC BY 4.0"
 DATASETS = Registry("rffbench.datasets", "dataset", {
-    "synthetic": _synthetic,
-    "digits": _sklearn_loader("load_digits", "classification",
-                              "scikit-learn load_digits: 8x8 handwritten digits (UCI)", UCI),
-    "breast_cancer": _sklearn_loader("load_breast_cancer", "classification",
-                                     "scikit-learn load_breast_cancer: Wisconsin diagnostic (UCI)",
-                                     UCI),
-    "wine": _sklearn_loader("load_wine", "classification", "scikit-learn load_wine (UCI)", UCI),
-    "diabetes": _sklearn_loader("load_diabetes", "regression",
-                                "scikit-learn load_diabetes (Efron et al. 2004)",
-                                "distributed with scikit-learn, BSD-3-Clause"),
-    "fashion_mnist": _fashion_mnist,
-    "letter": _mlbench_loader("LetterRecognition.rda", "lettr",
-                              "Letter recognition (Slate 1991): 20,000 x 16 glyph features, 26 "
-                              "classes"),
-    "satellite": _mlbench_loader("Satellite.rda", "classes",
-                                 "Statlog Landsat satellite: 6,435 x 36 multi-spectral pixels, 6 "
-                                 "classes"),
-    "shuttle": _mlbench_loader("Shuttle.rda", "Class",
-                               "Statlog shuttle: 58,000 x 9 sensor values, 7 classes (80% class "
-                               "1)"),
-    "dna": _mlbench_loader("DNA.rda", "Class",
-                           "Statlog DNA splice junctions: 3,186 x 180 binary indicators, 3 "
-                           "classes"),
-    "file": _file,
-}, callable_check("a dataset loader"))
+    "synthetic": Synthetic(),
+    "digits": SklearnDataset("load_digits", "classification",
+                             "scikit-learn load_digits: 8x8 handwritten digits (UCI)", UCI,
+                             (1797, 64)),
+    "breast_cancer": SklearnDataset("load_breast_cancer", "classification",
+                                    "scikit-learn load_breast_cancer: Wisconsin diagnostic (UCI)",
+                                    UCI, (569, 30)),
+    "wine": SklearnDataset("load_wine", "classification", "scikit-learn load_wine (UCI)", UCI,
+                           (178, 13)),
+    "diabetes": SklearnDataset("load_diabetes", "regression",
+                               "scikit-learn load_diabetes (Efron et al. 2004)",
+                               "distributed with scikit-learn, BSD-3-Clause", (442, 10)),
+    "fashion_mnist": FashionMNIST(),
+    "letter": MLBench("LetterRecognition.rda", "lettr",
+                      "Letter recognition (Slate 1991): 20,000 x 16 glyph features, 26 classes",
+                      (20000, 16)),
+    "satellite": MLBench("Satellite.rda", "classes",
+                         "Statlog Landsat satellite: 6,435 x 36 multi-spectral pixels, 6 classes",
+                         (6435, 36)),
+    "shuttle": MLBench("Shuttle.rda", "Class",
+                       "Statlog shuttle: 58,000 x 9 sensor values, 7 classes (80% class 1)",
+                       (58000, 9)),
+    "dna": MLBench("DNA.rda", "Class",
+                   "Statlog DNA splice junctions: 3,186 x 180 binary indicators, 3 classes",
+                   (3186, 180)),
+    "file": UserFile(),
+}, loader_check)
 
 
 # --------------------------------------------------------------------------
 # memory of loading, known before loading
 # --------------------------------------------------------------------------
-#: rows x columns of the bundled datasets
-KNOWN_SHAPES = {"digits": (1797, 64), "breast_cancer": (569, 30), "wine": (178, 13),
-                "diabetes": (442, 10), "fashion_mnist": (70000, 784), "letter": (20000, 16),
-                "satellite": (6435, 36), "shuttle": (58000, 9), "dna": (3186, 180)}
-#: peak bytes of loading per float64 value: the array, the split copies, the
-#: standardised copies (and a cast)
-LOAD_COPIES = 3.5
-
-
 def _file_shape(cfg):
     """(rows, columns) a user file will load into, estimated without parsing it, or
     None (then the size of the file bounds it)."""
@@ -428,39 +550,9 @@ def _stream_rows(cfg):
 
 
 def data_plan(cfg, dtype="float64"):
-    """The memory plan of loading ``dataset`` (before it is loaded): synthetic data from
-    ``dataset.n`` and ``dataset.d``; the bundled sets from their known shapes; a user
-    file from its header (CSV rows x columns, .npz array headers) or its size."""
-    plan = Plan()
-    if cfg.name == "synthetic":
-        plan.add("load", [Need("generating the synthetic data (dataset.n x dataset.d, with "
-                               "the split and standardised copies)",
-                               lambda v: LOAD_COPIES * 8.0 * v["dataset.n"] * v["dataset.d"]
-                               + 24.0 * v["dataset.n"],
-                               {"dataset.n": (cfg.n, 2), "dataset.d": (cfg.d or 8, 1)})])
-    elif cfg.name in KNOWN_SHAPES:
-        n, d = KNOWN_SHAPES[cfg.name]
-        plan.add("load", [Need(f"loading dataset={cfg.name} ({n} x {d})",
-                               lambda v: LOAD_COPIES * 8.0 * n * d)])
-    elif _streamed_format(cfg):
-        rows = _stream_rows(cfg)
-        plan.add("load", [Need(f"dataset.path={cfg.path!r}: streaming its {rows} rows (the "
-                               "targets, 8 bytes a row, and the blocks being read)",
-                               lambda v: 24.0 * rows + 4 * 8.0 * SPLIT_CHUNK * 1024)])
-    elif cfg.name == "file" and cfg.path:
-        shape = _file_shape(cfg)
-        if shape is not None:
-            n, d = shape
-            plan.add("load", [Need(f"dataset.path={cfg.path!r}: loading its {n} x {d} values",
-                                   lambda v: LOAD_COPIES * 8.0 * n * d)])
-        else:
-            path = os.path.expanduser(cfg.path)
-            size = os.path.getsize(path) if os.path.isfile(path) else 0
-            fmt = cfg.format or _infer_format(path)
-            per_byte = 3.0 if fmt == "svmlight" else LOAD_COPIES * 8.0 / 2
-            plan.add("load", [Need(f"dataset.path={cfg.path!r}: loading a {human(size)} "
-                                   f"{fmt} file", lambda v: per_byte * size)])
-    return plan
+    """The memory plan of loading ``dataset`` before it is loaded (the dataset's
+    :meth:`DatasetLoader.plan`)."""
+    return as_loader(DATASETS[cfg.name]).plan(cfg)
 
 
 # --------------------------------------------------------------------------
@@ -534,7 +626,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     .parquet file: streamed, see rffbench.stream)."""
     if _streamed_format(cfg):
         return _load_streamed(cfg, seed, dtype)
-    X, y, info = DATASETS[cfg.name](cfg, seed)
+    X, y, info = as_loader(DATASETS[cfg.name]).load(cfg, seed)
     where = f"dataset={cfg.name}" + (f" ({cfg.path})" if cfg.name == "file" else "")
     X = np.asarray(X)
     if X.ndim != 2 or np.asarray(y).shape != (X.shape[0],):

@@ -1,5 +1,11 @@
 """Models on random features (``MODELS``) and the shared target encoding.
 
+A model is a :class:`FeatureModel` subclass in the registry ``MODELS`` (plug-ins:
+entry-point group ``rffbench.models``): it is built from the ``model`` config block,
+says what it fits to (one-hot scores or labels) and how its outputs become
+predictions, declares its memory for the plan that refuses a run before it starts,
+and fits on a fitted feature map chunk by chunk.
+
 * ``ridge``: w = (Z_c^T Z_c + lam I)^{-1} Z_c^T Y_c, Z_c and Y_c centred with the training
   means, and the unpenalised intercept b = mean(y) - mean(z).w.  Z^T Z (syrk, in place),
   Z^T Y, sum z and sum y are accumulated over row chunks, so Z is never held whole
@@ -30,10 +36,11 @@ import time
 import numpy as np
 from scipy.linalg import blas
 
-from .errors import RffbenchError
+from .errors import ConfigError, RffbenchError
 from .exact import solve_regularised, with_intercept
 from .features import gram_of
 from .progress import Progress
+from .registry import Registry, subclass_check
 
 #: select_lambda's entry for a lambda at which the system is not positive definite
 #: model.loss: the losses of scikit-learn's SGD estimators, per task
@@ -77,6 +84,38 @@ class Timer:
         now = time.perf_counter()
         self.s[name] = self.s.get(name, 0.0) + now - t0
         return now
+
+
+class FeatureModel:
+    """A model on random features (module docs).  Subclasses set :attr:`name` and
+    implement ``fit(fmap, X, target)``, ``predict(X)``, ``select_lambda(fmap, X_fit,
+    target_fit, X_val, grid)`` and the class methods below."""
+
+    #: model.name
+    name: str = None
+
+    @classmethod
+    def from_config(cls, m, task, seed, backend=None):
+        """The model of the ``model`` block ``m`` for a ``task`` dataset."""
+        raise NotImplementedError
+
+    @classmethod
+    def check(cls, m, task, where):
+        """ConfigError when ``m`` cannot fit a ``task`` dataset (``where`` names it)."""
+
+    def target(self, y, task, n_classes):
+        """What :meth:`fit` takes for the training labels ``y`` (default: ``y``)."""
+        return y
+
+    def prediction(self, out, task):
+        """Predicted labels or values from :meth:`predict`'s output (default: as is)."""
+        return out
+
+    @classmethod
+    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map):
+        """(what, bytes) of fitting on ``n`` rows of D features in chunks of ``rows``;
+        ``fmap_bytes(r)`` is the map's memory to transform r rows."""
+        raise NotImplementedError
 
 
 # --------------------------------------------------------------------------
@@ -147,10 +186,29 @@ def accumulate(fmap, X, Y, rows=None, timer=None, backend=None):
     return ne
 
 
-class FeatureRidge:
+class FeatureRidge(FeatureModel):
     """Ridge regression / least-squares classifier on a fitted feature map."""
 
     name = "ridge"
+
+    @classmethod
+    def from_config(cls, m, task, seed, backend=None):
+        return cls(m.lam, m.center, m.chunk_rows, backend=backend)
+
+    def target(self, y, task, n_classes):
+        return encode_targets(y, task, n_classes)  # one-hot: least squares on classes
+
+    def prediction(self, out, task):
+        return decode(out, task)
+
+    @classmethod
+    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map):
+        """Z^T Z, its symmetric copy and the factor (3 D x D) and one feature chunk; a
+        sparse map is solved in the dual: an n x n Gram and its factor."""
+        if sparse_map:
+            return ("ridge in the dual: n_train x n_train", 16.0 * n * n + fmap_bytes(n))
+        return ("ridge on features: 3 D x D matrices",
+                8.0 * (3 * D * D + rows * D + D * n_out) + fmap_bytes(rows))
 
     def __init__(self, lam, center=True, chunk_rows=None, backend=None):
         self.lam = lam
@@ -227,10 +285,25 @@ class FeatureRidge:
 # --------------------------------------------------------------------------
 # SGD on features (scikit-learn)
 # --------------------------------------------------------------------------
-class FeatureSGD:
+class FeatureSGD(FeatureModel):
     """scikit-learn SGD fed with feature chunks by ``partial_fit``."""
 
     name = "sgd"
+
+    @classmethod
+    def from_config(cls, m, task, seed, backend=None):
+        return cls(m.lam, task, m.loss, m.epochs, seed, m.chunk_rows)
+
+    @classmethod
+    def check(cls, m, task, where):
+        if m.loss is not None and m.loss not in SGD_LOSSES[task]:
+            raise ConfigError(f"model.loss={m.loss!r} is not allowed for the {task} {where}: "
+                              f"use one of {', '.join(SGD_LOSSES[task])}")
+
+    @classmethod
+    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map):
+        """One feature chunk, its float64 copy and the weights."""
+        return ("sgd on feature chunks", 8.0 * (2 * rows * D + D * n_out) + fmap_bytes(rows))
 
     def __init__(self, lam, task, loss=None, epochs=5, random_state=0, chunk_rows=None):
         self.lam = lam
@@ -293,4 +366,5 @@ class FeatureSGD:
         return [np.concatenate(P) for P in parts]
 
 
-MODELS = {"ridge": FeatureRidge, "sgd": FeatureSGD}
+MODELS = Registry("rffbench.models", "model", {"ridge": FeatureRidge, "sgd": FeatureSGD},
+                  subclass_check(FeatureModel, "a model on features"))

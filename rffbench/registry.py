@@ -1,10 +1,12 @@
-"""Name -> object registries with plug-ins: ``FEATURE_MAPS``, ``KERNELS``, ``DATASETS``.
+"""Name -> object registries with plug-ins: ``FEATURE_MAPS``, ``KERNELS``, ``DATASETS``,
+``MODELS`` (and ``MEASUREMENTS``, rffbench.measure).
 
 A registry is a read-only mapping.  A name is found, in this order:
 
 1. among rffbench's own entries;
 2. among the installed packages' entry points of the registry's group
-   (``rffbench.feature_maps``, ``rffbench.kernels``, ``rffbench.datasets``), e.g.
+   (``rffbench.feature_maps``, ``rffbench.kernels``, ``rffbench.datasets``,
+   ``rffbench.models``), e.g.
    in a plug-in's ``pyproject.toml``::
 
        [project.entry-points."rffbench.feature_maps"]
@@ -49,6 +51,10 @@ class Registry(Mapping):
         self._loaded = {}
 
     # -- where names come from -----------------------------------------------
+    def builtins(self):
+        """rffbench's own entries (no plug-in is loaded)."""
+        return dict(self._builtins)
+
     def plugin_names(self):
         """Entry-point names of installed plug-ins (builtins win on a clash)."""
         return {ep.name: ep for ep in entry_points(group=self.group)

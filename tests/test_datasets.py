@@ -48,8 +48,11 @@ def test_synthetic_scales_by_chunks():
                                              ("wine", "classification", (178, 13)),
                                              ("diabetes", "regression", (442, 10))])
 def test_bundled_datasets(name, task, shape):
+    from rffbench.datasets import DATASETS
+
     d = load_dataset(cfg(name=name), seed=0)
     assert d.task == task and d.d == shape[1]
+    assert DATASETS[name].shape(cfg(name=name)) == shape  # declared for the memory plan
     assert d.X_train.shape[0] + d.X_test.shape[0] == shape[0]
     assert np.allclose(d.X_train.mean(0), 0, atol=1e-10)
     sd = d.X_train.std(0)
@@ -159,6 +162,7 @@ def test_mlbench_real_files(name):
     (n, d), counts = MLBENCH[name]
     X, y, info = DATASETS[name](DatasetConfig(name=name), 0)
     assert X.shape == (n, d) and X.dtype == np.float64 and np.isfinite(X).all()
+    assert DATASETS[name].shape(DatasetConfig(name=name)) == (n, d)  # the memory plan's
     assert np.bincount(y)[:len(counts)].tolist() == counts
     assert "CC BY 4.0" in info["licence"] and "mlbench" in info["source"]
     if name == "letter":  # first row of the file: T, x.box 2, y.box 8, width 3, high 5

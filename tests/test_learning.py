@@ -144,11 +144,12 @@ HAVE_FASHION = all(os.path.isfile(os.path.join(FASHION_MNIST_DIR, f)) for f in F
                     reason="apt-get install dataset-fashion-mnist (CI installs it)")
 def test_fashion_mnist_real_files():
     from rffbench.config import DatasetConfig
-    from rffbench.datasets import load_dataset
+    from rffbench.datasets import DATASETS, load_dataset
 
-    data = load_dataset(DatasetConfig(name="fashion_mnist", path=FASHION_MNIST_DIR,
-                                      test_size=1 / 7), seed=0)
+    dcfg = DatasetConfig(name="fashion_mnist", path=FASHION_MNIST_DIR, test_size=1 / 7)
+    data = load_dataset(dcfg, seed=0)
     assert data.X_train.shape == (60000, 784) and data.X_test.shape == (10000, 784)
+    assert DATASETS["fashion_mnist"].shape(dcfg) == (70000, 784)  # the memory plan's
     assert data.n_classes == 10 and np.bincount(data.y_train).tolist() == [6000] * 10
     assert "Fashion-MNIST" in data.source
     df = learning("dataset=fashion_mnist", "dataset.n_max=1500", "D=256", "model.lam=1e-1")

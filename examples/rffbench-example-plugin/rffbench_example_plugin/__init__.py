@@ -21,6 +21,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import ndtri
 from scipy.stats import gamma as gamma_dist
 
+from rffbench.datasets import DatasetLoader
 from rffbench.features import RandomFourierFeatures
 from rffbench.kernels import Kernel
 
@@ -71,13 +72,21 @@ class RationalQuadratic(Kernel):
         out[...] = (1.0 + r2 / (2.0 * self.alpha * self.ls**2)) ** -self.alpha
 
 
-def two_moons(cfg, seed):
+class TwoMoons(DatasetLoader):
     """scikit-learn make_moons: two interleaved half circles, noise 0.1 (classification)."""
-    from sklearn.datasets import make_moons
 
-    X, y = make_moons(n_samples=cfg.n, noise=0.1, random_state=seed)
-    return X, y, dict(task="classification", source="scikit-learn make_moons (noise 0.1)",
-                      licence="generated")
+    def shape(self, cfg):
+        return (cfg.n, 2)  # dataset.n points in the plane: the memory plan before loading
+
+    def load(self, cfg, seed):
+        from sklearn.datasets import make_moons
+
+        X, y = make_moons(n_samples=cfg.n, noise=0.1, random_state=seed)
+        return X, y, dict(task="classification", source="scikit-learn make_moons (noise 0.1)",
+                          licence="generated")
 
 
-__all__ = ["RationalQuadratic", "StratifiedRFF", "two_moons"]
+two_moons = TwoMoons()
+
+
+__all__ = ["RationalQuadratic", "StratifiedRFF", "TwoMoons", "two_moons"]
