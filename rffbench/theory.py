@@ -134,9 +134,33 @@ def invert_bound(bound, delta, lo=1e-12, hi=1e6, rtol=1e-10):
 #: largest possible |estimate - k|: pairs |z(x).z(y)| <= 1, rff <= 2; k in [-1, 1]
 TRIVIAL_ERROR = {"pairs": 2.0, "rff": 3.0}
 
-UNIFORM_METHODS = ("hoeffding", "bernstein", "rahimi_recht", "rahimi_recht_output_dim",
-                   "sutherland_schneider", "sriperumbudur_szabo")
-POINTWISE_METHODS = ("hoeffding", "bernstein")
+@dataclass(frozen=True)
+class BoundInfo:
+    """What the records, tables and figures say of a bound: its ``label``, whether it is
+    ``uniform`` (bounds the sup over the set; False: one pair at a time, drawn as a
+    reference line for the sup) and how it is drawn (matplotlib ``color`` and ``style``)."""
+
+    label: str
+    uniform: bool
+    color: str
+    style: object
+
+
+#: every bound rffbench evaluates, in the order :func:`uniform_bounds` returns them
+BOUNDS = {
+    "hoeffding": BoundInfo("Hoeffding", False, "0.45", ":"),
+    "bernstein": BoundInfo("Bernstein", False, "0.65", ":"),
+    "rahimi_recht": BoundInfo("Rahimi-Recht (as stated)", True, "tab:red", "--"),
+    "rahimi_recht_output_dim": BoundInfo("Rahimi-Recht (output dim.)", True, "tab:brown",
+                                         (0, (8, 2))),
+    "sutherland_schneider": BoundInfo("Sutherland-Schneider", True, "tab:green", "-."),
+    "sriperumbudur_szabo": BoundInfo("Sriperumbudur-Szabo", True, "tab:purple", (0, (1, 1.5))),
+}
+BOUND_METHODS = tuple(BOUNDS)
+#: the bounds on the sup error over a set
+UNIFORM_METHODS = tuple(m for m, b in BOUNDS.items() if b.uniform)
+#: the bounds for one pair of points
+POINTWISE_METHODS = tuple(m for m, b in BOUNDS.items() if not b.uniform)
 
 
 @dataclass(frozen=True)
@@ -183,10 +207,10 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
     reference lines (Bernstein at the largest term variance ``v_max`` and
     largest |k| of the pairs of M)."""
     if family not in TRIVIAL_ERROR:
-        return _not_applicable(UNIFORM_METHODS, _no_bound_note(map_name))
+        return _not_applicable(BOUND_METHODS, _no_bound_note(map_name))
     refs = _pointwise(family, v_max, k_absmax,
                       "pointwise bound: a reference line for the sup, not a bound on it")
-    uniform = UNIFORM_METHODS[2:]
+    uniform = UNIFORM_METHODS
     if not math.isfinite(sigma_p2):
         return refs + _not_applicable(uniform, "sigma_p^2 = E||w||^2 is infinite for this kernel "
                                       "(heavy-tailed spectral density): the bound is vacuous")

@@ -83,7 +83,7 @@ def _by_method(bounds):
 
 def test_which_bounds_apply():
     pairs = _by_method(th.uniform_bounds("pairs", 5, 5.0, 2.0, 0.5, 1.0, "rff_pairs"))
-    assert list(pairs) == list(th.UNIFORM_METHODS)
+    assert list(pairs) == list(th.BOUND_METHODS)
     assert all(b.prob is not None for b in pairs.values())
     assert not pairs["hoeffding"].uniform and pairs["sutherland_schneider"].uniform
     assert pairs["rahimi_recht"].eps_max == pytest.approx(math.sqrt(5.0) * 2.0)
@@ -94,8 +94,8 @@ def test_which_bounds_apply():
     assert [m for m, b in rff.items() if b.prob is None] == [
         "rahimi_recht", "rahimi_recht_output_dim", "sriperumbudur_szabo"]
     lap = _by_method(th.uniform_bounds("pairs", 5, math.inf, 2.0, 0.5, 1.0, "rff_pairs"))
-    assert [m for m, b in lap.items() if b.prob is None] == list(th.UNIFORM_METHODS[2:])
-    assert all("infinite" in lap[m].note for m in th.UNIFORM_METHODS[2:])
+    assert [m for m, b in lap.items() if b.prob is None] == list(th.UNIFORM_METHODS)
+    assert all("infinite" in lap[m].note for m in th.UNIFORM_METHODS)
     other = th.uniform_bounds(None, 5, 5.0, 2.0, map_name="orf")
     assert all(b.prob is None and "features=orf" in b.note for b in other)
     assert all(b.prob is None for b in th.pointwise_bounds(None, 0.5, 0.1, "orf"))

@@ -1,13 +1,17 @@
-"""Report figures: pure functions of the grouped records (docs/architecture.md, "The report").
+"""Report figures: specs of what each figure shows, run by one driver
+(docs/architecture.md, "The report").
 
-Each ``fig_*(ctx)`` returns ``(list of Drawn, reason)``: the files it draws
-(several when the panels would not fit one readable figure) each with its
-caption, or none and the reason (data absent).  Grouping, panels, lines and
-files come from :class:`~rffbench.report.grouping.Grouping`; a figure
-function never chooses what to pool.  Lines carry a ``gid``
-(``observed:<metric>``, ``expected:<metric>``, ``bound:<method>``,
-``pointwise:<method>``, ``exact_krr``) so that tests can read the plotted
-values back.
+A figure is a :class:`Figure`: it selects its records (or says why there are none),
+names its x axis, its lines and the rows that become panels, draws one panel, and
+describes itself for the caption.  :func:`draw` does the rest for every figure: the
+grouping rule (:class:`~rffbench.report.grouping.Grouping`: what varies becomes a
+panel, a line or a file, never pooled), the split into files when the panels would
+not fit one readable figure, the legend (each element once, as first drawn) and the
+caption (what is drawn, the layout, what each point pools, what was left out).
+Calling a spec, ``spec(ctx)``, returns ``(list of Drawn, reason)``.  Lines carry a
+``gid`` (``observed:<metric>``, ``expected:<metric>``, ``bound:<method>``,
+``pointwise:<method>``, ``exact_krr``) so that tests can read the plotted values back.
+Bound labels, colours and line styles are :data:`rffbench.theory.BOUNDS`.
 """
 from __future__ import annotations
 
@@ -20,22 +24,9 @@ import numpy as np
 
 from ..measure.learning import CG_TRAIN_NOTE
 from ..results import TRIALS_FILE
+from ..theory import BOUNDS, POINTWISE_METHODS, UNIFORM_METHODS
 from .grouping import Grouping, center_words, fmt, fmt_list, pooled_text, summary
 
-UNIFORM = ["rahimi_recht", "rahimi_recht_output_dim", "sutherland_schneider",
-           "sriperumbudur_szabo"]
-POINTWISE = ["hoeffding", "bernstein"]
-BOUND_LABEL = {"hoeffding": "Hoeffding", "bernstein": "Bernstein",
-               "rahimi_recht": "Rahimi-Recht (as stated)",
-               "rahimi_recht_output_dim": "Rahimi-Recht (output dim.)",
-               "sutherland_schneider": "Sutherland-Schneider",
-               "sriperumbudur_szabo": "Sriperumbudur-Szabo"}
-BOUND_COLOR = {"rahimi_recht": "tab:red", "rahimi_recht_output_dim": "tab:brown",
-               "sutherland_schneider": "tab:green", "sriperumbudur_szabo": "tab:purple",
-               "hoeffding": "0.45", "bernstein": "0.65"}
-BOUND_STYLE = {"rahimi_recht": "--", "rahimi_recht_output_dim": (0, (8, 2)),
-               "sutherland_schneider": "-.", "sriperumbudur_szabo": (0, (1, 1.5)),
-               "hoeffding": ":", "bernstein": ":"}
 METRIC_LABEL = {"test_error_rate": "test error rate", "test_rel_rmse": "test RMSE / std(y_test)",
                 "rel_fro_error": "relative Frobenius error ||K - ZZ'||_F / ||K||_F",
                 "eps_empirical": "sup error max |z(x)'z(y) - k(x,y)|"}
@@ -194,61 +185,295 @@ def _by(g):
     return [*g.keys, *g.lines] + ([g.x] if g.x else [])
 
 
+def rows_all(panels):
+    import pandas as pd
+
+    return pd.concat([rows for _, _, rows in panels])
+
+
+# --------------------------------------------------------------------------
+# the driver
+# --------------------------------------------------------------------------
+class Sheet:
+    """One file of a figure while it is drawn: the selection, the grouping, the panels
+    of this file, the legend (label -> first handle drawn) and what the panels noted
+    for the caption."""
+
+    def __init__(self, ctx, sel, g, panels):
+        self.ctx, self.sel, self.g, self.panels = ctx, sel, g, panels
+        self.legend = {}
+        self.notes = []
+
+    def keep(self, handle):
+        """Put a drawn element in the legend (once per label); returns it."""
+        self.legend.setdefault(handle.get_label(), handle)
+        return handle
+
+    @property
+    def rows(self):
+        """The rows of every panel of this file."""
+        return rows_all(self.panels)
+
+
+class Selection(dict):
+    """What :meth:`Figure.select` found: ``rows`` (what is grouped) and anything else the
+    spec needs later, as attributes."""
+
+    __getattr__ = dict.__getitem__
+
+
+class Figure:
+    """A figure spec (module docs).  Subclasses set the class attributes and implement
+    :meth:`select`, :meth:`panel` and :meth:`describe`."""
+
+    #: file stem and title
+    name: str = None
+    title: str = None
+    #: the measurements whose config keys condition the values
+    measurements: tuple = ()
+    #: the x column (None: no x axis), the columns drawn as lines in a panel, extra
+    #: columns that may split panels, columns never treated as conditions
+    x: str = None
+    lines: tuple = ()
+    row_cols: tuple = ()
+    exclude: tuple = ()
+    #: panels per file, axes per panel (a panel two axes tall: 2), new_figure's sizes
+    max_panels: int = MAX_PANELS
+    panel_axes: int = 1
+    size: dict = {}
+    legend_ncol: int = 4
+    #: values of x a panel needs (0: no minimum), and the reason given when none has them
+    min_x: int = 2
+    no_panel: str = ""
+
+    def __call__(self, ctx):
+        return draw(self, ctx)
+
+    def select(self, ctx):
+        """A :class:`Selection` (``rows`` to group), or the reason nothing is drawn."""
+        raise NotImplementedError
+
+    def grouping(self, ctx, sel):
+        """The Grouping of the selected rows; the selection may override any of the
+        grouping attributes (``x``, ``lines``, ``row_cols``, ``exclude``,
+        ``measurements``) when they depend on the data."""
+        def get(key):
+            return sel.get(key, getattr(self, key))
+
+        return Grouping(sel.rows, ctx.origins, list(get("measurements")), x=get("x"),
+                        lines=list(get("lines")), row_cols=list(get("row_cols")),
+                        exclude=tuple(get("exclude")))
+
+    def arrange(self, panels):
+        """The panels of a file in drawing order (default: the grouping's)."""
+        return panels
+
+    def axes_per_panel(self, sel):
+        return self.panel_axes
+
+    def layout(self, sheet):
+        """new_figure's size keywords for this file."""
+        return dict(self.size)
+
+    def new_figure(self, sheet):
+        """(figure, one list of axes per panel)."""
+        return new_figure(len(sheet.panels), self.axes_per_panel(sheet.sel),
+                          **self.layout(sheet))
+
+    def legend_columns(self, sheet):
+        return self.legend_ncol
+
+    def panel(self, sheet, axs, label, keys, rows):
+        """Draw one panel on its axes ``axs`` (a list of ``axes_per_panel``)."""
+        raise NotImplementedError
+
+    def handles(self, sheet):
+        """The legend's elements (default: each drawn element once, in drawing order)."""
+        return list(sheet.legend.values())
+
+    def describe(self, sheet):
+        """The caption's first sentences: what is drawn."""
+        raise NotImplementedError
+
+    def pooled(self, sheet):
+        """The caption's sentence on what each point pools."""
+        return "Each point: " + pooled_text(sheet.rows, _by(sheet.g)) + "."
+
+    def extra(self, sheet):
+        """The caption's last sentences: what was left out or is notable."""
+        return [sheet.g.dropped_text()]
+
+
+def draw(spec, ctx):
+    """Run a figure spec: ``(list of Drawn, "")`` or ``([], reason)``."""
+    sel = spec.select(ctx)
+    if isinstance(sel, str):
+        return [], sel
+    g = spec.grouping(ctx, sel)
+    if g.x is not None and spec.min_x and not g.require_x(spec.min_x):
+        return [], spec.no_panel
+    out = []
+    for suffix, fixed, panels in g.files(spec.max_panels):
+        sheet = Sheet(ctx, sel, g, spec.arrange(panels))
+        sheet.fig, axes = spec.new_figure(sheet)
+        for axs, (label, keys, rows) in zip(axes, sheet.panels):
+            spec.panel(sheet, axs, label, keys, rows)
+        handles = spec.handles(sheet)
+        finish(sheet.fig, spec.title, g, fixed, handles, ncol=spec.legend_columns(sheet))
+        cap = caption(spec.describe(sheet), g, spec.pooled(sheet), split_keys=g.split_keys,
+                      extra=" ".join(filter(None, spec.extra(sheet))))
+        out.append(Drawn(file_name(spec.name, suffix), sheet.fig, cap))
+    return out, ""
+
+
+# --------------------------------------------------------------------------
+# what several figures draw
+# --------------------------------------------------------------------------
+def sup_rows(df):
+    """The bounds measurement's records of the sup error (not of a distance class)."""
+    return df[(df.measurement == "bounds") & df.dist.isna()]
+
+
+def empirical_sup(df, delta=None):
+    """The observed (1-delta) quantile of the sup error over redraws, at ``delta`` if
+    given."""
+    b = sup_rows(df)
+    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical") & b.value.notna()]
+    return emp if delta is None else emp[np.isclose(emp.delta, delta)]
+
+
+def bound_label(method):
+    """A bound's legend entry: uniform, or a pointwise reference line for the sup."""
+    info = BOUNDS[method]
+    return (f"{info.label} (uniform bound)" if info.uniform else
+            f"{info.label}: pointwise reference (one pair), not a bound on the sup")
+
+
+def bound_lines(sheet, ax, sel, x):
+    """Each bound's eps_bound (median over the runs) along ``x`` from the records
+    ``sel``: uniform bounds as coloured lines, pointwise ones as grey reference lines.
+    Returns the uniform methods drawn."""
+    drawn = []
+    for m in POINTWISE_METHODS + UNIFORM_METHODS:
+        eb = sel[(sel.metric == "eps_bound") & (sel.method == m) & sel.value.notna()]
+        if eb.empty:
+            continue
+        info = BOUNDS[m]
+        s = eb.groupby(x).value.median().sort_index()
+        (ln,) = ax.plot(s.index, s.values, linestyle=info.style, color=info.color,
+                        marker="." if info.uniform else "x", ms=4,
+                        lw=1.4 if info.uniform else 0.9, label=bound_label(m))
+        ln.set_gid(("bound:" if info.uniform else "pointwise:") + m)
+        sheet.keep(ln)
+        if info.uniform:
+            drawn.append(m)
+    return drawn
+
+
+def na_text(b, run_ids):
+    """Which uniform bounds are n/a for these runs, where and why (one phrase per reason;
+    numbers in the reasons are left out so that one reason reads once)."""
+    import re
+
+    na = b[b.run_id.isin(run_ids) & (b.metric == "eps_bound") & b.value.isna()
+           & b.method.isin(UNIFORM_METHODS)]
+    if na.empty:
+        return ""
+    na = na.assign(reason=na.note.fillna("").map(
+        lambda t: re.sub(r",? (i\.e\.|but) [^;()]*", "", t).rstrip(". ")))
+    ran = b[b.run_id.isin(run_ids)].groupby("features").D.unique()
+    parts = []
+    for (feat, reason), grp in na.groupby(["features", "reason"]):
+        methods = ", ".join(BOUNDS[m].label for m in sorted(grp.method.unique()))
+        Ds = sorted(grp.D.unique())
+        where = "" if len(Ds) == len(ran[feat]) else f" at D={fmt_list(Ds)}"
+        parts.append(f"{methods} for {feat}{where} ({reason})")
+    return "Not drawn (n/a): " + "; ".join(parts) + "."
+
+
+EXACT_STYLES = ["-", "--", ":", "-."]
+
+
+def exact_keys(g, follows):
+    """The conditions that follow the line columns ``follows`` (kernel=... with the map)."""
+    return [k for k, a in g.dependents.items() if a in follows]
+
+
+def exact_groups(g, exact, follows):
+    """Exact KRR depends on the kernel and the data, not on D or the map: one line per
+    condition that follows the figure's lines (``follows``: those line columns), never
+    pooled over them.  Yields (key tuple, its label, line style, rows)."""
+    keys = exact_keys(g, follows)
+    groups = exact.groupby(keys, dropna=False) if keys else [((), exact)]
+    for i, (vals, rows) in enumerate(groups):
+        vals = vals if isinstance(vals, tuple) else (vals,)
+        yield vals, g.label(dict(zip(keys, vals))), EXACT_STYLES[i % len(EXACT_STYLES)], rows
+
+
+
 # --------------------------------------------------------------------------
 # approximation error vs D
 # --------------------------------------------------------------------------
-def fig_error_vs_D(ctx):
-    df = ctx.df
-    a = df[(df.measurement == "approximation")
-           & df.metric.isin(["rel_fro_error", "expected_rel_fro_error"])]
-    obs = a[(a.metric == "rel_fro_error") & a.value.notna()]
-    # the x axis: D, or the number of frequencies where the sweep counts them (D_unit)
-    x = "n_freq" if ctx.config_values(obs.run_id, "D_unit", "output") == {"frequencies"} \
-        else "D"
-    if obs.empty or obs[x].nunique() < 2:
-        return [], "approximation error vs D: needs rel_fro_error records at >= 2 values of D"
-    g = Grouping(obs, ctx.origins, ["approximation"], x=x, lines=["features"],
-                 exclude=("D",) if x == "n_freq" else ())
-    if not g.require_x():
-        return [], "approximation error vs D: no panel has rel_fro_error at >= 2 values of D"
-    colors = colors_for(obs.features.unique())
-    theo_all = a[(a.metric == "expected_rel_fro_error") & a.value.notna()]
-    out = []
-    for suffix, fixed, panels in g.files(MAX_PANELS):
-        fig, axes = new_figure(len(panels))
-        for (ax,), (label, _, rows) in zip(axes, panels):
-            first = []
-            for feat, grp in rows.groupby("features"):
-                ln = band(ax, grp, x, label=g.name("features", feat), color=colors[feat],
-                          gid=f"observed:rel_fro_error:{feat}")
-                x0 = grp[x].min()
-                first.append((x0, summary(grp[grp[x] == x0].value)[0]))
-                theo = theo_all[theo_all.run_id.isin(grp.run_id)]
-                if not theo.empty:
-                    t = theo.groupby(x).value.median().sort_index()
-                    (tl,) = ax.plot(t.index, t.values, "--", color=ln.get_color(), lw=1.1)
-                    tl.set_gid(f"expected:rel_fro_error:{feat}")
-            Ds = np.array(sorted(rows[x].unique()), float)
-            D0, y0 = min(first)
-            (rl,) = ax.plot(Ds, y0 * np.sqrt(D0 / Ds), color="0.55", lw=0.9)
-            rl.set_gid("reference:1/sqrt(D)")
-            ax.set(title=label, xlabel="D (output dimension)" if x == "D" else
-                   "frequencies n_freq (D_unit=frequencies; D per map: n_freq or 2 n_freq)",
-                   ylabel="relative Frobenius error")
-            log_axis(ax, "x", Ds)
-            log_axis(ax, "y")
-        handles = [proxy(color=colors[f], marker="o", ms=3.5, label=g.name("features", f))
-                   for f in sorted(rows_all(panels).features.unique(), key=str)]
-        handles += [proxy(color="k", label="observed ||K - ZZ'||_F / ||K||_F: "
-                                          + center_words()),
-                    proxy(color="k", ls="--", lw=1.1, label="expected error (exact variance "
-                                                             "formula)"),
-                    proxy(color="0.55", lw=0.9, label=f"1/sqrt({x}) slope through the first "
-                                                      "point")]
-        finish(fig, "Approximation error vs D", g, fixed, handles, ncol=4)
-        no_theory = sorted(set(obs.features) - set(theo_all.features))
-        drawn = rows_all(panels)
-        modes = ctx.config_values(drawn.run_id, "measure.approximation.cross", False)
+class ErrorVsD(Figure):
+    """Relative Frobenius error of the Gram matrix against D, each map a line with its
+    exact expected error (dashed) and a 1/sqrt(D) slope."""
+
+    name, title = "error_vs_D", "Approximation error vs D"
+    measurements, lines = ("approximation",), ("features",)
+    no_panel = "approximation error vs D: no panel has rel_fro_error at >= 2 values of D"
+
+    def select(self, ctx):
+        df = ctx.df
+        a = df[(df.measurement == "approximation")
+               & df.metric.isin(["rel_fro_error", "expected_rel_fro_error"])]
+        obs = a[(a.metric == "rel_fro_error") & a.value.notna()]
+        # the x axis: D, or the number of frequencies where the sweep counts them (D_unit)
+        x = "n_freq" if ctx.config_values(obs.run_id, "D_unit", "output") == \
+            {"frequencies"} else "D"
+        if obs.empty or obs[x].nunique() < 2:
+            return "approximation error vs D: needs rel_fro_error records at >= 2 values of D"
+        return Selection(rows=obs, x=x, exclude=("D",) if x == "n_freq" else (),
+                         colors=colors_for(obs.features.unique()),
+                         theory=a[(a.metric == "expected_rel_fro_error") & a.value.notna()])
+
+    def panel(self, sheet, axs, label, keys, rows):
+        (ax,), sel, g = axs, sheet.sel, sheet.g
+        x = sel.x
+        first = []
+        for feat, grp in rows.groupby("features"):
+            ln = band(ax, grp, x, label=g.name("features", feat), color=sel.colors[feat],
+                      gid=f"observed:rel_fro_error:{feat}")
+            x0 = grp[x].min()
+            first.append((x0, summary(grp[grp[x] == x0].value)[0]))
+            theo = sel.theory[sel.theory.run_id.isin(grp.run_id)]
+            if not theo.empty:
+                t = theo.groupby(x).value.median().sort_index()
+                (tl,) = ax.plot(t.index, t.values, "--", color=ln.get_color(), lw=1.1)
+                tl.set_gid(f"expected:rel_fro_error:{feat}")
+        Ds = np.array(sorted(rows[x].unique()), float)
+        D0, y0 = min(first)
+        (rl,) = ax.plot(Ds, y0 * np.sqrt(D0 / Ds), color="0.55", lw=0.9)
+        rl.set_gid("reference:1/sqrt(D)")
+        ax.set(title=label, xlabel="D (output dimension)" if x == "D" else
+               "frequencies n_freq (D_unit=frequencies; D per map: n_freq or 2 n_freq)",
+               ylabel="relative Frobenius error")
+        log_axis(ax, "x", Ds)
+        log_axis(ax, "y")
+
+    def handles(self, sheet):
+        sel, g = sheet.sel, sheet.g
+        out = [proxy(color=sel.colors[f], marker="o", ms=3.5, label=g.name("features", f))
+               for f in sorted(sheet.rows.features.unique(), key=str)]
+        return out + [
+            proxy(color="k", label="observed ||K - ZZ'||_F / ||K||_F: " + center_words()),
+            proxy(color="k", ls="--", lw=1.1, label="expected error (exact variance formula)"),
+            proxy(color="0.55", lw=0.9, label=f"1/sqrt({sel.x}) slope through the first "
+                                              "point")]
+
+    def describe(self, sheet):
+        sel, drawn = sheet.sel, sheet.rows
+        no_theory = sorted(set(sel.rows.features) - set(sel.theory.features))
+        modes = sheet.ctx.config_values(drawn.run_id, "measure.approximation.cross", False)
         what = {frozenset({"halves"}): "of K(X, Y) between two disjoint halves of the "
                                        "measurement points",
                 frozenset({"independent"}): "of K(X, Y) between two independent samples of "
@@ -259,227 +484,193 @@ def fig_error_vs_D(ctx):
         redraws = drawn[drawn.metric == "rel_fro_error"].n_repeats.dropna()
         each = (f" Each run's value is the mean over its {fmt_list(sorted(redraws.unique()))} "
                 "redraws of the map on the same points." if len(redraws) else "")
-        cap = caption(f"Relative Frobenius error of the Gram matrix {what}, "
-                      "log-log; dashed: the exact expected error of the map (RMS over redraws)"
-                      + (f", not available for {', '.join(no_theory)}" if no_theory else "")
-                      + "." + (" x: the number of frequencies (D_unit=frequencies)."
-                               if x == "n_freq" else "") + each, g,
-                      "Each point: " + pooled_text(obs, _by(g)) + ".",
-                      split_keys=g.split_keys, extra=g.dropped_text())
-        out.append(Drawn(file_name("error_vs_D", suffix), fig, cap))
-    return out, ""
+        return (f"Relative Frobenius error of the Gram matrix {what}, log-log; dashed: the "
+                "exact expected error of the map (RMS over redraws)"
+                + (f", not available for {', '.join(no_theory)}" if no_theory else "") + "."
+                + (" x: the number of frequencies (D_unit=frequencies)."
+                   if sel.x == "n_freq" else "") + each)
+
+    def pooled(self, sheet):
+        return "Each point: " + pooled_text(sheet.sel.rows, _by(sheet.g)) + "."
 
 
 # --------------------------------------------------------------------------
 # bounds vs D
 # --------------------------------------------------------------------------
-def _sup_rows(df):
-    return df[(df.measurement == "bounds") & df.dist.isna()]
+class BoundsVsD(Figure):
+    """Top: the observed sup error and every bound's epsilon against D; bottom: the
+    uniform bounds' tightness (bound / observed), violations shaded."""
 
+    name, title = "bounds_vs_D", "Observed sup error and published bounds vs D"
+    measurements, x, row_cols = ("bounds",), "D", ("delta",)
+    max_panels, panel_axes, size, legend_ncol = MAX_TALL_PANELS, 2, dict(w=4.2, h=2.9), 2
+    no_panel = "bound tightness vs D: no panel has bounds records at >= 2 values of D"
 
-def _na_text(b, run_ids):
-    """Which uniform bounds are n/a for these runs, where and why (one phrase per reason;
-    numbers in the reasons are left out so that one reason reads once)."""
-    import re
+    def select(self, ctx):
+        emp = empirical_sup(ctx.df, ctx.delta)
+        if emp.empty or emp.D.nunique() < 2:
+            return "bound tightness vs D: needs bounds records at >= 2 values of D"
+        return Selection(rows=emp, b=sup_rows(ctx.df))
 
-    na = b[b.run_id.isin(run_ids) & (b.metric == "eps_bound") & b.value.isna()
-           & b.method.isin(UNIFORM)]
-    if na.empty:
-        return ""
-    na = na.assign(reason=na.note.fillna("").map(
-        lambda t: re.sub(r",? (i\.e\.|but) [^;()]*", "", t).rstrip(". ")))
-    ran = b[b.run_id.isin(run_ids)].groupby("features").D.unique()
-    parts = []
-    for (feat, reason), grp in na.groupby(["features", "reason"]):
-        methods = ", ".join(BOUND_LABEL[m] for m in sorted(grp.method.unique()))
-        Ds = sorted(grp.D.unique())
-        where = "" if len(Ds) == len(ran[feat]) else f" at D={fmt_list(Ds)}"
-        parts.append(f"{methods} for {feat}{where} ({reason})")
-    return "Not drawn (n/a): " + "; ".join(parts) + "."
+    def panel(self, sheet, axs, label, keys, rows):
+        top, bot = axs
+        b = sheet.sel.b
+        delta = float(rows.delta.iloc[0])
+        sel = b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)]
+        sheet.keep(band(top, rows, "D", color="k", gid="observed:eps_empirical",
+                        label="observed (1-delta) quantile of the sup over redraws (band: "
+                              "min-max over seeds)"))
+        for m in bound_lines(sheet, top, sel, "D"):
+            info = BOUNDS[m]
+            tt = sel[(sel.metric == "tightness") & (sel.method == m) & sel.value.notna()]
+            t = tt.groupby("D").value.median().sort_index()
+            (l2,) = bot.plot(t.index, t.values, linestyle=info.style, color=info.color,
+                             marker=".", ms=4, lw=1.4)
+            l2.set_gid("tightness:" + m)
+            if (t < 1).any():
+                sheet.notes.append(f"{info.label} at {label}")
+        lo = min([0.5] + [ln.get_ydata().min() * 0.7 for ln in bot.get_lines()
+                          if len(ln.get_ydata())])
+        hi = max([2.0] + [ln.get_ydata().max() * 1.5 for ln in bot.get_lines()
+                          if len(ln.get_ydata())])
+        bot.axhspan(lo, 1.0, color="tab:red", alpha=0.10, lw=0)
+        bot.axhline(1.0, color="tab:red", lw=0.8)
+        bot.text(0.98, 0.03, "violated (< 1)", transform=bot.transAxes, ha="right",
+                 va="bottom", color="tab:red", fontsize=7)
+        bot.set_ylim(lo, hi)
+        if not bot.get_lines()[:-1]:
+            bot.text(0.5, 0.55, "no uniform bound applies", transform=bot.transAxes,
+                     ha="center", fontsize=8, color="0.3")
+        Ds = sorted(rows.D.unique())
+        top.set(title=label, ylabel="epsilon")
+        bot.set(xlabel="D (output dimension)", ylabel="tightness eps_bound / eps_observed")
+        for ax in (top, bot):
+            log_axis(ax, "x", Ds)
+        log_axis(top, "y")
+        log_axis(bot, "y")
 
+    def handles(self, sheet):
+        return list(sheet.legend.values()) + [
+            proxy(color="tab:red", lw=6, alpha=0.25,
+                  label="tightness < 1: a uniform bound below the observed error (violated)")]
 
-def fig_bounds(ctx):
-    b = _sup_rows(ctx.df)
-    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical") & b.value.notna()]
-    if ctx.delta is not None:
-        emp = emp[np.isclose(emp.delta, ctx.delta)]
-    if emp.empty or emp.D.nunique() < 2:
-        return [], "bound tightness vs D: needs bounds records at >= 2 values of D"
-    g = Grouping(emp, ctx.origins, ["bounds"], x="D", row_cols=["delta"])
-    if not g.require_x():
-        return [], "bound tightness vs D: no panel has bounds records at >= 2 values of D"
-    out = []
-    for suffix, fixed, panels in g.files(MAX_TALL_PANELS):
-        fig, axes = new_figure(len(panels), 2, w=4.2, h=2.9)
-        seen, violated = {}, []
-        for (top, bot), (label, keys, rows) in zip(axes, panels):
-            delta = float(rows.delta.iloc[0])
-            sel = b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)]
-            ln = band(top, rows, "D", color="k", gid="observed:eps_empirical",
-                      label="observed (1-delta) quantile of the sup over redraws (band: min-max "
-                            "over seeds)")
-            seen.setdefault(ln.get_label(), ln)
-            for m in POINTWISE + UNIFORM:
-                eb = sel[(sel.metric == "eps_bound") & (sel.method == m) & sel.value.notna()]
-                if eb.empty:
-                    continue
-                s = eb.groupby("D").value.median().sort_index()
-                pointwise = m in POINTWISE
-                lab = (f"{BOUND_LABEL[m]}: pointwise reference (one pair), not a bound on the "
-                       "sup" if pointwise else f"{BOUND_LABEL[m]} (uniform bound)")
-                (l1,) = top.plot(s.index, s.values, linestyle=BOUND_STYLE[m],
-                                 color=BOUND_COLOR[m], marker="x" if pointwise else ".",
-                                 ms=4, lw=0.9 if pointwise else 1.4, label=lab)
-                l1.set_gid(("pointwise:" if pointwise else "bound:") + m)
-                seen.setdefault(lab, l1)
-                if pointwise:
-                    continue
-                tt = sel[(sel.metric == "tightness") & (sel.method == m) & sel.value.notna()]
-                t = tt.groupby("D").value.median().sort_index()
-                (l2,) = bot.plot(t.index, t.values, linestyle=BOUND_STYLE[m], color=BOUND_COLOR[m],
-                                 marker=".", ms=4, lw=1.4)
-                l2.set_gid("tightness:" + m)
-                if (t < 1).any():
-                    violated.append(f"{BOUND_LABEL[m]} at {label}")
-            lo = min([0.5] + [ln.get_ydata().min() * 0.7 for ln in bot.get_lines()
-                              if len(ln.get_ydata())])
-            hi = max([2.0] + [ln.get_ydata().max() * 1.5 for ln in bot.get_lines()
-                              if len(ln.get_ydata())])
-            bot.axhspan(lo, 1.0, color="tab:red", alpha=0.10, lw=0)
-            bot.axhline(1.0, color="tab:red", lw=0.8)
-            bot.text(0.98, 0.03, "violated (< 1)", transform=bot.transAxes, ha="right",
-                     va="bottom", color="tab:red", fontsize=7)
-            bot.set_ylim(lo, hi)
-            if not bot.get_lines()[:-1]:
-                bot.text(0.5, 0.55, "no uniform bound applies", transform=bot.transAxes,
-                         ha="center", fontsize=8, color="0.3")
-            Ds = sorted(rows.D.unique())
-            top.set(title=label, ylabel="epsilon")
-            bot.set(xlabel="D (output dimension)", ylabel="tightness eps_bound / eps_observed")
-            for ax in (top, bot):
-                log_axis(ax, "x", Ds)
-            log_axis(top, "y")
-            log_axis(bot, "y")
-        handles = list(seen.values())
-        handles.append(proxy(color="tab:red", lw=6, alpha=0.25,
-                             label="tightness < 1: a uniform bound below the observed error "
-                                   "(violated)"))
-        finish(fig, "Observed sup error and published bounds vs D", g, fixed, handles, ncol=2)
-        cap = caption("Top: the (1-delta) quantile over redraws of the map of the largest error "
-                      "over all pairs of the measurement points, and each bound's epsilon at that "
-                      "delta. Bottom: tightness of the uniform bounds (bound / observed); "
-                      "Hoeffding and Bernstein hold for one pair at a time and are drawn only as "
-                      "grey reference lines, not as bounds on the sup.", g,
-                      "Each point: " + pooled_text(rows_all(panels), _by(g)) + ".",
-                      split_keys=g.split_keys,
-                      extra=" ".join(filter(None, [
-                          g.dropped_text(), _na_text(b, rows_all(panels).run_id),
-                          ("VIOLATED: " + "; ".join(violated) + ".") if violated else
-                          "No uniform bound is violated."])))
-        out.append(Drawn(file_name("bounds_vs_D", suffix), fig, cap))
-    return out, ""
+    def describe(self, sheet):
+        return ("Top: the (1-delta) quantile over redraws of the map of the largest error over "
+                "all pairs of the measurement points, and each bound's epsilon at that delta. "
+                "Bottom: tightness of the uniform bounds (bound / observed); Hoeffding and "
+                "Bernstein hold for one pair at a time and are drawn only as grey reference "
+                "lines, not as bounds on the sup.")
 
-
-def rows_all(panels):
-    import pandas as pd
-
-    return pd.concat([rows for _, _, rows in panels])
+    def extra(self, sheet):
+        violated = sheet.notes
+        return [sheet.g.dropped_text(), na_text(sheet.sel.b, sheet.rows.run_id),
+                ("VIOLATED: " + "; ".join(violated) + ".") if violated else
+                "No uniform bound is violated."]
 
 
 # --------------------------------------------------------------------------
 # empirical tail of the sup vs the bounds' tails
 # --------------------------------------------------------------------------
-def fig_tail(ctx):
-    import pandas as pd
+class BoundsTail(Figure):
+    """The fraction of redraws whose sup error is at least epsilon against each
+    applicable uniform bound's probability."""
 
-    from .. import theory
-    from ..features import FEATURE_MAPS
+    name, title = "bounds_tail", "Empirical tail of the sup error vs the bounds' tails"
+    measurements, size, legend_ncol = ("bounds",), dict(w=3.9, h=3.0), 3
 
-    b = _sup_rows(ctx.df)
-    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical") & b.value.notna()]
-    if ctx.tail_D is not None:
-        emp = emp[emp.D == ctx.tail_D]
-    emp = emp.drop_duplicates("run_id")
-    has = [rid for rid in emp.run_id if (Path(ctx.run_dirs[rid]) / TRIALS_FILE).exists()]
-    emp = emp[emp.run_id.isin(has)]
-    if emp.empty:
-        return [], "empirical tail: needs bounds records with their " + TRIALS_FILE + (
-            f" at D={ctx.tail_D}" if ctx.tail_D is not None else "")
-    applies = b[(b.metric == "eps_bound") & b.method.isin(UNIFORM) & b.value.notna()]
-    with_bound = emp[emp.run_id.isin(applies.run_id)]
-    without = sorted(set(emp.features) - set(with_bound.features))
-    if with_bound.empty:
-        return [], ("empirical tail: no map with an applicable uniform bound ("
+    def select(self, ctx):
+        b = sup_rows(ctx.df)
+        emp = empirical_sup(ctx.df)
+        if ctx.tail_D is not None:
+            emp = emp[emp.D == ctx.tail_D]
+        emp = emp.drop_duplicates("run_id")
+        has = [rid for rid in emp.run_id if (Path(ctx.run_dirs[rid]) / TRIALS_FILE).exists()]
+        emp = emp[emp.run_id.isin(has)]
+        if emp.empty:
+            return "empirical tail: needs bounds records with their " + TRIALS_FILE + (
+                f" at D={ctx.tail_D}" if ctx.tail_D is not None else "")
+        applies = b[(b.metric == "eps_bound") & b.method.isin(UNIFORM_METHODS)
+                    & b.value.notna()]
+        with_bound = emp[emp.run_id.isin(applies.run_id)]
+        without = sorted(set(emp.features) - set(with_bound.features))
+        if with_bound.empty:
+            return ("empirical tail: no map with an applicable uniform bound ("
                     + ", ".join(without) + ")")
-    g = Grouping(with_bound, ctx.origins, ["bounds"])
-    out = []
-    for suffix, fixed, panels in g.files(MAX_PANELS):
-        fig, axes = new_figure(len(panels), w=3.9, h=3.0)
-        seen = {}
-        for (ax,), (label, _, rows) in zip(axes, panels):
-            sups, T = [], 0
-            shades = np.linspace(0.0, 0.55, max(1, len(rows)))
-            for shade, r in zip(shades, rows.sort_values("seed").itertuples()):
-                tr = pd.read_csv(Path(ctx.run_dirs[r.run_id]) / TRIALS_FILE)
-                sup = np.sort(tr[tr.quantity == "sup"].error.to_numpy())
-                T = max(T, len(sup))
-                sups.append(sup)
-                surv = 1.0 - np.arange(len(sup)) / len(sup)
-                (ln,) = ax.step(sup, surv, where="post", color=str(shade), lw=1.3,
-                                label="observed P[sup >= eps] over the redraws"
-                                + (", one line per seed" if len(rows) > 1 else ""))
-                ln.set_gid(f"observed:seed={fmt(r.seed)}")
-                seen.setdefault("observed", ln)
-            r0 = rows.sort_values("seed").iloc[0]
-            rec = b[b.run_id == r0.run_id]
-            diam_rows = rec[rec.metric == "diam"]
-            used = diam_rows[diam_rows.note.fillna("").str.contains("used by the bounds")]
-            diam = float((used if not used.empty else diam_rows).value.iloc[0])
-            sigma_p2 = float(rec[rec.metric == "sigma_p2"].value.iloc[0])
-            fam = getattr(FEATURE_MAPS.find(r0.features), "variance", None)
-            all_sup = np.concatenate(sups)
-            eb = applies[applies.run_id == r0.run_id]
-            hi = max(all_sup.max() * 3, float(eb.value.max()) * 1.5 if not eb.empty else 0)
-            eps = np.geomspace(max(all_sup.min() / 2, 1e-6), max(hi, 0.1), 400)
-            for bnd in theory.uniform_bounds(fam, int(r0.d), sigma_p2, diam,
-                                             map_name=r0.features):
-                if bnd.prob is None or not bnd.uniform:
-                    continue
-                p = np.array([min(bnd.prob(e, int(r0.D)), 1.0) for e in eps])
-                lab = f"{BOUND_LABEL[bnd.method]} (uniform bound)"
-                (bl,) = ax.plot(eps, p, linestyle=BOUND_STYLE[bnd.method],
-                                color=BOUND_COLOR[bnd.method], lw=1.3, label=lab)
-                bl.set_gid("bound:" + bnd.method)
-                seen.setdefault(lab, bl)
-                mk = eb[eb.method == bnd.method]
-                ax.plot(mk.value, mk.delta, "o", ms=4, mfc="none", color=BOUND_COLOR[bnd.method])
-            deltas = sorted(rows_delta(b, rows.run_id))
-            for dl in deltas:
-                ax.axhline(dl, color="0.6", lw=0.6, ls=":")
-            ax.set_ylim(min([0.5 / T] + [dl / 2 for dl in deltas]), 1.5)
-            ax.set(title=label or f"{r0.features}, D={fmt(r0.D)}", xlabel="epsilon",
-                   ylabel="P[sup error >= epsilon]")
-            log_axis(ax, "y")
-            log_axis(ax, "x")
-        handles = list(seen.values()) + [
+        return Selection(rows=with_bound, b=b, applies=applies, without=without)
+
+    def panel(self, sheet, axs, label, keys, rows):
+        import pandas as pd
+
+        from .. import theory
+        from ..features import FEATURE_MAPS
+
+        (ax,), ctx, sel = axs, sheet.ctx, sheet.sel
+        b = sel.b
+        sups, T = [], 0
+        shades = np.linspace(0.0, 0.55, max(1, len(rows)))
+        for shade, r in zip(shades, rows.sort_values("seed").itertuples()):
+            tr = pd.read_csv(Path(ctx.run_dirs[r.run_id]) / TRIALS_FILE)
+            sup = np.sort(tr[tr.quantity == "sup"].error.to_numpy())
+            T = max(T, len(sup))
+            sups.append(sup)
+            surv = 1.0 - np.arange(len(sup)) / len(sup)
+            (ln,) = ax.step(sup, surv, where="post", color=str(shade), lw=1.3,
+                            label="observed P[sup >= eps] over the redraws"
+                            + (", one line per seed" if len(rows) > 1 else ""))
+            ln.set_gid(f"observed:seed={fmt(r.seed)}")
+            sheet.legend.setdefault("observed", ln)
+        r0 = rows.sort_values("seed").iloc[0]
+        rec = b[b.run_id == r0.run_id]
+        diam_rows = rec[rec.metric == "diam"]
+        used = diam_rows[diam_rows.note.fillna("").str.contains("used by the bounds")]
+        diam = float((used if not used.empty else diam_rows).value.iloc[0])
+        sigma_p2 = float(rec[rec.metric == "sigma_p2"].value.iloc[0])
+        fam = getattr(FEATURE_MAPS.find(r0.features), "variance", None)
+        all_sup = np.concatenate(sups)
+        eb = sel.applies[sel.applies.run_id == r0.run_id]
+        hi = max(all_sup.max() * 3, float(eb.value.max()) * 1.5 if not eb.empty else 0)
+        eps = np.geomspace(max(all_sup.min() / 2, 1e-6), max(hi, 0.1), 400)
+        for bnd in theory.uniform_bounds(fam, int(r0.d), sigma_p2, diam, map_name=r0.features):
+            if bnd.prob is None or not bnd.uniform:
+                continue
+            info = BOUNDS[bnd.method]
+            p = np.array([min(bnd.prob(e, int(r0.D)), 1.0) for e in eps])
+            (bl,) = ax.plot(eps, p, linestyle=info.style, color=info.color, lw=1.3,
+                            label=bound_label(bnd.method))
+            bl.set_gid("bound:" + bnd.method)
+            sheet.keep(bl)
+            mk = eb[eb.method == bnd.method]
+            ax.plot(mk.value, mk.delta, "o", ms=4, mfc="none", color=info.color)
+        deltas = sorted(rows_delta(b, rows.run_id))
+        for dl in deltas:
+            ax.axhline(dl, color="0.6", lw=0.6, ls=":")
+        ax.set_ylim(min([0.5 / T] + [dl / 2 for dl in deltas]), 1.5)
+        ax.set(title=label or f"{r0.features}, D={fmt(r0.D)}", xlabel="epsilon",
+               ylabel="P[sup error >= epsilon]")
+        log_axis(ax, "y")
+        log_axis(ax, "x")
+
+    def handles(self, sheet):
+        return list(sheet.legend.values()) + [
             proxy(color="0.3", marker="o", mfc="none", ls="none",
                   label="recorded eps_bound at each delta (dotted lines)")]
-        finish(fig, "Empirical tail of the sup error vs the bounds' tails", g, fixed, handles,
-               ncol=3)
-        n_tr = rows_all(panels).drop_duplicates("run_id")
-        cap = caption("Fraction of the redraws of the map whose largest error over the "
-                      "measurement points is at least epsilon (step lines), against each "
-                      "applicable uniform bound's probability at this D; circles: the recorded "
-                      "eps_bound at each delta. Bound curves use the constants (diam, sigma_p^2) "
-                      "of the first seed's run.", g,
-                      "Each step line: one run (" + pooled_text(n_tr, [*g.keys, "seed"],
-                                                                what="line",
-                                                                band=False) + "), not pooled.",
-                      split_keys=g.split_keys,
-                      extra=(f"Not drawn: {', '.join(without)} (no uniform bound applies)."
-                             if without else ""))
-        out.append(Drawn(file_name("bounds_tail", suffix), fig, cap))
-    return out, ""
+
+    def describe(self, sheet):
+        return ("Fraction of the redraws of the map whose largest error over the measurement "
+                "points is at least epsilon (step lines), against each applicable uniform "
+                "bound's probability at this D; circles: the recorded eps_bound at each delta. "
+                "Bound curves use the constants (diam, sigma_p^2) of the first seed's run.")
+
+    def pooled(self, sheet):
+        n_tr = sheet.rows.drop_duplicates("run_id")
+        return ("Each step line: one run (" + pooled_text(n_tr, [*sheet.g.keys, "seed"],
+                                                          what="line", band=False)
+                + "), not pooled.")
+
+    def extra(self, sheet):
+        without = sheet.sel.without
+        return [f"Not drawn: {', '.join(without)} (no uniform bound applies)."
+                if without else ""]
 
 
 def rows_delta(b, run_ids):
@@ -490,75 +681,67 @@ def rows_delta(b, run_ids):
 # --------------------------------------------------------------------------
 # learning
 # --------------------------------------------------------------------------
-def _learning(df, metrics):
+def learning_rows(df, metrics):
     return df[(df.measurement == "learning") & df.metric.isin(metrics)]
 
 
-def fig_learning_vs_D(ctx):
-    lr = _learning(ctx.df, ["test_error_rate", "test_rel_rmse"])
-    feat = lr[(lr.method != "exact_krr") & lr.value.notna()]
-    if feat.empty or feat.D.nunique() < 2:
-        return [], "learning vs D: needs learning records at >= 2 values of D"
-    g = Grouping(feat, ctx.origins, ["learning"], x="D", lines=["features", "method"],
-                 row_cols=["metric"])
-    if not g.require_x():
-        return [], "learning vs D: no panel has learning records at >= 2 values of D"
-    colors = colors_for(set(zip(feat.features, feat.method)))
-    exact_keys = [k for k, a in g.dependents.items() if a in ("features", "method")]
-    out = []
-    for suffix, fixed, panels in g.files(MAX_PANELS):
-        fig, axes = new_figure(len(panels))
-        skipped = set()
-        exact_seen = {}
-        for (ax,), (label, keys, rows) in zip(axes, panels):
-            metric = rows.metric.iloc[0]
-            for (f, m), grp in rows.groupby(["features", "method"]):
-                band(ax, grp, "D", label=f"{g.name('features', f)} + {m}", color=colors[(f, m)],
-                     gid=f"observed:{metric}:{f}+{m}")
-            ex = lr[(lr.method == "exact_krr") & lr.run_id.isin(rows.run_id)
-                    & (lr.metric == metric)]
-            # exact KRR depends on the kernel, not on D or the map: one line per condition
-            # that follows the lines (kernel=... shown with the map), never pooled over them
-            groups = ex.groupby(exact_keys, dropna=False) if exact_keys else [((), ex)]
-            for i, (vals, exg) in enumerate(groups):
-                vals = vals if isinstance(vals, tuple) else (vals,)
-                per_seed = exg.dropna(subset=["value"]).groupby("seed").value.median()
-                if per_seed.empty:
-                    skipped |= set(exg.note.dropna())
-                    continue
-                ls = EXACT_STYLES[i % len(EXACT_STYLES)]
-                ax.axhspan(per_seed.min(), max(per_seed.max(), per_seed.min() * 1.0001),
-                           color="tab:red", alpha=0.18, lw=0)
-                exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2, ls=ls)
-                text = g.label(dict(zip(exact_keys, vals)))
-                exl.set_gid("exact_krr" + (f":{text}" if text else ""))
-                exact_seen[text] = ls
-            Ds = sorted(rows.D.unique())
-            ax.set(title=label, xlabel="D (output dimension)", ylabel=METRIC_LABEL[metric])
-            log_axis(ax, "x", Ds)
-        names = sorted(colors, key=str)
-        handles = [proxy(color=colors[k], marker="o", ms=3.5,
-                         label=f"{g.name('features', k[0])} + {k[1]}")
-                   for k in names if k in set(zip(rows_all(panels).features,
-                                                    rows_all(panels).method))]
-        handles += [proxy(color="tab:red", lw=1.2, ls=ls, label="exact kernel ridge"
-                          + (f", {text}" if text else "") + f" ({center_words()})")
-                    for text, ls in exact_seen.items()]
-        finish(fig, "Test error vs D", g, fixed, handles, ncol=4)
-        cap = caption(f"Test error of the model on D random features ({center_words()}) "
-                      "and of exact kernel ridge (red), which does not depend on D or "
-                      "the map: its line pools the exact results of the panel's runs, identical "
-                      "per seed" + (f"; one red line per {', '.join(exact_keys)} (it follows the "
-                                    "map here)" if exact_keys else "") + ".", g, "Each point: " + pooled_text(rows_all(panels), _by(g)) + ".",
-                      split_keys=g.split_keys,
-                      extra=" ".join(filter(None, [g.dropped_text(), (
-                          "Exact kernel ridge not drawn where it was " + "; ".join(
-                              sorted(skipped)) + ".") if skipped else ""])))
-        out.append(Drawn(file_name("learning_vs_D", suffix), fig, cap))
-    return out, ""
+class LearningVsD(Figure):
+    """Test error of the model on D features against D, exact kernel ridge as a red line."""
 
+    name, title = "learning_vs_D", "Test error vs D"
+    measurements, x, lines, row_cols = ("learning",), "D", ("features", "method"), ("metric",)
+    no_panel = "learning vs D: no panel has learning records at >= 2 values of D"
 
-EXACT_STYLES = ["-", "--", ":", "-."]
+    def select(self, ctx):
+        lr = learning_rows(ctx.df, ["test_error_rate", "test_rel_rmse"])
+        feat = lr[(lr.method != "exact_krr") & lr.value.notna()]
+        if feat.empty or feat.D.nunique() < 2:
+            return "learning vs D: needs learning records at >= 2 values of D"
+        return Selection(rows=feat, exact=lr[lr.method == "exact_krr"],
+                         colors=colors_for(set(zip(feat.features, feat.method))))
+
+    def panel(self, sheet, axs, label, keys, rows):
+        (ax,), sel, g = axs, sheet.sel, sheet.g
+        metric = rows.metric.iloc[0]
+        for (f, m), grp in rows.groupby(["features", "method"]):
+            band(ax, grp, "D", label=f"{g.name('features', f)} + {m}", color=sel.colors[(f, m)],
+                 gid=f"observed:{metric}:{f}+{m}")
+        ex = sel.exact[sel.exact.run_id.isin(rows.run_id) & (sel.exact.metric == metric)]
+        for _, text, ls, exg in exact_groups(g, ex, self.lines):
+            per_seed = exg.dropna(subset=["value"]).groupby("seed").value.median()
+            if per_seed.empty:
+                sheet.notes += sorted(set(exg.note.dropna()) - set(sheet.notes))
+                continue
+            ax.axhspan(per_seed.min(), max(per_seed.max(), per_seed.min() * 1.0001),
+                       color="tab:red", alpha=0.18, lw=0)
+            exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2, ls=ls)
+            exl.set_gid("exact_krr" + (f":{text}" if text else ""))
+            sheet.legend.setdefault(("exact", text), ls)
+        ax.set(title=label, xlabel="D (output dimension)", ylabel=METRIC_LABEL[metric])
+        log_axis(ax, "x", sorted(rows.D.unique()))
+
+    def handles(self, sheet):
+        colors, g, drawn = sheet.sel.colors, sheet.g, sheet.rows
+        present = set(zip(drawn.features, drawn.method))
+        out = [proxy(color=colors[k], marker="o", ms=3.5,
+                     label=f"{g.name('features', k[0])} + {k[1]}")
+               for k in sorted(colors, key=str) if k in present]
+        return out + [proxy(color="tab:red", lw=1.2, ls=ls, label="exact kernel ridge"
+                            + (f", {text}" if text else "") + f" ({center_words()})")
+                      for (_, text), ls in sheet.legend.items()]
+
+    def describe(self, sheet):
+        keys = exact_keys(sheet.g, self.lines)
+        return (f"Test error of the model on D random features ({center_words()}) and of exact "
+                "kernel ridge (red), which does not depend on D or the map: its line pools the "
+                "exact results of the panel's runs, identical per seed"
+                + (f"; one red line per {', '.join(keys)} (it follows the map here)"
+                   if keys else "") + ".")
+
+    def extra(self, sheet):
+        return [sheet.g.dropped_text(), ("Exact kernel ridge not drawn where it was "
+                                         + "; ".join(sorted(sheet.notes)) + ".")
+                if sheet.notes else ""]
 
 
 def pd_empty():
@@ -579,193 +762,188 @@ def crossover(n, t_feat, t_exact):
     return None
 
 
-def fig_train_time(ctx):
-    t = _learning(ctx.df, ["train_time_s"])
-    t = t[t.value.notna()]
-    feat, ex = t[t.method != "exact_krr"], t[t.method == "exact_krr"]
-    if feat.empty or ex.empty or feat.n_train.nunique() < 2:
-        return [], ("train time vs n_train: needs train_time_s of exact KRR and a feature model "
-                    "at >= 2 values of n_train")
-    g = Grouping(feat, ctx.origins, ["learning"], x="n_train", lines=["D", "features", "method"])
-    if not g.require_x():
-        return [], "train time vs n_train: no panel has train times at >= 2 values of n_train"
-    colors = colors_for(set(zip(feat.D, feat.features, feat.method)))
-    exact_keys = [k for k, a in g.dependents.items() if a in ("D", "features", "method")]
-    out = []
-    for suffix, fixed, panels in g.files(MAX_PANELS):
-        fig, axes = new_figure(len(panels), w=4.6, h=3.4)
-        notes = []
-        exact_seen = {}
-        any_cg = False
-        for (ax,), (label, _, rows) in zip(axes, panels):
-            # exact KRR depends on the kernel, not on D or the map: one curve per condition
-            # that follows the lines (never pooled over kernels)
-            exr = ex[ex.run_id.isin(rows.run_id)]
-            exact = {}
-            for i, (vals, eg) in enumerate(exr.groupby(exact_keys, dropna=False)
-                                           if exact_keys else [((), exr)]):
-                vals = vals if isinstance(vals, tuple) else (vals,)
-                e = eg.groupby("n_train").value.median().sort_index()
-                text = g.label(dict(zip(exact_keys, vals)))
-                (el,) = ax.plot(e.index, e.values, marker="o", color="k", ms=4, lw=1.6,
-                                ls=EXACT_STYLES[i % len(EXACT_STYLES)])
-                el.set_gid("exact_krr" + (f":{text}" if text else ""))
-                # the solver changes along the line (model.exact_solver=auto): cg points
-                # are squares, never mistaken for a Cholesky fit
-                cg_n = sorted(set(eg[eg.note.fillna("").str.startswith(CG_TRAIN_NOTE)].n_train))
-                if cg_n:
-                    (cl,) = ax.plot(cg_n, e[cg_n].values, ls="none", marker="s", ms=6,
-                                    mfc="white", mec="k", mew=1.3)
-                    cl.set_gid("exact_krr_cg" + (f":{text}" if text else ""))
-                    any_cg = True
-                exact[vals] = e
-                exact_seen[text] = EXACT_STYLES[i % len(EXACT_STYLES)]
-            cross = []
-            for (D, f, m), grp in rows.groupby(["D", "features", "method"]):
-                e = exact.get(tuple(grp[k].iloc[0] for k in exact_keys), pd_empty())
-                s = grp.groupby("n_train").value.median().sort_index()
-                (ln,) = ax.plot(s.index, s.values, "-o", ms=3.5, color=colors[(D, f, m)])
-                ln.set_gid(f"observed:train_time_s:D={fmt(D)}")
-                common = s.index.intersection(e.index)
-                x = crossover(np.asarray(common, float), s[common].values, e[common].values)
-                if x is not None:
-                    ax.axvline(x, color=ln.get_color(), lw=0.9, ls=":")
-                    cross.append(f"D={fmt(D)}: {x:.0f}")
-                elif len(common) and (s[common].values < e[common].values).all():
-                    cross.append(f"D={fmt(D)}: faster at every n_train")
-                elif len(common) and (s[common].values >= e[common].values).all():
-                    cross.append(f"D={fmt(D)}: slower at every n_train")
-            if cross:
-                notes.append(f"{label or 'all'}: " + ", ".join(cross))
-            ns = sorted(rows.n_train.unique())
-            ax.set(title=(label + "\n" if label else "") + "crossover n_train: "
-                   + ("; ".join(cross) if cross else "none in range"),
-                   xlabel="n_train (training rows)", ylabel="train time (s)")
-            log_axis(ax, "x", ns)
-            log_axis(ax, "y")
-        keys = sorted({k for k in colors if k in set(zip(rows_all(panels).D,
-                                                         rows_all(panels).features,
-                                                         rows_all(panels).method))}, key=str)
-        handles = [proxy(color="k", marker="o", ms=4, ls=ls, label="exact kernel ridge"
-                         + (f", {text}" if text else "")) for text, ls in exact_seen.items()]
-        if any_cg:
-            handles.append(proxy(color="k", marker="s", ms=6, mfc="white", ls="none",
-                                 label="exact kernel ridge by conjugate gradients (no Gram)"))
-        handles += [
-            proxy(color=colors[k], marker="o", ms=3.5, label=f"{k[1]} + {k[2]}, D={fmt(k[0])}")
-            for k in keys] + [proxy(color="0.4", ls=":", label="crossover (log-linear "
-                                                                "interpolation)")]
-        finish(fig, "Train time: model on random features vs exact kernel ridge", g, fixed,
-               handles, ncol=4)
-        cap = caption("Training time (map + accumulate + solve, or Gram + Cholesky + solve) vs "
-                      "the number of training rows, log-log; dotted: where exact kernel ridge "
-                      "becomes slower. Exact kernel ridge does not depend on D or the map: its "
-                      "line is the median over the panel's runs of every D and map (one fit, "
-                      "shared by the runs of a sweep)." + (
-                          " Its solver changes along the line: circles are the Cholesky "
-                          "factorisation of the n x n Gram, squares conjugate gradients with a "
-                          "Nystrom preconditioner, K never stored (preconditioner + iterations "
-                          "to model.cg_tol; the iterations are in the learning table)."
-                          if any_cg else ""), g,
-                      "Each point of a feature model: " + pooled_text(rows_all(panels), _by(g),
-                                                                       band=False) + ".",
-                      split_keys=g.split_keys,
-                      extra=" ".join(filter(None, [g.dropped_text(), (
-                          "Crossovers: " + "; ".join(notes) + ".") if notes else ""])))
-        out.append(Drawn(file_name("train_time_vs_n", suffix), fig, cap))
-    return out, ""
+class TrainTime(Figure):
+    """Train time of the model on features and of exact kernel ridge against n_train,
+    with the crossover where exact kernel ridge becomes slower."""
+
+    name, title = "train_time_vs_n", "Train time: model on random features vs exact kernel ridge"
+    measurements, x, lines = ("learning",), "n_train", ("D", "features", "method")
+    size = dict(w=4.6, h=3.4)
+    no_panel = "train time vs n_train: no panel has train times at >= 2 values of n_train"
+
+    def select(self, ctx):
+        t = learning_rows(ctx.df, ["train_time_s"])
+        t = t[t.value.notna()]
+        feat, ex = t[t.method != "exact_krr"], t[t.method == "exact_krr"]
+        if feat.empty or ex.empty or feat.n_train.nunique() < 2:
+            return ("train time vs n_train: needs train_time_s of exact KRR and a feature "
+                    "model at >= 2 values of n_train")
+        return Selection(rows=feat, exact=ex,
+                         colors=colors_for(set(zip(feat.D, feat.features, feat.method))))
+
+    def panel(self, sheet, axs, label, keys, rows):
+        (ax,), sel, g = axs, sheet.sel, sheet.g
+        exact = {}
+        for vals, text, ls, eg in exact_groups(g, sel.exact[sel.exact.run_id.isin(rows.run_id)],
+                                               self.lines):
+            e = eg.groupby("n_train").value.median().sort_index()
+            (el,) = ax.plot(e.index, e.values, marker="o", color="k", ms=4, lw=1.6, ls=ls)
+            el.set_gid("exact_krr" + (f":{text}" if text else ""))
+            # the solver changes along the line (model.exact_solver=auto): cg points are
+            # squares, never mistaken for a Cholesky fit
+            cg_n = sorted(set(eg[eg.note.fillna("").str.startswith(CG_TRAIN_NOTE)].n_train))
+            if cg_n:
+                (cl,) = ax.plot(cg_n, e[cg_n].values, ls="none", marker="s", ms=6,
+                                mfc="white", mec="k", mew=1.3)
+                cl.set_gid("exact_krr_cg" + (f":{text}" if text else ""))
+                sheet.legend["cg"] = True
+            exact[vals] = e
+            sheet.legend.setdefault(("exact", text), ls)
+        follows = exact_keys(g, self.lines)
+        cross = []
+        for (D, f, m), grp in rows.groupby(["D", "features", "method"]):
+            e = exact.get(tuple(grp[k].iloc[0] for k in follows), pd_empty())
+            s = grp.groupby("n_train").value.median().sort_index()
+            (ln,) = ax.plot(s.index, s.values, "-o", ms=3.5, color=sel.colors[(D, f, m)])
+            ln.set_gid(f"observed:train_time_s:D={fmt(D)}")
+            common = s.index.intersection(e.index)
+            x = crossover(np.asarray(common, float), s[common].values, e[common].values)
+            if x is not None:
+                ax.axvline(x, color=ln.get_color(), lw=0.9, ls=":")
+                cross.append(f"D={fmt(D)}: {x:.0f}")
+            elif len(common) and (s[common].values < e[common].values).all():
+                cross.append(f"D={fmt(D)}: faster at every n_train")
+            elif len(common) and (s[common].values >= e[common].values).all():
+                cross.append(f"D={fmt(D)}: slower at every n_train")
+        if cross:
+            sheet.notes.append(f"{label or 'all'}: " + ", ".join(cross))
+        ax.set(title=(label + "\n" if label else "") + "crossover n_train: "
+               + ("; ".join(cross) if cross else "none in range"),
+               xlabel="n_train (training rows)", ylabel="train time (s)")
+        log_axis(ax, "x", sorted(rows.n_train.unique()))
+        log_axis(ax, "y")
+
+    def handles(self, sheet):
+        colors, drawn = sheet.sel.colors, sheet.rows
+        present = set(zip(drawn.D, drawn.features, drawn.method))
+        out = [proxy(color="k", marker="o", ms=4, ls=ls, label="exact kernel ridge"
+                     + (f", {key[1]}" if key[1] else ""))
+               for key, ls in sheet.legend.items() if key != "cg"]
+        if "cg" in sheet.legend:
+            out.append(proxy(color="k", marker="s", ms=6, mfc="white", ls="none",
+                             label="exact kernel ridge by conjugate gradients (no Gram)"))
+        out += [proxy(color=colors[k], marker="o", ms=3.5, label=f"{k[1]} + {k[2]}, D={fmt(k[0])}")
+                for k in sorted((k for k in colors if k in present), key=str)]
+        return out + [proxy(color="0.4", ls=":", label="crossover (log-linear interpolation)")]
+
+    def describe(self, sheet):
+        return ("Training time (map + accumulate + solve, or Gram + Cholesky + solve) vs the "
+                "number of training rows, log-log; dotted: where exact kernel ridge becomes "
+                "slower. Exact kernel ridge does not depend on D or the map: its line is the "
+                "median over the panel's runs of every D and map (one fit, shared by the runs "
+                "of a sweep)." + (
+                    " Its solver changes along the line: circles are the Cholesky "
+                    "factorisation of the n x n Gram, squares conjugate gradients with a "
+                    "Nystrom preconditioner, K never stored (preconditioner + iterations to "
+                    "model.cg_tol; the iterations are in the learning table)."
+                    if "cg" in sheet.legend else ""))
+
+    def pooled(self, sheet):
+        return ("Each point of a feature model: " + pooled_text(sheet.rows, _by(sheet.g),
+                                                                 band=False) + ".")
+
+    def extra(self, sheet):
+        return [sheet.g.dropped_text(),
+                ("Crossovers: " + "; ".join(sheet.notes) + ".") if sheet.notes else ""]
 
 
 # --------------------------------------------------------------------------
 # input dimension
 # --------------------------------------------------------------------------
-def fig_dimension(ctx):
-    import pandas as pd
+class Dimension(Figure):
+    """The sup error with its bounds and the Frobenius error with its expectation,
+    against the input dimension d."""
 
-    df = ctx.df
-    b = _sup_rows(df)
-    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical") & b.value.notna()]
-    if ctx.delta is not None:
-        emp = emp[np.isclose(emp.delta, ctx.delta)]
-    fro = df[(df.measurement == "approximation") & (df.metric == "rel_fro_error")
-             & df.value.notna()]
-    runs = pd.concat([emp, fro]).drop_duplicates("run_id")
-    if runs.empty or runs.d.nunique() < 2:
-        return [], "dimension: needs approximation or bounds records at >= 2 values of d"
-    deltas = sorted(emp.delta.unique(), reverse=True) or [np.nan]
-    base = pd.concat([runs.assign(delta=dl) for dl in deltas], ignore_index=True)
-    meas = [m for m, part in (("bounds", emp), ("approximation", fro)) if not part.empty]
-    g = Grouping(base, ctx.origins, meas, x="d", row_cols=["delta"] if not emp.empty else [])
-    if not g.require_x():
-        return [], "dimension: no panel has records at >= 2 values of d"
-    theo = df[(df.measurement == "approximation") & (df.metric == "expected_rel_fro_error")
-              & df.value.notna()]
-    kinds = [k for k, part in (("sup", emp), ("fro", fro)) if not part.empty]
-    out = []
-    for suffix, fixed, panels in g.files(MAX_TALL_PANELS):
-        fig, axes = new_figure(len(panels), len(kinds), w=4.2, h=2.9)
-        seen = {}
-        for axs, (label, _, rows) in zip(axes, panels):
-            ax_of = dict(zip(kinds, axs))
-            ds = sorted(rows.d.unique())
-            if "sup" in ax_of:
-                ax = ax_of["sup"]
-                delta = float(rows.delta.iloc[0])
-                s = emp[emp.run_id.isin(rows.run_id) & np.isclose(emp.delta, delta)]
-                ln = band(ax, s, "d", color="k", gid="observed:eps_empirical",
-                          label="observed sup error: (1-delta) quantile over redraws")
-                seen.setdefault(ln.get_label(), ln)
-                sel = b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)
-                        & (b.metric == "eps_bound") & b.value.notna()]
-                for m in POINTWISE + UNIFORM:
-                    eb = sel[sel.method == m]
-                    if eb.empty:
-                        continue
-                    pw = m in POINTWISE
-                    lab = (f"{BOUND_LABEL[m]}: pointwise reference (one pair)" if pw else
-                           f"{BOUND_LABEL[m]} (uniform bound)")
-                    v = eb.groupby("d").value.median().sort_index()
-                    (l1,) = ax.plot(v.index, v.values, linestyle=BOUND_STYLE[m],
-                                    color=BOUND_COLOR[m], marker="x" if pw else ".", ms=4,
-                                    lw=0.9 if pw else 1.4, label=lab)
-                    l1.set_gid(("pointwise:" if pw else "bound:") + m)
-                    seen.setdefault(lab, l1)
-                ax.set(title=label, ylabel=f"sup error, delta={fmt(delta)}")
-                log_axis(ax, "x", ds)
-                log_axis(ax, "y")
-            if "fro" in ax_of:
-                ax = ax_of["fro"]
-                f = fro[fro.run_id.isin(rows.run_id)]
-                ln = band(ax, f, "d", color="tab:blue", gid="observed:rel_fro_error",
-                          label="observed relative Frobenius error")
-                seen.setdefault(ln.get_label(), ln)
-                t = theo[theo.run_id.isin(rows.run_id)]
-                if not t.empty:
-                    tv = t.groupby("d").value.median().sort_index()
-                    (tl,) = ax.plot(tv.index, tv.values, "--", color="tab:blue", lw=1.1,
-                                    label="expected relative Frobenius error (exact variance)")
-                    tl.set_gid("expected:rel_fro_error")
-                    seen.setdefault(tl.get_label(), tl)
-                ax.set(ylabel="relative Frobenius error", title=None if "sup" in ax_of else label)
-                log_axis(ax, "x", ds)
-                log_axis(ax, "y")
-            axs[-1].set_xlabel("input dimension d")
-        finish(fig, "Error and bounds vs the input dimension d", g, fixed, list(seen.values()),
-               ncol=2)
+    name, title = "dimension", "Error and bounds vs the input dimension d"
+    x, max_panels, size, legend_ncol = "d", MAX_TALL_PANELS, dict(w=4.2, h=2.9), 2
+    no_panel = "dimension: no panel has records at >= 2 values of d"
+
+    def select(self, ctx):
+        import pandas as pd
+
+        df = ctx.df
+        emp = empirical_sup(df, ctx.delta)
+        fro = df[(df.measurement == "approximation") & (df.metric == "rel_fro_error")
+                 & df.value.notna()]
+        runs = pd.concat([emp, fro]).drop_duplicates("run_id")
+        if runs.empty or runs.d.nunique() < 2:
+            return "dimension: needs approximation or bounds records at >= 2 values of d"
+        deltas = sorted(emp.delta.unique(), reverse=True) or [np.nan]
+        base = pd.concat([runs.assign(delta=dl) for dl in deltas], ignore_index=True)
+        kinds = [k for k, part in (("sup", emp), ("fro", fro)) if not part.empty]
+        return Selection(
+            rows=base, emp=emp, fro=fro, kinds=kinds, b=sup_rows(df),
+            measurements=[m for m, part in (("bounds", emp), ("approximation", fro))
+                          if not part.empty],
+            row_cols=["delta"] if not emp.empty else [],
+            theory=df[(df.measurement == "approximation")
+                      & (df.metric == "expected_rel_fro_error") & df.value.notna()])
+
+    def axes_per_panel(self, sel):
+        return len(sel.kinds)
+
+    def panel(self, sheet, axs, label, keys, rows):
+        sel = sheet.sel
+        ax_of = dict(zip(sel.kinds, axs))
+        ds = sorted(rows.d.unique())
+        if "sup" in ax_of:
+            ax = ax_of["sup"]
+            delta = float(rows.delta.iloc[0])
+            s = sel.emp[sel.emp.run_id.isin(rows.run_id) & np.isclose(sel.emp.delta, delta)]
+            sheet.keep(band(ax, s, "d", color="k", gid="observed:eps_empirical",
+                            label="observed sup error: (1-delta) quantile over redraws"))
+            b = sel.b
+            bound_lines(sheet, ax, b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)],
+                        "d")
+            ax.set(title=label, ylabel=f"sup error, delta={fmt(delta)}")
+            log_axis(ax, "x", ds)
+            log_axis(ax, "y")
+        if "fro" in ax_of:
+            ax = ax_of["fro"]
+            f = sel.fro[sel.fro.run_id.isin(rows.run_id)]
+            sheet.keep(band(ax, f, "d", color="tab:blue", gid="observed:rel_fro_error",
+                            label="observed relative Frobenius error"))
+            t = sel.theory[sel.theory.run_id.isin(rows.run_id)]
+            if not t.empty:
+                tv = t.groupby("d").value.median().sort_index()
+                (tl,) = ax.plot(tv.index, tv.values, "--", color="tab:blue", lw=1.1,
+                                label="expected relative Frobenius error (exact variance)")
+                tl.set_gid("expected:rel_fro_error")
+                sheet.keep(tl)
+            ax.set(ylabel="relative Frobenius error", title=None if "sup" in ax_of else label)
+            log_axis(ax, "x", ds)
+            log_axis(ax, "y")
+        axs[-1].set_xlabel("input dimension d")
+
+    def describe(self, sheet):
         what = []
-        if "sup" in kinds:
+        if "sup" in sheet.sel.kinds:
             what.append("the (1-delta) quantile of the sup error over redraws with every "
-                        "applicable bound (grey: pointwise reference lines, not bounds on the sup)")
-        if "fro" in kinds:
+                        "applicable bound (grey: pointwise reference lines, not bounds on the "
+                        "sup)")
+        if "fro" in sheet.sel.kinds:
             what.append("the relative Frobenius error of one draw with its exact expectation "
                         "(dashed)")
-        cap = caption("Against d, " + " and ".join(what) + ".", g,
-                      "Each point: " + pooled_text(pd.concat([emp, fro]), _by(g)) + ".",
-                      split_keys=g.split_keys,
-                      extra=" ".join(filter(None, [g.dropped_text(),
-                                                   _na_text(b, rows_all(panels).run_id)])))
-        out.append(Drawn(file_name("dimension", suffix), fig, cap))
-    return out, ""
+        return "Against d, " + " and ".join(what) + "."
+
+    def pooled(self, sheet):
+        import pandas as pd
+
+        return ("Each point: " + pooled_text(pd.concat([sheet.sel.emp, sheet.sel.fro]),
+                                             _by(sheet.g)) + ".")
+
+    def extra(self, sheet):
+        return [sheet.g.dropped_text(), na_text(sheet.sel.b, sheet.rows.run_id)]
 
 
 # --------------------------------------------------------------------------
@@ -778,69 +956,81 @@ MAP_METRICS = [("approximation", "rel_fro_error", None, "Gram error ||K - ZZ'||_
                ("timing", "map_transform_time_s", None, "transform time, training set (s)")]
 
 
-def fig_maps(ctx):
-    import pandas as pd
-
-    df = ctx.df
-    parts = []
-    for meas, metric, method, label in MAP_METRICS:
-        sel = df[(df.measurement == meas) & (df.metric == metric) & df.dist.isna()
-                 & df.value.notna()]
-        if method == "empirical":
-            sel = sel[sel.method == "empirical"]
-            if ctx.delta is not None:
-                sel = sel[np.isclose(sel.delta, ctx.delta)]
-            sel = sel.assign(quantity=[f"{label}, delta={fmt(v)}" for v in sel.delta])
-        elif method == "feature":
-            sel = sel[sel.method != "exact_krr"].assign(quantity=label)
-        else:
-            sel = sel.assign(quantity=label)
-        if sel.features.nunique() >= 2:
-            parts.append(sel)
-    if not parts:
-        return [], "maps side by side: needs a metric of >= 2 feature maps"
-    rows = pd.concat(parts, ignore_index=True)
-    if rows.D.nunique() > 1:
-        return [], ("maps side by side: D varies in this sweep (the maps are compared at each D "
-                    "by error_vs_D, bounds_vs_D and learning_vs_D)")
-    meas = sorted(rows.measurement.unique())
-    g = Grouping(rows, ctx.origins, meas, x="features", row_cols=["quantity"])
-    out = []
-    order_panels = [lab for _, _, _, lab in MAP_METRICS]
-    for suffix, fixed, panels in g.files(6):
-        panels = sorted(panels, key=lambda p: _panel_rank(p[2].quantity.iloc[0], order_panels))
-        fig, axes = new_figure(len(panels), ncols=min(2, len(panels)), w=5.4, h=3.0)
-        for (ax,), (label, _, sel) in zip(axes, panels):
-            med = sel.groupby("features").value.agg(lambda v: summary(v)[0]).sort_values()
-            pos = {f: i for i, f in enumerate(med.index)}
-            ax.scatter(sel.features.map(pos), sel.value, s=14, alpha=0.6, color="tab:blue",
-                       label="one run (seed)")
-            ax.scatter(range(len(med)), med.values, marker="_", s=320, color="k",
-                       label=center_words(band=False), gid="median")
-            ax.set_xticks(range(len(med)), [g.name("features", f) for f in med.index],
-                          rotation=30, ha="right")
-            ax.grid(True, axis="x", alpha=0)
-            ax.set(title=label.replace("quantity=", ""))
-            ax.set_yscale("log")
-            log_axis(ax, "y")
-        handles = [proxy(color="tab:blue", marker="o", ls="none", alpha=0.6, label="one run (seed)"),
-                   proxy(color="k", marker="_", ms=14, ls="none",
-                         label=center_words(band=False))]
-        finish(fig, "Feature maps side by side", g, fixed, handles, ncol=2)
-        cap = caption(f"Each panel one metric, maps sorted by their {center_words(False)[:4]}"
-                      "; learning panels show "
-                      "the model on features (exact kernel ridge is in the learning table).", g,
-                      "Each bar: " + pooled_text(rows_all(panels), _by(g), what="bar",
-                                                 band=False) + ".", split_keys=g.split_keys)
-        out.append(Drawn(file_name("maps", suffix), fig, cap))
-    return out, ""
-
-
 def _panel_rank(text, order):
     for i, o in enumerate(order):
         if text.startswith(o):
             return (i, text)
     return (len(order), text)
+
+
+class Maps(Figure):
+    """Every map's value of each metric side by side (one panel per metric), at one D."""
+
+    name, title = "maps", "Feature maps side by side"
+    x, row_cols, max_panels, legend_ncol, min_x = "features", ("quantity",), 6, 2, 0
+
+    def select(self, ctx):
+        import pandas as pd
+
+        df = ctx.df
+        parts = []
+        for meas, metric, method, label in MAP_METRICS:
+            sel = df[(df.measurement == meas) & (df.metric == metric) & df.dist.isna()
+                     & df.value.notna()]
+            if method == "empirical":
+                sel = empirical_sup(df, ctx.delta)
+                sel = sel.assign(quantity=[f"{label}, delta={fmt(v)}" for v in sel.delta])
+            elif method == "feature":
+                sel = sel[sel.method != "exact_krr"].assign(quantity=label)
+            else:
+                sel = sel.assign(quantity=label)
+            if sel.features.nunique() >= 2:
+                parts.append(sel)
+        if not parts:
+            return "maps side by side: needs a metric of >= 2 feature maps"
+        rows = pd.concat(parts, ignore_index=True)
+        if rows.D.nunique() > 1:
+            return ("maps side by side: D varies in this sweep (the maps are compared at each "
+                    "D by error_vs_D, bounds_vs_D and learning_vs_D)")
+        return Selection(rows=rows, measurements=sorted(rows.measurement.unique()))
+
+    def arrange(self, panels):
+        order = [lab for _, _, _, lab in MAP_METRICS]
+        return sorted(panels, key=lambda p: _panel_rank(p[2].quantity.iloc[0], order))
+
+    def layout(self, sheet):
+        return dict(ncols=min(2, len(sheet.panels)), w=5.4, h=3.0)
+
+    def panel(self, sheet, axs, label, keys, sel):
+        (ax,), g = axs, sheet.g
+        med = sel.groupby("features").value.agg(lambda v: summary(v)[0]).sort_values()
+        pos = {f: i for i, f in enumerate(med.index)}
+        ax.scatter(sel.features.map(pos), sel.value, s=14, alpha=0.6, color="tab:blue",
+                   label="one run (seed)")
+        ax.scatter(range(len(med)), med.values, marker="_", s=320, color="k",
+                   label=center_words(band=False), gid="median")
+        ax.set_xticks(range(len(med)), [g.name("features", f) for f in med.index],
+                      rotation=30, ha="right")
+        ax.grid(True, axis="x", alpha=0)
+        ax.set(title=label.replace("quantity=", ""))
+        ax.set_yscale("log")
+        log_axis(ax, "y")
+
+    def handles(self, sheet):
+        return [proxy(color="tab:blue", marker="o", ls="none", alpha=0.6, label="one run (seed)"),
+                proxy(color="k", marker="_", ms=14, ls="none", label=center_words(band=False))]
+
+    def describe(self, sheet):
+        return (f"Each panel one metric, maps sorted by their {center_words(False)[:4]}; "
+                "learning panels show the model on features (exact kernel ridge is in the "
+                "learning table).")
+
+    def pooled(self, sheet):
+        return ("Each bar: " + pooled_text(sheet.rows, _by(sheet.g), what="bar", band=False)
+                + ".")
+
+    def extra(self, sheet):
+        return []
 
 
 # --------------------------------------------------------------------------
@@ -855,93 +1045,108 @@ def _impl(method):
     return method.split("/", 1)[1] if "/" in method else method
 
 
-def fig_speed_vs_size(ctx):
-    df = ctx.df
-    t = df[(df.measurement == "speed") & (df.metric == "time_s") & df.value.notna()
-           & df.method.str.startswith("transform/")]
-    if t.empty:
-        return [], "speed vs size: needs transform times"
-    g = Grouping(t, ctx.origins, ["speed"], x="n_train", lines=["method"])
-    if not g.require_x():
-        return [], "speed vs size: needs transform times at >= 2 values of N for one (d, D)"
-    colors = colors_for(t.method.unique())
-    out = []
-    for suffix, fixed, panels in g.files(MAX_PANELS):
-        fig, axes = new_figure(len(panels), ncols=min(3, len(panels)), w=4.4, h=3.3)
-        seen = {}
-        for (ax,), (label, _, rows) in zip(axes, panels):
-            for m, grp in rows.groupby("method"):
-                s = grp.groupby("n_train").value.median().sort_index()
-                impl = _impl(m)
-                ours = _ours(impl)
-                (ln,) = ax.plot(s.index, s.values, "-o" if ours else "--s", ms=3.5,
-                                color=colors[m], label=impl + ("" if ours else " (reference)"))
-                ln.set_gid(f"observed:time_s:{impl}")
-                seen.setdefault(ln.get_label(), ln)
-            ax.set(title=label, xlabel="N (rows transformed)", ylabel="transform time (s)")
-            log_axis(ax, "x", sorted(rows.n_train.unique()))
-            log_axis(ax, "y")
-        finish(fig, "Transform time vs N", g, fixed, list(seen.values()), ncol=4)
-        cap = caption("Median over interleaved warm repeats of each transform; dashed: plain "
-                      "numpy and scikit-learn.", g,
-                      "Each point: " + pooled_text(rows_all(panels), _by(g), band=False) + ".",
-                      split_keys=g.split_keys, extra=g.dropped_text())
-        out.append(Drawn(file_name("speed_vs_size", suffix), fig, cap))
-    return out, ""
+class SpeedVsSize(Figure):
+    """Transform time of each implementation against the number of rows N."""
+
+    name, title = "speed_vs_size", "Transform time vs N"
+    measurements, x, lines = ("speed",), "n_train", ("method",)
+    no_panel = "speed vs size: needs transform times at >= 2 values of N for one (d, D)"
+
+    def select(self, ctx):
+        df = ctx.df
+        t = df[(df.measurement == "speed") & (df.metric == "time_s") & df.value.notna()
+               & df.method.str.startswith("transform/")]
+        if t.empty:
+            return "speed vs size: needs transform times"
+        return Selection(rows=t, colors=colors_for(t.method.unique()))
+
+    def layout(self, sheet):
+        return dict(ncols=min(3, len(sheet.panels)), w=4.4, h=3.3)
+
+    def panel(self, sheet, axs, label, keys, rows):
+        (ax,) = axs
+        for m, grp in rows.groupby("method"):
+            s = grp.groupby("n_train").value.median().sort_index()
+            impl = _impl(m)
+            ours = _ours(impl)
+            (ln,) = ax.plot(s.index, s.values, "-o" if ours else "--s", ms=3.5,
+                            color=sheet.sel.colors[m], label=impl + ("" if ours else
+                                                                     " (reference)"))
+            ln.set_gid(f"observed:time_s:{impl}")
+            sheet.keep(ln)
+        ax.set(title=label, xlabel="N (rows transformed)", ylabel="transform time (s)")
+        log_axis(ax, "x", sorted(rows.n_train.unique()))
+        log_axis(ax, "y")
+
+    def describe(self, sheet):
+        return ("Median over interleaved warm repeats of each transform; dashed: plain numpy "
+                "and scikit-learn.")
+
+    def pooled(self, sheet):
+        return "Each point: " + pooled_text(sheet.rows, _by(sheet.g), band=False) + "."
 
 
-def fig_speed_bars(ctx):
-    df = ctx.df
-    sp = df[(df.measurement == "speed") & df.metric.isin(["speedup_vs_sklearn",
-                                                          "fraction_of_limit"])
-            & df.value.notna()]
-    if sp.empty:
-        return [], "speed bars: needs speed records"
-    sp = sp.assign(task=sp.method.str.split("/").str[0], impl=sp.method.map(_impl))
-    g = Grouping(sp, ctx.origins, ["speed"], lines=["method"], exclude=["n_train", "d", "D"],
-                 row_cols=[])
-    colors = colors_for(sp.impl.unique())
-    metrics = [m for m in ("speedup_vs_sklearn", "fraction_of_limit") if m in set(sp.metric)]
-    out = []
-    p = plt()
-    for suffix, fixed, panels in g.files(1):
-        rows = rows_all(panels)
+class SpeedBars(Figure):
+    """Per shape and implementation: the speed-up over scikit-learn and the fraction of
+    the machine's limit, as bars."""
+
+    name = "speed_bars"
+    title = "rffbench speed: speed-up over scikit-learn and fraction of the machine's limit"
+    measurements, lines, exclude, max_panels = ("speed",), ("method",), ("n_train", "d", "D"), 1
+
+    def select(self, ctx):
+        df = ctx.df
+        sp = df[(df.measurement == "speed") & df.metric.isin(["speedup_vs_sklearn",
+                                                              "fraction_of_limit"])
+                & df.value.notna()]
+        if sp.empty:
+            return "speed bars: needs speed records"
+        sp = sp.assign(task=sp.method.str.split("/").str[0], impl=sp.method.map(_impl))
+        return Selection(rows=sp, colors=colors_for(sp.impl.unique()),
+                         metrics=[m for m in ("speedup_vs_sklearn", "fraction_of_limit")
+                                  if m in set(sp.metric)])
+
+    def new_figure(self, sheet):
+        """One row of bars per (task, shape, implementation), one axes per metric."""
+        rows = sheet.rows
         shapes = rows.groupby(["task", "n_train", "d", "D"]).impl.unique()
         shapes = shapes.sort_index(level=["task", "d", "D", "n_train"])
-        ypos, ylabels, yticks, y = {}, [], [], 0.0
+        sheet.ypos, sheet.ylabels, sheet.yticks, y = {}, [], [], 0.0
         for (task, n, d, D), impls in shapes.items():
-            impls = sorted(impls)
             start = y
-            for impl in impls:
-                ypos[(task, n, d, D, impl)] = y
+            for impl in sorted(impls):
+                sheet.ypos[(task, n, d, D, impl)] = y
                 y += 1
-            yticks.append((start + y - 1) / 2)
-            ylabels.append(f"{task}\nN={fmt(n)} d={fmt(d)} D={fmt(D)}")
+            sheet.yticks.append((start + y - 1) / 2)
+            sheet.ylabels.append(f"{task}\nN={fmt(n)} d={fmt(d)} D={fmt(D)}")
             y += 0.8
-        fig, axes = p.subplots(1, len(metrics), squeeze=False, layout="constrained",
-                               figsize=(6.0 * len(metrics), 0.9 + 0.24 * y))
-        for ax, metric in zip(axes[0], metrics):
+        metrics = sheet.sel.metrics
+        fig, axes = plt().subplots(1, len(metrics), squeeze=False, layout="constrained",
+                                   figsize=(6.0 * len(metrics), 0.9 + 0.24 * y))
+        return fig, [list(axes[0])]
+
+    def panel(self, sheet, axs, label, keys, rows):
+        for ax, metric in zip(axs, sheet.sel.metrics):
             part = rows[rows.metric == metric]
             med = part.groupby(["task", "n_train", "d", "D", "impl"]).value.median()
             vals = []
             for key, v in med.items():
-                yy = ypos[key]
+                yy = sheet.ypos[key]
                 if metric == "speedup_vs_sklearn":
-                    ax.barh(yy, v - 1.0, left=1.0, height=0.85, color=colors[key[-1]])
+                    ax.barh(yy, v - 1.0, left=1.0, height=0.85, color=sheet.sel.colors[key[-1]])
                 else:
-                    ax.barh(yy, v, height=0.85, color=colors[key[-1]])
+                    ax.barh(yy, v, height=0.85, color=sheet.sel.colors[key[-1]])
                 ax.text(v, yy, f" {v:.3g}" if v >= 1 or metric != "speedup_vs_sklearn"
                         else f"{v:.3g} ", va="center", fontsize=7,
                         ha="left" if v >= 1 or metric != "speedup_vs_sklearn" else "right")
                 vals.append(v)
             ax.axvline(1.0, color="k", lw=0.9)
-            ax.set_yticks(yticks, ylabels)
+            ax.set_yticks(sheet.yticks, sheet.ylabels)
             ax.invert_yaxis()
             ax.grid(True, axis="y", alpha=0)
             if metric == "speedup_vs_sklearn":
                 ax.set_xscale("log")
-                lo, hi = min(vals + [1.0]) / 1.6, max(vals + [1.0]) * 2.2
-                ax.set_xlim(lo, hi)
+                ax.set_xlim(min(vals + [1.0]) / 1.6, max(vals + [1.0]) * 2.2)
                 log_axis(ax, "x")
                 ax.set(xlabel="speed-up over scikit-learn (x, log; < 1: slower)",
                        title="time of scikit-learn / time of rffbench")
@@ -949,29 +1154,49 @@ def fig_speed_bars(ctx):
                 ax.set_xlim(0, max(vals + [1.0]) * 1.18)
                 ax.set(xlabel="fraction of the measured limit (1 = at the limit)",
                        title="limit time / measured time")
-        present = sorted(set(rows.impl), key=str)
-        handles = [proxy(color=colors[i], lw=6, label=i) for i in present]
-        finish(fig, "rffbench speed: speed-up over scikit-learn and fraction of the machine's "
-                     "limit", g, fixed, handles, ncol=min(6, len(present)))
-        cap = caption("Per shape (task, N, d, D) and implementation: scikit-learn's time divided "
-                      "by rffbench's, and the limit measured in the same loop divided by the "
-                      "measured time (medians of interleaved warm repeats).", g,
-                      "Each bar: " + pooled_text(rows, [*g.keys, "task", "n_train", "d", "D",
-                                                        "impl", "metric"], what="bar",
-                                                 band=False) + ".",
-                      split_keys=g.split_keys)
-        out.append(Drawn(file_name("speed_bars", suffix), fig, cap))
-    return out, ""
 
+    def handles(self, sheet):
+        present = sorted(set(sheet.rows.impl), key=str)
+        return [proxy(color=sheet.sel.colors[i], lw=6, label=i) for i in present]
+
+    def legend_columns(self, sheet):
+        return min(6, sheet.rows.impl.nunique())
+
+    def describe(self, sheet):
+        return ("Per shape (task, N, d, D) and implementation: scikit-learn's time divided by "
+                "rffbench's, and the limit measured in the same loop divided by the measured "
+                "time (medians of interleaved warm repeats).")
+
+    def pooled(self, sheet):
+        return ("Each bar: " + pooled_text(sheet.rows, [*sheet.g.keys, "task", "n_train", "d",
+                                                        "D", "impl", "metric"], what="bar",
+                                           band=False) + ".")
+
+    def extra(self, sheet):
+        return []
+
+
+# --------------------------------------------------------------------------
+# the figures, by name
+# --------------------------------------------------------------------------
+fig_error_vs_D = ErrorVsD()
+fig_bounds = BoundsVsD()
+fig_tail = BoundsTail()
+fig_dimension = Dimension()
+fig_learning_vs_D = LearningVsD()
+fig_train_time = TrainTime()
+fig_maps = Maps()
+fig_speed_vs_size = SpeedVsSize()
+fig_speed_bars = SpeedBars()
 
 #: figures that compare measurements (each measurement's own come from its class)
 CROSS_FIGURES = {"maps": fig_maps}
 
 
 def all_figures():
-    """{name: function} of every figure: each registered measurement's
+    """{name: figure} of every figure: each registered measurement's
     (:meth:`rffbench.measure.Measurement.figures`, in the registry's order), then the
-    figures across measurements."""
+    figures across measurements.  A figure is called with the FigContext."""
     from ..measure import measurement_classes
 
     out = {}
@@ -980,4 +1205,6 @@ def all_figures():
     out.update(CROSS_FIGURES)
     return out
 
-__all__ = ["all_figures", "FigContext", "Drawn", "STYLE", "crossover", "fmt_list"]
+
+__all__ = ["all_figures", "draw", "Figure", "FigContext", "Drawn", "STYLE", "crossover",
+           "fmt_list"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .figures import UNIFORM, BOUND_LABEL
+from ..theory import BOUNDS, UNIFORM_METHODS
 from .grouping import Grouping, fmt, pooled_text, summary
 
 
@@ -111,13 +111,13 @@ def table_approximation(df, origins):
 def table_bounds(df, origins):
     b = df[(df.measurement == "bounds") & df.dist.isna()]
     emp = b[(b.metric == "eps_empirical") & (b.method == "empirical")]
-    tight = b[(b.metric == "tightness") & b.method.isin(UNIFORM) & b.value.notna()]
+    tight = b[(b.metric == "tightness") & b.method.isin(UNIFORM_METHODS) & b.value.notna()]
     if emp.empty:
         return None
     import pandas as pd
 
     rows = pd.concat([emp.assign(quantity="observed sup error ((1-delta) quantile)"),
-                      tight.assign(quantity="tightness " + tight.method.map(BOUND_LABEL))])
+                      tight.assign(quantity="tightness " + tight.method.map(lambda m: BOUNDS[m].label))])
     g = Grouping(rows, origins, ["bounds"], x="D", row_cols=["delta", "quantity"])
     cols = ["D"] if rows.D.nunique() > 1 else []
     rk = _row_keys(g, last=["delta", "quantity"])
