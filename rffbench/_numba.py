@@ -79,36 +79,39 @@ def _reduce_pi(x):
     return r, 1.0 - 2.0 * parity
 
 
+#: Taylor coefficients, highest power first: cos(r) = sum_n (-1)^n z^n / (2n)!, z = r^2,
+#: through n = 10; sin(r) = r + r sum_{n>=1} (-1)^n z^n / (2n+1)!, through n = 10;
+#: exp(r) = sum_n r^n / n!, through n = 13 (|r| <= ln2 / 2)
+COS_TAYLOR = (4.1103176233121648e-19, -1.5619206968586225e-16, 4.7794773323873853e-14,
+              -1.1470745597729725e-11, 2.08767569878681e-09, -2.7557319223985888e-07,
+              2.4801587301587302e-05, -0.0013888888888888889, 0.041666666666666664, -0.5, 1.0)
+SIN_TAYLOR = (1.9572941063391263e-20, -8.2206352466243295e-18, 2.8114572543455206e-15,
+              -7.6471637318198164e-13, 1.6059043836821613e-10, -2.505210838544172e-08,
+              2.7557319223985893e-06, -0.00019841269841269841, 0.0083333333333333332,
+              -0.16666666666666666, 0.0)
+EXP_TAYLOR = (1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08,
+              2.7557319223985888e-07, 2.7557319223985893e-06, 2.4801587301587302e-05,
+              0.00019841269841269841, 0.0013888888888888889, 0.0083333333333333332,
+              0.041666666666666664, 0.16666666666666666, 0.5, 1.0, 1.0)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _horner(z, c):
+    """sum_k c[k] z^(n-1-k) by Horner's rule (c: a constant tuple; unrolled by LLVM)."""
+    p = c[0]
+    for k in range(1, len(c)):
+        p = p * z + c[k]
+    return p
+
+
 @nb.njit(inline="always", cache=True, fastmath=FMA)
 def _cos_poly(z):
-    # cos(r) = sum_n (-1)^n r^(2n)/(2n)!, z = r*r, through n = 10
-    p = 4.1103176233121648e-19
-    p = p * z - 1.5619206968586225e-16
-    p = p * z + 4.7794773323873853e-14
-    p = p * z - 1.1470745597729725e-11
-    p = p * z + 2.08767569878681e-09
-    p = p * z - 2.7557319223985888e-07
-    p = p * z + 2.4801587301587302e-05
-    p = p * z - 0.0013888888888888889
-    p = p * z + 0.041666666666666664
-    p = p * z - 0.5
-    return p * z + 1.0
+    return _horner(z, COS_TAYLOR)
 
 
 @nb.njit(inline="always", cache=True, fastmath=FMA)
 def _sin_poly(r, z):
-    # sin(r) = sum_n (-1)^n r^(2n+1)/(2n+1)!, through n = 10
-    p = 1.9572941063391263e-20
-    p = p * z - 8.2206352466243295e-18
-    p = p * z + 2.8114572543455206e-15
-    p = p * z - 7.6471637318198164e-13
-    p = p * z + 1.6059043836821613e-10
-    p = p * z - 2.505210838544172e-08
-    p = p * z + 2.7557319223985893e-06
-    p = p * z - 0.00019841269841269841
-    p = p * z + 0.0083333333333333332
-    p = p * z - 0.16666666666666666
-    return r + r * (p * z)
+    return r + r * (_horner(z, SIN_TAYLOR))
 
 
 @nb.njit(inline="always", cache=True, fastmath=FMA)
@@ -129,20 +132,7 @@ def fast_exp_scalar(x):
     xc = max(x, EXP_MIN_ARG)
     k = np.floor(xc * LN2_INV + 0.5)
     r = (xc - k * LN2_HI) - k * LN2_LO
-    p = 1.6059043836821613e-10
-    p = p * r + 2.08767569878681e-09
-    p = p * r + 2.505210838544172e-08
-    p = p * r + 2.7557319223985888e-07
-    p = p * r + 2.7557319223985893e-06
-    p = p * r + 2.4801587301587302e-05
-    p = p * r + 0.00019841269841269841
-    p = p * r + 0.0013888888888888889
-    p = p * r + 0.0083333333333333332
-    p = p * r + 0.041666666666666664
-    p = p * r + 0.16666666666666666
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
+    p = _horner(r, EXP_TAYLOR)
     scale = _i64_as_f64((np.int64(k) + 1023) << 52)
     return p * scale if x >= EXP_MIN_ARG else 0.0
 
@@ -402,26 +392,57 @@ def _profile_row(row, profile, a):
             row[j] = (1.0 + t + t * t / 3.0) * fast_exp_scalar(-t)
 
 
-@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
-def sqdist_direct_profile(X, Yt, out, profile, a):
-    """out[i, j] = f(||X[i] - Y[j]||^2); Yt = Y.T (d, m) C-contiguous.
+#: coordinate_gram's kernels: how a coordinate's term enters out[i, j]
+SQDIST, L1DIST, CAUCHY, ADDITIVE_CHI2, SECH = 0, 1, 2, 3, 4
 
-    Accumulates over coordinates with the inner loop over j (vectorised),
-    one output row per parallel iteration: exact (no cancellation), best for
-    small d.
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def coordinate_gram(X, Yt, out, kind, profile, a):
+    """A Gram accumulated coordinate by coordinate, the inner loop over j (vectorised), one
+    output row per parallel iteration: exact (no cancellation), best for small d.
+    Yt = Y.T (d, m) C-contiguous.  ``kind``:
+
+    * SQDIST: f(||x - y||^2), f = the ``profile`` with parameter ``a``;
+    * L1DIST: f(||x - y||_1);
+    * CAUCHY: prod_k 1 / (1 + (x_k - y_k)^2 a);
+    * ADDITIVE_CHI2: a sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0);
+    * SECH: prod_k 1 / cosh(a (x_k - y_k)) (skewed chi2 in log coordinates).
     """
     n, d = X.shape
     m = Yt.shape[1]
+    product = kind == CAUCHY or kind == SECH
     for i in prange(n):
         row = out[i]
         for j in range(m):
-            row[j] = 0.0
+            row[j] = 1.0 if product else 0.0
         for k in range(d):
             xk = X[i, k]
+            if kind == SQDIST:
+                for j in range(m):
+                    t = xk - Yt[k, j]
+                    row[j] += t * t
+            elif kind == L1DIST:
+                for j in range(m):
+                    row[j] += abs(xk - Yt[k, j])
+            elif kind == CAUCHY:
+                for j in range(m):
+                    t = xk - Yt[k, j]
+                    row[j] = row[j] / (1.0 + t * t * a)
+            elif kind == ADDITIVE_CHI2:
+                x64 = np.float64(xk)
+                for j in range(m):
+                    s = x64 + Yt[k, j]
+                    if s > 0.0:
+                        row[j] += 2.0 * x64 * Yt[k, j] / s
+            else:
+                x64 = np.float64(xk)
+                for j in range(m):
+                    row[j] = row[j] / math.cosh(a * (x64 - Yt[k, j]))
+        if kind == SQDIST or kind == L1DIST:
+            _profile_row(row, profile, a)
+        elif kind == ADDITIVE_CHI2:
             for j in range(m):
-                t = xk - Yt[k, j]
-                row[j] += t * t
-        _profile_row(row, profile, a)
+                row[j] *= a
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
@@ -434,38 +455,6 @@ def sqdist_from_gemm_profile(G, xsq, ysq, profile, a):
         for j in range(m):
             row[j] = max(xi + ysq[j] - 2.0 * row[j], 0.0)
         _profile_row(row, profile, a)
-
-
-@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
-def l1dist_profile(X, Yt, out, profile, a):
-    """out[i, j] = f(||X[i] - Y[j]||_1); Yt = Y.T (d, m) C-contiguous."""
-    n, d = X.shape
-    m = Yt.shape[1]
-    for i in prange(n):
-        row = out[i]
-        for j in range(m):
-            row[j] = 0.0
-        for k in range(d):
-            xk = X[i, k]
-            for j in range(m):
-                row[j] += abs(xk - Yt[k, j])
-        _profile_row(row, profile, a)
-
-
-@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
-def cauchy_product(X, Yt, out, inv_l2):
-    """out[i, j] = prod_k 1 / (1 + (X[i, k] - Y[j, k])^2 * inv_l2)."""
-    n, d = X.shape
-    m = Yt.shape[1]
-    for i in prange(n):
-        row = out[i]
-        for j in range(m):
-            row[j] = 1.0
-        for k in range(d):
-            xk = X[i, k]
-            for j in range(m):
-                t = xk - Yt[k, j]
-                row[j] = row[j] / (1.0 + t * t * inv_l2)
 
 
 # --------------------------------------------------------------------------
@@ -789,35 +778,3 @@ def scale_columns_inplace(Z, s):
 # --------------------------------------------------------------------------
 # chi-squared kernels (non-negative data)
 # --------------------------------------------------------------------------
-@nb.njit(parallel=True, nogil=True, cache=True)
-def additive_chi2(X, Yt, out, scale):
-    """out[i, j] = scale * sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0)."""
-    n, d = X.shape
-    m = Yt.shape[1]
-    for i in prange(n):
-        row = out[i]
-        for j in range(m):
-            row[j] = 0.0
-        for k in range(d):
-            xk = np.float64(X[i, k])
-            for j in range(m):
-                s = xk + Yt[k, j]
-                if s > 0.0:
-                    row[j] += 2.0 * xk * Yt[k, j] / s
-        for j in range(m):
-            row[j] *= scale
-
-
-@nb.njit(parallel=True, nogil=True, cache=True)
-def sech_product(U, Vt, out, a):
-    """out[i, j] = prod_k 1 / cosh(a (U[i, k] - V[j, k])) (skewed chi2 in log coordinates)."""
-    n, d = U.shape
-    m = Vt.shape[1]
-    for i in prange(n):
-        row = out[i]
-        for j in range(m):
-            row[j] = 1.0
-        for k in range(d):
-            uk = np.float64(U[i, k])
-            for j in range(m):
-                row[j] = row[j] / math.cosh(a * (uk - Vt[k, j]))

@@ -1,9 +1,24 @@
-"""Checks of configuration values, shared by every config block (``rffbench.config``
-and each measurement's own block): one wording, ``key=value is not allowed: what is``.
+"""Constraints on configuration values, declared once and used everywhere.
+
+Each config block (``rffbench.config`` and each measurement's own block), kernel
+and feature map declares the values its parameters take in a class attribute
+``constraints = {name: Constraint}`` (in the spirit of scikit-learn's
+``_parameter_constraints``).  From that one declaration come:
+
+* the check, :func:`check_constraints` (``__post_init__`` of a config block), with
+  one wording, ``key=value is not allowed: use ...``;
+* the "allowed" column of the configuration reference in the docs
+  (:attr:`Constraint.text`);
+* the parametrised test of invalid values (:meth:`Constraint.bad_values`), which
+  feeds each declared constraint the values it must refuse.
+
+Checks that involve several keys or the data (``dataset.d`` only for synthetic
+data, ``D`` even for a cos/sin map) stay written out where they apply.
 """
 from __future__ import annotations
 
 import math
+import numbers
 
 from .errors import ConfigError
 
@@ -15,21 +30,181 @@ def require(ok, key, value, allowed):
 
 
 def is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def is_real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def positive_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    return is_real(v) and v > 0
 
 
-def numbers(v, lo=0.0):
+def numbers_list(v, lo=0.0):
     """A non-empty list of finite numbers >= lo."""
     return isinstance(v, (list, tuple)) and len(v) >= 1 and all(
-        isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a) and a >= lo
-        for a in v)
+        is_real(a) and a >= lo for a in v)
+
+
+def as_list(v):
+    """A config list (OmegaConf's ListConfig, a tuple) as a plain list; anything else as is."""
+    return list(v) if not isinstance(v, (str, bytes, dict)) and hasattr(v, "__iter__") else v
+
+
+class Constraint:
+    """The values one parameter takes: :meth:`ok`, a phrase for messages and docs
+    (:attr:`text`, "use ..."), and values it must refuse (:meth:`bad_values`)."""
+
+    def __init__(self, none=False, text=None):
+        #: null (None) is allowed too
+        self.none = none
+        self._text = text
+
+    @property
+    def text(self):
+        return self._text or self._or_null(self.default_text())
+
+    def default_text(self):
+        return ""
+
+    def ok(self, v):
+        return (self.none and v is None) or (v is not None and self._ok(v))
+
+    def _ok(self, v):
+        raise NotImplementedError
+
+    def message(self):
+        return self.text
+
+    def bad_values(self):
+        return [] if self.none else [None]
+
+    def _or_null(self, text):
+        return text + (" or null" if self.none else "")
+
+
+class Int(Constraint):
+    """An integer in [lo, hi] (hi None: no upper end)."""
+
+    def __init__(self, lo, hi=None, none=False, text=None):
+        super().__init__(none, text)
+        self.lo, self.hi = lo, hi
+
+    def default_text(self):
+        return (f"use an integer >= {self.lo}" if self.hi is None else
+                f"use an integer in {self.lo}..{self.hi}")
+
+    def _ok(self, v):
+        return is_int(v) and v >= self.lo and (self.hi is None or v <= self.hi)
+
+    def bad_values(self):
+        out = super().bad_values() + [self.lo - 1, 2.5, "x", True]
+        return out + ([self.hi + 1] if self.hi is not None else [])
+
+
+class Real(Constraint):
+    """A finite number with bounds: ``gt`` / ``ge`` below, ``lt`` / ``le`` above."""
+
+    def __init__(self, gt=None, ge=None, lt=None, le=None, none=False, text=None):
+        super().__init__(none, text)
+        self.gt, self.ge, self.lt, self.le = gt, ge, lt, le
+
+    def default_text(self):
+        gt, ge, lt, le = self.gt, self.ge, self.lt, self.le
+        lo, hi = (gt if gt is not None else ge), (lt if lt is not None else le)
+        if lo is not None and hi is not None:
+            return (f"use a number in {'(' if gt is not None else '['}{lo:g}, {hi:g}"
+                    f"{')' if lt is not None else ']'}")
+        if lo is not None:
+            return f"use a number {'>' if gt is not None else '>='} {lo:g}"
+        if hi is not None:
+            return f"use a number {'<' if lt is not None else '<='} {hi:g}"
+        return "use a finite number"
+
+    def _ok(self, v):
+        return is_real(v) and (self.gt is None or v > self.gt) and \
+            (self.ge is None or v >= self.ge) and (self.lt is None or v < self.lt) and \
+            (self.le is None or v <= self.le)
+
+    def bad_values(self):
+        out = super().bad_values() + [float("nan"), float("inf"), "x"]
+        for bound, bad in ((self.gt, self.gt), (self.ge, None if self.ge is None else
+                                                 self.ge - 1),
+                           (self.lt, self.lt), (self.le, None if self.le is None else
+                                                 self.le + 1)):
+            if bound is not None:
+                out.append(bad)
+        return out
+
+
+class OneOf(Constraint):
+    """One of listed values (``choices``: a sequence, or a function returning one, for
+    the registries whose contents are known only when used)."""
+
+    def __init__(self, choices, none=False, text=None):
+        super().__init__(none, text)
+        self._choices = choices
+
+    @property
+    def choices(self):
+        return list(self._choices() if callable(self._choices) else self._choices)
+
+    def default_text(self):
+        return "use one of " + ", ".join(map(str, self.choices))
+
+    def _ok(self, v):
+        return any(v is c or (v == c and not isinstance(v, bool)) for c in self.choices)
+
+    def bad_values(self):
+        return super().bad_values() + ["no_such_value"]
+
+
+class Numbers(Constraint):
+    """A non-empty list of finite numbers >= lo (> lo with ``strict``)."""
+
+    def __init__(self, lo=0.0, strict=False, none=False, text=None):
+        super().__init__(none, text)
+        self.lo, self.strict = lo, strict
+
+    def default_text(self):
+        return f"use a non-empty list of numbers {'>' if self.strict else '>='} {self.lo:g}"
+
+    def _ok(self, v):
+        return numbers_list(v, self.lo) and not (self.strict and any(a == self.lo for a in v))
+
+    def bad_values(self):
+        return super().bad_values() + [[], [self.lo - 1], [float("nan")], "x"]
+
+
+class Check(Constraint):
+    """Any other test: ``fn(value) -> bool``, its phrase and values it must refuse."""
+
+    def __init__(self, fn, text, bad, none=False):
+        super().__init__(none, text)
+        self.fn, self._bad = fn, list(bad)
+
+    def _ok(self, v):
+        return self.fn(v)
+
+    def bad_values(self):
+        return list(self._bad)
+
+
+def check_constraints(obj, prefix, constraints=None):
+    """ConfigError for the first attribute of ``obj`` (or key of a dict) that breaks its
+    declared constraint (``constraints``, default ``obj.constraints``); ``prefix`` is the
+    block's key (``dataset``; "" for the top level)."""
+    constraints = obj.constraints if constraints is None else constraints
+    for name, c in constraints.items():
+        v = obj[name] if isinstance(obj, dict) else getattr(obj, name)
+        require(c.ok(v), f"{prefix}.{name}" if prefix else name, v, c.message())
 
 
 def check_n_points(key, value):
     """A measurement's ``n_points``: null or an integer >= 2."""
-    require(value is None or (is_int(value) and value >= 2), key, value,
-            "use an integer >= 2 (at most the training-set size) or null")
+    require(N_POINTS.ok(value), key, value, N_POINTS.message())
+
+
+#: a measurement's n_points
+N_POINTS = Int(2, none=True, text="use an integer >= 2 (at most the training-set size) or null")

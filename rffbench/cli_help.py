@@ -15,26 +15,58 @@ import textwrap
 #: the repository's conf/ (the project's fixed layout: rffbench/ beside conf/)
 CONF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conf")
 
+#: the keys --help shows, each with its default from the schema (a literal where the
+#: entry is a pattern rather than a key)
 MAIN_KEYS = [
-    ("D=1024", "output dimension of the feature map (even for cos/sin pair maps)"),
-    ("D_unit=output", "or frequencies: D counts the map's frequencies (as papers that do)"),
-    ("seed=0", "frequencies, subsamples and the train/test split derive from it"),
-    ("kernel.lengthscale=median", "a number, median (pairwise distance of training points) or "
-                                  "knn50 (mean distance to the 50th nearest neighbour)"),
-    ("kernel.gamma=null", "scikit-learn's gamma instead (gaussian 1/(2 l^2), laplacian 1/l)"),
-    ("dataset.n_max=null", "subsample the data to at most this many rows"),
-    ("dataset.scale=standardize", "z-scores; max: x / max|x| (keeps the kernel); none"),
-    ("dataset.split=random", "or ordered: the file's first rows train (papers' protocols)"),
-    ("dataset.n=2000 dataset.d=8", "size and dimension of dataset=synthetic"),
-    ("model.lam=auto", "ridge parameter, or the best of model.lam_grid on a validation split"),
-    ("model.exact_max_n=10000", "exact KRR above it is skipped; past 10000 rows it runs by cg"),
+    ("D", "output dimension of the feature map (even for cos/sin pair maps)"),
+    ("D_unit", "or frequencies: D counts the map's frequencies (as papers that do)"),
+    ("seed", "frequencies, subsamples and the train/test split derive from it"),
+    ("kernel.lengthscale", "a number, median (pairwise distance of training points) or "
+                           "knn50 (mean distance to the 50th nearest neighbour)"),
+    ("kernel.gamma", "scikit-learn's gamma instead (gaussian 1/(2 l^2), laplacian 1/l)"),
+    ("dataset.n_max", "subsample the data to at most this many rows"),
+    ("dataset.scale", "z-scores; max: x / max|x| (keeps the kernel); none"),
+    ("dataset.split", "or ordered: the file's first rows train (papers' protocols)"),
+    ("dataset.n dataset.d", "size and dimension of dataset=synthetic (d null: 8)"),
+    ("model.lam", "ridge parameter, or the best of model.lam_grid on a validation split"),
+    ("model.exact_max_n", "exact KRR above it is skipped; past 10000 rows it runs by cg"),
     ("dataset=file dataset.path=F", "svmlight, csv, npz; .npy / .parquet are streamed"),
-    ("backend.name=local", "or dask: ridge and exact KRR's products on a Dask cluster"),
-    ("report.center=median", "seeds summarised by median + min-max, or mean + 95% t interval"),
-    ("threads=null dtype=float64", "numba + BLAS threads (null: all cores); float32 | float64"),
+    ("backend.name", "or dask: ridge and exact KRR's products on a Dask cluster"),
+    ("report.center", "seeds summarised by median + min-max, or mean + 95% t interval"),
+    ("threads dtype", "numba + BLAS threads (null: all cores); float32 | float64"),
     ("+features.params.NAME=value", "a further keyword argument of a plug-in map"),
     ("+kernel.params.NAME=value", "a further keyword argument of a plug-in kernel"),
 ]
+
+
+def _main_keys():
+    """MAIN_KEYS with each key's default (``key=default``, null for None) and, where the
+    key declares its values (rffbench.checks), what it allows."""
+    from .config import Config
+
+    def walk(key):
+        obj, cls = Config(), Config
+        parts = key.split(".")
+        for part in parts[:-1]:
+            obj = getattr(obj, part)
+            cls = type(obj)
+        c = (getattr(cls, "constraints", None) or {}).get(parts[-1])
+        value = getattr(obj, parts[-1])
+        return ("null" if value is None else str(value)), c
+
+    rows = []
+    for keys, text in MAIN_KEYS:
+        shown, allowed = [], []
+        for k in keys.split():
+            if "=" in k:
+                shown.append(k)
+                continue
+            default, c = walk(k)
+            shown.append(f"{k}={default}")
+            if c is not None:
+                allowed.append(c.text.removeprefix("use "))
+        rows.append((" ".join(shown), text + (f" [{'; '.join(allowed)}]" if allowed else "")))
+    return rows
 
 
 def _measurements():
@@ -76,6 +108,11 @@ def _safe(registry, name, describe):
         return describe(registry[name]) + _origin(registry, name)
     except Exception as exc:  # a broken plug-in must not break --help
         return f"cannot load: {exc}"
+
+
+def _listing(title, registry, describe=_first_line):
+    """A section of --help: the title, a line per entry of the registry, a blank line."""
+    return [title, _rows([(n, _safe(registry, n, describe)) for n in registry]), ""]
 
 
 def _presets():
@@ -121,18 +158,13 @@ def help_text():
         "  rffbench-report SWEEP_DIR                    the report of a sweep, again",
         "  (in a checkout: python run.py ... and python -m rffbench.report ... are the same)",
         "",
-        "Kernels (kernel=NAME):",
-        _rows([(n, _safe(KERNELS, n, _first_line)) for n in KERNELS]),
-        "",
-        "Feature maps (features=NAME; D is the output dimension):",
-        _rows([(n, _safe(FEATURE_MAPS, n, map_desc)) for n in FEATURE_MAPS]),
-        "",
-        "Datasets (dataset=NAME; no download: bundled with scikit-learn, Debian packages, files):",
-        _rows([(n, _safe(DATASETS, n, _first_line)) for n in DATASETS]),
-        "",
-        "Models on the features (model=NAME; exact kernel ridge is the baseline):",
-        _rows([(n, _first_line(c)) for n, c in MODELS.items()]),
-        "",
+        *_listing("Kernels (kernel=NAME):", KERNELS),
+        *_listing("Feature maps (features=NAME; D is the output dimension):", FEATURE_MAPS,
+                  map_desc),
+        *_listing("Datasets (dataset=NAME; no download: bundled with scikit-learn, Debian "
+                  "packages, files):", DATASETS),
+        *_listing("Models on the features (model=NAME; exact kernel ridge is the baseline):",
+                  MODELS),
         "Measurements (measure.NAME.enabled=true|false; default in brackets):",
         _rows(_measurements()),
         "",
@@ -140,10 +172,11 @@ def help_text():
         _rows(_presets()),
         "",
         "Main keys (defaults shown; every key of the config can be overridden):",
-        _rows(MAIN_KEYS),
+        _rows(_main_keys()),
         "",
         "Plug-ins: a package adds maps, kernels, datasets or measurements through the entry-point",
-        "groups rffbench.feature_maps, rffbench.kernels, rffbench.datasets, rffbench.measurements",
+        "groups rffbench.feature_maps, rffbench.kernels, rffbench.datasets, rffbench.models,",
+        "rffbench.measurements",
         "(then features=NAME, measure.NAME.enabled=true work), or",
         "features.name=package.module:Class without installing anything (docs/python.md, \"Bring your",
         "own map\"; examples/rffbench-example-plugin).",

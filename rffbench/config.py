@@ -12,7 +12,6 @@ declares its own ``Config`` dataclass (:mod:`rffbench.measure.base`).
 """
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -20,9 +19,11 @@ from typing import Any, Dict, List, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
-from .checks import is_int, positive_number, require
+from .checks import Check, Int, Numbers, OneOf, Real, check_constraints, positive_number, require
 from .errors import ConfigError
 from .measure import measure_config_class
+from .exact import CG_CONSTRAINTS, SOLVERS
+from .features.fourier import CHUNK_ROWS
 from .models import SGD_LOSSES
 
 DTYPES = ("float64", "float32")
@@ -39,6 +40,24 @@ SPLITS = ("random", "ordered")
 D_UNITS = ("output", "frequencies")
 #: report.center: how the report summarises runs that differ only in their seed
 CENTERS = ("median", "mean")
+
+
+def kernel_key_constraints():
+    """The constraints of the kernel block's dedicated keys (nu, degree, ...), as the
+    built-in kernels that take them declare them (Kernel.constraints)."""
+    from .kernels import KERNELS
+
+    keys = set(KernelConfig.__dataclass_fields__)
+    out = {}
+    for cls in KERNELS.builtins().values():
+        out.update({k: c for k, c in cls.all_constraints().items() if k in keys})
+    return out
+
+
+def _backends():
+    from .backends import BACKENDS
+
+    return BACKENDS
 
 
 @dataclass
@@ -81,18 +100,13 @@ class KernelConfig:
                     f"kernel={self.name} takes " + (", ".join(extra) if extra else
                                                    "no further parameters")
                     + (f" (set {k} as kernel.{k})" if k in dedicated else ""))
+        # the dedicated keys, by the constraints their kernels declare (nu: matern's)
+        check_constraints(self, "kernel")
         if self.params:  # the class's own checks of its parameters, before any work
             KERNELS[self.name](lengthscale=1.0, **self.params).fit(None)
         self.lengthscale = check_lengthscale(self.lengthscale)
         if self.gamma is not None:
             KERNELS[self.name](lengthscale=self.lengthscale, gamma=self.gamma).fit(None)
-        if self.name == "polynomial":  # their own range checks, before any work
-            KERNELS[self.name](lengthscale=1.0, degree=self.degree, coef0=self.coef0).fit(None)
-        if self.name == "skewed_chi2":
-            KERNELS[self.name](lengthscale=1.0, skewedness=self.skewedness).fit(None)
-        require(self.nu in (0.5, 1.5, 2.5), "kernel.nu", self.nu, "use one of 0.5, 1.5, 2.5")
-        require(is_int(self.median_subsample) and self.median_subsample >= 2,
-                 "kernel.median_subsample", self.median_subsample, "use an integer >= 2")
 
     def kernel_params(self, **common):
         """Keyword arguments of the kernel's class: ``common`` (lengthscale, gamma, ...),
@@ -104,6 +118,10 @@ class KernelConfig:
         dedicated = {f: getattr(self, f) for f in self.__dataclass_fields__
                      if f not in ("name", "params", *self.COMMON) and f in takes}
         return {**common, **dedicated, **self.params}
+
+
+#: the dedicated keys' constraints are those the built-in kernels declare
+KernelConfig.constraints = kernel_key_constraints()
 
 
 @dataclass
@@ -121,12 +139,13 @@ class FeaturesConfig:
     #: further keyword arguments of the map's class (plug-in maps), e.g. {alpha: 0.5}
     params: Dict[str, Any] = field(default_factory=dict)
 
+    constraints = {"chunk_rows": CHUNK_ROWS}
+
     def __post_init__(self):
         from .features import FEATURE_MAPS
 
         FEATURE_MAPS.get_or_raise(self.name, "features.name")
-        require(self.chunk_rows is None or self.chunk_rows >= 1, "features.chunk_rows",
-                 self.chunk_rows, "use an integer >= 1 or null")
+        check_constraints(self, "features")
         cls = FEATURE_MAPS[self.name]
         common = {"kernel", "n_components", "lengthscale", "gamma", "random_state",
                   "chunk_rows"} | set(cls.CONFIG_PARAMS)
@@ -189,34 +208,23 @@ class DatasetConfig:
     #: few distinct values are classification)
     file_task: Optional[str] = None
 
+    constraints = {
+        "n": Int(2), "d": Int(1, none=True), "radius": Real(gt=0), "noise": Real(ge=0),
+        "task": OneOf(TASKS), "file_task": OneOf(TASKS, none=True), "n_max": Int(4, none=True),
+        "test_size": Real(gt=0, lt=1, text="use a number with 0 < test_size < 1"),
+        "standardize": Check(lambda v: v is None, "it was replaced by dataset.scale (use "
+                             "dataset.scale=standardize, dataset.scale=max or dataset.scale="
+                             "none)", [True, False], none=True),
+        "scale": OneOf(SCALES), "split": OneOf(SPLITS),
+        "format": OneOf(FILE_FORMATS, none=True, text="use one of " + ", ".join(FILE_FORMATS)
+                        + " or null (from the extension)"),
+    }
+
     def __post_init__(self):
         from .datasets import DATASETS
 
         DATASETS.get_or_raise(self.name, "dataset.name")
-        require(is_int(self.n) and self.n >= 2, "dataset.n", self.n, "use an integer >= 2")
-        require(self.d is None or (is_int(self.d) and self.d >= 1), "dataset.d", self.d,
-                 "use an integer >= 1")
-        require(math.isfinite(self.radius) and self.radius > 0, "dataset.radius", self.radius,
-                 "use a number > 0")
-        require(math.isfinite(self.noise) and self.noise >= 0, "dataset.noise", self.noise,
-                 "use a number >= 0")
-        require(self.task in TASKS, "dataset.task", self.task, f"use one of {', '.join(TASKS)}")
-        require(self.file_task is None or self.file_task in TASKS, "dataset.file_task",
-                 self.file_task, f"use one of {', '.join(TASKS)} or null")
-        require(self.n_max is None or (is_int(self.n_max) and self.n_max >= 4), "dataset.n_max",
-                 self.n_max, "use an integer >= 4 or null")
-        require(0 < self.test_size < 1, "dataset.test_size", self.test_size,
-                 "use a number with 0 < test_size < 1")
-        if self.standardize is not None:
-            raise ConfigError(f"dataset.standardize={self.standardize!r} is not allowed: it was "
-                              "replaced by dataset.scale (use dataset.scale=standardize, "
-                              "dataset.scale=max or dataset.scale=none)")
-        require(self.scale in SCALES, "dataset.scale", self.scale,
-                 f"use one of {', '.join(SCALES)}")
-        require(self.split in SPLITS, "dataset.split", self.split,
-                 f"use one of {', '.join(SPLITS)}")
-        require(self.format is None or self.format in FILE_FORMATS, "dataset.format",
-                 self.format, f"use one of {', '.join(FILE_FORMATS)} or null (from the extension)")
+        check_constraints(self, "dataset")
         if self.name == "file":
             require(bool(self.path), "dataset.path", self.path,
                      "dataset=file needs dataset.path=<file> (.svm/.libsvm/.txt, .csv, .npz, or "
@@ -261,37 +269,30 @@ class ModelConfig:
     #: sgd: scikit-learn's loss (null: squared_error for regression, hinge for classes)
     loss: Optional[str] = None
 
+    constraints = {
+        "lam": Check(lambda v: v == "auto" or positive_number(v), "use a number > 0 or auto",
+                     [0, -1.0, float("nan"), "x", None]),
+        "lam_grid": Numbers(0, strict=True),
+        "val_size": Real(gt=0, lt=1, text="use a number with 0 < val_size < 1"),
+        "exact_max_n": Int(1),
+        "exact_solver": OneOf(SOLVERS),
+        "chunk_rows": Int(1, none=True), "epochs": Int(1),
+        "loss": OneOf(sorted(set(SGD_LOSSES["regression"]) | set(SGD_LOSSES["classification"])),
+                      none=True),
+        **CG_CONSTRAINTS,
+    }
+
     def __post_init__(self):
         from .models import MODELS
 
         require(self.name in MODELS, "model.name", self.name, f"use one of {', '.join(MODELS)}")
-        lam = self.lam
-        if isinstance(lam, str) and lam != "auto":
+        if isinstance(self.lam, str) and self.lam != "auto":
             try:
-                lam = float(lam)
+                self.lam = float(self.lam)
             except ValueError:
                 pass
-        require(lam == "auto" or positive_number(lam), "model.lam", self.lam,
-                 "use a number > 0 or auto")
-        self.lam = lam if lam == "auto" else float(lam)
-        require(len(self.lam_grid) >= 1 and all(positive_number(v) for v in self.lam_grid),
-                 "model.lam_grid", list(self.lam_grid), "use a non-empty list of numbers > 0")
-        require(0 < self.val_size < 1, "model.val_size", self.val_size,
-                 "use a number with 0 < val_size < 1")
-        require(is_int(self.exact_max_n) and self.exact_max_n >= 1, "model.exact_max_n",
-                 self.exact_max_n, "use an integer >= 1")
-        from .exact import SOLVERS, check_cg_params
-
-        require(self.exact_solver in SOLVERS, "model.exact_solver", self.exact_solver,
-                 f"use one of {', '.join(SOLVERS)}")
-        check_cg_params(self.cg_tol, self.cg_max_iter, self.precond_rank)
-        require(self.chunk_rows is None or (is_int(self.chunk_rows) and self.chunk_rows >= 1),
-                 "model.chunk_rows", self.chunk_rows, "use an integer >= 1 or null")
-        require(is_int(self.epochs) and self.epochs >= 1, "model.epochs", self.epochs,
-                 "use an integer >= 1")
-        every = sorted(set(SGD_LOSSES["regression"]) | set(SGD_LOSSES["classification"]))
-        require(self.loss is None or self.loss in every, "model.loss", self.loss,
-                 f"use one of {', '.join(every)} or null")
+        check_constraints(self, "model")
+        self.lam = self.lam if self.lam == "auto" else float(self.lam)
 
 
 @dataclass
@@ -308,15 +309,13 @@ class BackendConfig:
     #: dask LocalCluster: threads per worker
     threads_per_worker: int = 1
 
-    def __post_init__(self):
-        from .backends import BACKENDS
+    constraints = {
+        "name": OneOf(_backends),
+        "workers": Int(1), "threads_per_worker": Int(1),
+    }
 
-        require(self.name in BACKENDS, "backend.name", self.name,
-                 f"use one of {', '.join(BACKENDS)}")
-        require(is_int(self.workers) and self.workers >= 1, "backend.workers", self.workers,
-                 "use an integer >= 1")
-        require(is_int(self.threads_per_worker) and self.threads_per_worker >= 1,
-                 "backend.threads_per_worker", self.threads_per_worker, "use an integer >= 1")
+    def __post_init__(self):
+        check_constraints(self, "backend")
 
 
 @dataclass
@@ -327,9 +326,10 @@ class ReportConfig:
     #: 95% t interval (as papers that report means)
     center: str = "median"
 
+    constraints = {"center": OneOf(CENTERS)}
+
     def __post_init__(self):
-        require(self.center in CENTERS, "report.center", self.center,
-                 f"use one of {', '.join(CENTERS)}")
+        check_constraints(self, "report")
 
 
 #: the ``measure`` block: one field per registered measurement (built-ins and plug-ins),
@@ -367,18 +367,20 @@ class Config:
     #: float64 | float32: data and features
     dtype: str = "float64"
 
+    constraints = {
+        "dtype": OneOf(DTYPES),
+        "seed": Int(0, MAX_SEED, text=f"use an integer in 0..{MAX_SEED} (what scikit-learn's "
+                                      "splitter accepts)"),
+        "D_n": Int(1, none=True, text="use an integer >= 1 (D = 2 D_n (d + 1)) or null (D as "
+                                      "given)"),
+        "D_unit": OneOf(D_UNITS),
+        "threads": Int(1, none=True, text="use an integer >= 1 or null (all cores)"),
+    }
+
     def __post_init__(self):
         from .features import FEATURE_MAPS
 
-        require(self.dtype in DTYPES, "dtype", self.dtype, f"use one of {', '.join(DTYPES)}")
-        require(is_int(self.seed) and 0 <= self.seed <= MAX_SEED, "seed", self.seed,
-                 f"use an integer in 0..{MAX_SEED} (what scikit-learn's splitter accepts)")
-        require(self.D_n is None or (is_int(self.D_n) and self.D_n >= 1), "D_n", self.D_n,
-                 "use an integer >= 1 (D = 2 D_n (d + 1)) or null (D as given)")
-        require(self.D_unit in D_UNITS, "D_unit", self.D_unit,
-                 f"use one of {', '.join(D_UNITS)}")
-        require(self.threads is None or (is_int(self.threads) and self.threads >= 1), "threads",
-                 self.threads, "use an integer >= 1 or null (all cores)")
+        check_constraints(self, "")
         cls = FEATURE_MAPS[self.features.name]
         cls.check_kernel(self.kernel.name)  # before what depends on it
         if self.features.pairs is not None:

@@ -46,6 +46,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .checks import Int, Real, check_constraints
 from .errors import ConfigError, RffbenchError
 from .kernels import Kernel, kernel_with
 
@@ -317,16 +318,19 @@ def _generator(random_state):
     return np.random.default_rng(random_state)
 
 
+#: the conjugate-gradient solver's parameters (model.cg_tol, model.cg_max_iter,
+#: model.precond_rank), declared once for the config and for ExactKRR
+CG_CONSTRAINTS = {
+    "cg_tol": Real(gt=0, lt=1),
+    "cg_max_iter": Int(1),
+    "precond_rank": Int(1, none=True, text="use an integer >= 1 or null (min(n_train, 2000))"),
+}
+
+
 def check_cg_params(tol, max_iter, precond_rank):
     """One-line ConfigError for a bad model.cg_tol, model.cg_max_iter or model.precond_rank."""
-    if not (isinstance(tol, numbers.Real) and math.isfinite(tol) and 0 < tol < 1):
-        raise ConfigError(f"model.cg_tol={tol!r} is not allowed: use a number in (0, 1)")
-    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
-        raise ConfigError(f"model.cg_max_iter={max_iter!r} is not allowed: use an integer >= 1")
-    if precond_rank is not None and not (isinstance(precond_rank, numbers.Integral)
-                                         and precond_rank >= 1):
-        raise ConfigError(f"model.precond_rank={precond_rank!r} is not allowed: use an integer "
-                          ">= 1 or null (min(n_train, 2000))")
+    check_constraints(dict(cg_tol=tol, cg_max_iter=max_iter, precond_rank=precond_rank),
+                      "model", CG_CONSTRAINTS)
 
 
 def not_converged_text(info, tol, max_iter):

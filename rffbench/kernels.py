@@ -45,6 +45,7 @@ from scipy.special import ndtri
 from sklearn.base import BaseEstimator, clone
 
 from . import _numba as nbk
+from .checks import Int, OneOf, Real, check_constraints
 from .errors import ConfigError, DataError
 from .registry import Registry, subclass_check
 
@@ -115,6 +116,18 @@ class Kernel(BaseEstimator):
     #: variance formulas and the published bounds hold only for these
     shift_invariant = True
 
+    #: the values of the kernel's own parameters (rffbench.checks), checked by fit and
+    #: by the config (kernel.NAME / kernel.params.NAME); a subclass adds its own
+    constraints = {"median_subsample": Int(2)}
+
+    @classmethod
+    def all_constraints(cls):
+        """The constraints of this class and its bases."""
+        out = {}
+        for klass in reversed(cls.__mro__):
+            out.update(getattr(klass, "constraints", None) or {})
+        return out
+
     def __init__(self, lengthscale="median", gamma=None, median_subsample=1000, random_state=0):
         self.lengthscale = lengthscale
         self.gamma = gamma
@@ -145,8 +158,10 @@ class Kernel(BaseEstimator):
         return math.exp((math.log(c) - math.log(gamma)) / p)  # (c / gamma)^(1/p), no overflow
 
     def fit(self, X, y=None):
-        """Resolve the lengthscale: a number, scikit-learn's ``gamma``, or the median
-        pairwise distance of ``X`` (dense or scipy.sparse)."""
+        """Check the parameters (:meth:`all_constraints`) and resolve the lengthscale: a
+        number, scikit-learn's ``gamma``, or the median pairwise distance of ``X`` (dense
+        or scipy.sparse)."""
+        check_constraints(self, "kernel", self.all_constraints())
         ls = check_lengthscale(self.lengthscale)
         if self.gamma is not None:
             if ls != "median":
@@ -318,7 +333,7 @@ def _sqdist_gram(X, Y, out, profile, a, exact=False):
     forces the direct loop.
     """
     if exact or X.shape[1] <= DIRECT_SQDIST_MAX_D:
-        nbk.sqdist_direct_profile(X, np.ascontiguousarray(Y.T), out, profile, a)
+        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SQDIST, profile, a)
         return
     xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
     ysq = np.einsum("ij,ij->i", Y, Y, dtype=np.float64)
@@ -377,7 +392,8 @@ class Laplacian(Kernel):
             return np.exp(-np.sum(np.abs(delta), axis=-1) / self.ls)
 
     def _gram_into(self, X, Y, out):
-        nbk.l1dist_profile(X, np.ascontiguousarray(Y.T), out, nbk.PROFILE_EXP, 1.0 / self.ls)
+        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.L1DIST, nbk.PROFILE_EXP,
+                            1.0 / self.ls)
 
 
 class Cauchy(Kernel):
@@ -401,7 +417,8 @@ class Cauchy(Kernel):
             return np.prod(1.0 / (1.0 + delta**2 / self.ls**2), axis=-1)
 
     def _gram_into(self, X, Y, out):
-        nbk.cauchy_product(X, np.ascontiguousarray(Y.T), out, 1.0 / self.ls**2)
+        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.CAUCHY, nbk.PROFILE_NONE,
+                            1.0 / self.ls**2)
 
 
 class Matern(Kernel):
@@ -409,17 +426,13 @@ class Matern(Kernel):
 
     name = "matern"
     NUS = (0.5, 1.5, 2.5)
+    constraints = {"nu": OneOf(NUS)}
 
     def __init__(self, lengthscale="median", nu=1.5, gamma=None, median_subsample=1000,
                  random_state=0):
         super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
                          random_state=random_state)
         self.nu = nu
-
-    def fit(self, X, y=None):
-        if self.nu not in self.NUS:
-            raise ConfigError(f"kernel.nu={self.nu!r} is not allowed: use one of 0.5, 1.5, 2.5")
-        return super().fit(X, y)
 
     def describe(self):
         return f"matern(nu={self.nu})"
@@ -537,6 +550,7 @@ class Polynomial(DotProductKernel):
 
     name = "polynomial"
     PROFILE = nbk.DOT_POLY
+    constraints = {"degree": Int(1, 20), "coef0": Real(ge=0)}
     GAMMA = (1.0, 2)  # polynomial_kernel, PolynomialCountSketch
 
     def __init__(self, lengthscale="median", degree=2, coef0=1.0, gamma=None,
@@ -545,16 +559,6 @@ class Polynomial(DotProductKernel):
                          random_state=random_state)
         self.degree = degree
         self.coef0 = coef0
-
-    def fit(self, X, y=None):
-        if isinstance(self.degree, bool) or not isinstance(self.degree, numbers.Integral) \
-                or not 1 <= self.degree <= 20:
-            raise ConfigError(f"kernel.degree={self.degree!r} is not allowed: use an integer in "
-                              "1..20")
-        if not isinstance(self.coef0, numbers.Real) or not math.isfinite(self.coef0) \
-                or self.coef0 < 0:
-            raise ConfigError(f"kernel.coef0={self.coef0!r} is not allowed: use a number >= 0")
-        return super().fit(X, y)
 
     def describe(self):
         return f"polynomial(degree={self.degree}, coef0={self.coef0:g})"
@@ -582,7 +586,8 @@ class AdditiveChi2(NotShiftInvariant):
         return 0.0
 
     def _gram_into(self, X, Y, out):
-        nbk.additive_chi2(X, np.ascontiguousarray(Y.T), out, 1.0 / self.ls)
+        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.ADDITIVE_CHI2,
+                            nbk.PROFILE_NONE, 1.0 / self.ls)
 
 
 class SkewedChi2(Kernel):
@@ -597,18 +602,13 @@ class SkewedChi2(Kernel):
     name = "skewed_chi2"
     warps = True
 
+    constraints = {"skewedness": Real(gt=0)}
+
     def __init__(self, lengthscale="median", skewedness=1.0, gamma=None, median_subsample=1000,
                  random_state=0):
         super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
                          random_state=random_state)
         self.skewedness = skewedness
-
-    def fit(self, X, y=None):
-        c = self.skewedness
-        if not isinstance(c, numbers.Real) or isinstance(c, bool) or not math.isfinite(c) \
-                or c <= 0:
-            raise ConfigError(f"kernel.skewedness={c!r} is not allowed: use a number > 0")
-        return super().fit(X, y)
 
     def describe(self):
         return f"skewed_chi2(skewedness={self.skewedness:g})"
@@ -637,7 +637,8 @@ class SkewedChi2(Kernel):
             return np.prod(1.0 / np.cosh(t), axis=-1)
 
     def _gram_into(self, X, Y, out):
-        nbk.sech_product(X, np.ascontiguousarray(Y.T), out, 0.5 / self.ls)
+        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SECH, nbk.PROFILE_NONE,
+                            0.5 / self.ls)
 
 
 KERNELS = Registry("rffbench.kernels", "kernel",

@@ -107,21 +107,30 @@ def test_sqdist_kernels_and_profiles(rng, profile):
     sq = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
     ref = PROFILE_REF[profile](sq, 0.7)
     out = np.empty((40, 33))
-    nbk.sqdist_direct_profile(X, np.ascontiguousarray(Y.T), out, profile, 0.7)
+    nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SQDIST, profile, 0.7)
     assert np.allclose(out, ref, rtol=1e-13, atol=1e-14)
     G = X @ Y.T
     nbk.sqdist_from_gemm_profile(G, (X**2).sum(1), (Y**2).sum(1), profile, 0.7)
     assert np.allclose(G, ref, rtol=1e-12, atol=1e-12)
 
 
-def test_l1_and_cauchy_kernels(rng):
+def test_coordinate_gram_kernels(rng):
     X, Y = rng.normal(size=(30, 4)), rng.normal(size=(20, 4))
     diff = X[:, None, :] - Y[None, :, :]
     out = np.empty((30, 20))
-    nbk.l1dist_profile(X, np.ascontiguousarray(Y.T), out, nbk.PROFILE_NONE, 0.0)
+    nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.L1DIST, nbk.PROFILE_NONE, 0.0)
     assert np.allclose(out, np.abs(diff).sum(-1), rtol=1e-14)
-    nbk.cauchy_product(X, np.ascontiguousarray(Y.T), out, 0.25)
+    nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.CAUCHY, nbk.PROFILE_NONE, 0.25)
     assert np.allclose(out, np.prod(1 / (1 + 0.25 * diff**2), -1), rtol=1e-13)
+    nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SECH, nbk.PROFILE_NONE, 0.6)
+    assert np.allclose(out, np.prod(1 / np.cosh(0.6 * diff), -1), rtol=1e-13)
+    P, Q = np.abs(X), np.abs(Y)
+    P[0, 0] = Q[0, 0] = 0.0  # a term with x_k + y_k = 0 counts 0
+    s = P[:, None, :] + Q[None, :, :]
+    terms = np.divide(2 * P[:, None, :] * Q[None, :, :], s, out=np.zeros_like(s), where=s > 0)
+    nbk.coordinate_gram(P, np.ascontiguousarray(Q.T), out, nbk.ADDITIVE_CHI2, nbk.PROFILE_NONE,
+                        0.5)
+    assert np.allclose(out, 0.5 * terms.sum(-1), rtol=1e-13)
 
 
 def test_abs_max_sum_sq(rng):

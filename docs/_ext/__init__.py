@@ -60,7 +60,10 @@ def _blocks(cls, prefix=""):
             subs.append((f"{prefix}{f.name}", type(default)))
             continue
         text = docs.get(f.name) or ("run this measurement" if f.name == "enabled" else "")
-        rows.append((f"{prefix}{f.name}", _fmt(default), text))
+        c = (getattr(cls, "constraints", None) or {}).get(f.name)
+        allowed = c.text.removeprefix("use ") if c is not None else \
+            ("true or false" if isinstance(default, bool) else "")
+        rows.append((f"{prefix}{f.name}", _fmt(default), allowed, text))
     out = [(prefix.rstrip("."), cls, rows)] if rows else []
     for key, sub in subs:
         out += _blocks(sub, key + ".")
@@ -77,15 +80,16 @@ def config_reference():
              "`python run.py key=value`); a config group (`kernel=`, `features=`, `dataset=`, "
              "`model=`, `experiment=`) sets several at once from `conf/`. Values are checked "
              "before any work: a value out of range stops the run with one line naming the "
-             "key, the value and what is allowed.", ""]
+             "key, the value and what is allowed (the \"allowed\" column, generated from the "
+             "constraints each block, kernel and measurement declares: `rffbench.checks`).", ""]
     for block, cls, rows in _blocks(Config):
         title = block or "top level"
         doc = " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
         lines += [f"## `{title}`" if block else "## Top-level keys", ""]
         if doc and block:
             lines += [doc, ""]
-        lines += ["| key | default | meaning |", "|---|---|---|"]
-        lines += [f"| `{k}` | {_cell(d)} | {_cell(c)} |" for k, d, c in rows]
+        lines += ["| key | default | allowed | meaning |", "|---|---|---|---|"]
+        lines += [f"| `{k}` | {_cell(d)} | {_cell(a)} | {_cell(c)} |" for k, d, a, c in rows]
         lines.append("")
     return "\n".join(lines)
 

@@ -17,8 +17,8 @@ input gives float32 output, computed in float32.
 """
 from __future__ import annotations
 
+import inspect
 import math
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _numba as nbk
+from ..checks import Check, Int, require
 from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with
 
@@ -62,6 +63,10 @@ def as_generator(random_state):
     if isinstance(random_state, np.random.RandomState):
         random_state = random_state.randint(np.iinfo(np.int32).max)
     return np.random.default_rng(random_state)
+
+
+#: features.chunk_rows (the config block and every map's constructor)
+CHUNK_ROWS = Int(1, none=True, text="use an integer >= 1 or null (automatic)")
 
 
 class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -142,19 +147,34 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     #: default of the ``pairs`` parameter for maps that have one
     PAIRS_DEFAULT = True
 
+    #: the values of the map's own parameters (rffbench.checks), checked by
+    #: :meth:`check_params` for the config (``features.NAME`` for CONFIG_PARAMS, else
+    #: ``features.params.NAME``) and the Python API; a subclass adds its own
+    constraints = {"pairs": Check(lambda v: isinstance(v, bool), "use true or false",
+                                  ["yes", 1, None])}
+
+    @classmethod
+    def all_constraints(cls):
+        """The constraints of the parameters this class takes (its own and its bases')."""
+        out = {}
+        for klass in reversed(cls.__mro__):
+            out.update(getattr(klass, "constraints", None) or {})
+        takes = set(cls._get_param_names())
+        return {k: c for k, c in out.items() if k in takes}
+
     @classmethod
     def check_params(cls, n_components, kernel=None, **params):
         """Raise ConfigError (naming the key) for an impossible D, kernel or parameter."""
-        if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) \
-                or n_components < 1:
-            raise ConfigError(f"D={n_components!r} is not allowed: use an integer >= 1")
+        require(Int(1).ok(n_components), "D", n_components, "use an integer >= 1")
         cls.check_kernel(kernel)
-        if "pairs" in cls.CONFIG_PARAMS:
-            pairs = params.get("pairs", cls.PAIRS_DEFAULT)
-            if not isinstance(pairs, bool):
-                raise ConfigError(f"features.pairs={pairs!r} is not allowed: use true or false")
-            if pairs and trig_kernel(kernel):
-                check_even(cls.name, n_components)
+        defaults = {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()}
+        for name, c in cls.all_constraints().items():
+            value = params.get(name, cls.PAIRS_DEFAULT if name == "pairs" else defaults[name])
+            key = f"features.{name}" if name in cls.CONFIG_PARAMS else f"features.params.{name}"
+            require(c.ok(value), key, value, c.message())
+        if "pairs" in cls.CONFIG_PARAMS and params.get("pairs", cls.PAIRS_DEFAULT) \
+                and trig_kernel(kernel):
+            check_even(cls.name, n_components)
 
     @classmethod
     def check_kernel(cls, kernel):
@@ -206,10 +226,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return 8.0 * (3 * d + 2) * m + float(n_rows) * n_components * itemsize
 
     def _check_chunk_rows(self):
-        c = self.chunk_rows
-        if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1):
-            raise ConfigError(f"features.chunk_rows={c!r} is not allowed: use an integer >= 1 "
-                              "or null (automatic)")
+        c = CHUNK_ROWS
+        require(c.ok(self.chunk_rows), "features.chunk_rows", self.chunk_rows, c.message())
 
     def _validate(self, X, reset):
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],

@@ -24,6 +24,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _numba as nbk
+from ..checks import Int, Real
 from ..errors import ConfigError
 from .fourier import FourierMap, check_even
 
@@ -41,6 +42,9 @@ class LeverageRFF(FourierMap):
 
     name = "leverage"
     pairs = True
+    constraints = {"oversample": Int(1, text=f"use an integer >= 1 with oversample x D/2 <= "
+                                             f"{MAX_CANDIDATES // 2} candidate frequencies"),
+                   "leverage_lam": Real(gt=0)}
     DATA_DEPENDENT = True
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
@@ -57,15 +61,10 @@ class LeverageRFF(FourierMap):
         super().check_params(n_components, kernel, **params)
         check_even(cls.name, n_components)
         over = params.get("oversample", 4)
-        if isinstance(over, bool) or not isinstance(over, int) or over < 1 or \
-                over * n_components // 2 > MAX_CANDIDATES // 2:
+        if over * n_components // 2 > MAX_CANDIDATES // 2:  # its range: the constraint
             raise ConfigError(f"features.params.oversample={over!r} is not allowed: use an "
                               f"integer >= 1 with oversample x D/2 <= {MAX_CANDIDATES // 2} "
                               "candidate frequencies")
-        lam = params.get("leverage_lam", 1e-3)
-        if not isinstance(lam, (int, float)) or isinstance(lam, bool) or not lam > 0:
-            raise ConfigError(f"features.params.leverage_lam={lam!r} is not allowed: use a "
-                              "number > 0")
 
     def map_params(self):
         return dict(oversample=self.oversample, leverage_lam=self.leverage_lam)

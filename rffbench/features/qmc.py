@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..checks import OneOf
 from .fourier import FourierMap
 
 SEQUENCES = ("sobol", "halton", "generalized_halton")
@@ -45,6 +45,7 @@ class QuasiMonteCarloFeatures(FourierMap):
     name = "qmc"
     variance = None  # not i.i.d.: no exact variance formula, no published bound
     CONFIG_PARAMS = ("pairs", "sequence")
+    constraints = {"sequence": OneOf(SEQUENCES)}
     EXTRA_KERNELS = ("arccos0", "arccos1")
 
     @property
@@ -60,14 +61,6 @@ class QuasiMonteCarloFeatures(FourierMap):
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
         self.pairs = pairs
         self.sequence = sequence
-
-    @classmethod
-    def check_params(cls, n_components, kernel=None, **params):
-        super().check_params(n_components, kernel, **params)
-        seq = params.get("sequence", "sobol")
-        if seq not in SEQUENCES:
-            raise ConfigError(f"features.sequence={seq!r} is not allowed: use one of "
-                              f"{', '.join(SEQUENCES)}")
 
     def _draw(self, d, m, rng):
         from scipy.stats import qmc

@@ -46,6 +46,7 @@ import warnings
 import numpy as np
 
 from .. import _numba as nbk
+from ..checks import Check, Int, OneOf
 from ..errors import ConfigError
 from .fourier import (ZERO_TOL, FeatureMap, FourierMap, check_even, project_into,
                       trig_kernel)
@@ -89,6 +90,12 @@ class SphericalRadialFeatures(FeatureMap):
     ``n_components_`` = 2 n (d + 1) (n_components rounded to rules, with a warning, in
     Python; a run refuses a D that is not a multiple of 2 (d + 1)), ``kernel_offset_``."""
 
+    constraints = {
+        "radius": OneOf(RADII, text="use one of " + ", ".join(RADII) + " (a radius per simplex "
+                                    "vertex, or per rule)"),
+        "centre": Check(lambda v: isinstance(v, bool), "use true or false", ["yes", 1, None]),
+    }
+
     name = "ssr"
     KERNELS = GAUSSIAN_DIRECTION_KERNELS
     KERNEL_REASON = ("the spherical-radial rule integrates against a standard Gaussian: the "
@@ -101,18 +108,6 @@ class SphericalRadialFeatures(FeatureMap):
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
         self.radius = radius
         self.centre = centre
-
-    @classmethod
-    def check_params(cls, n_components, kernel=None, **params):
-        super().check_params(n_components, kernel, **params)
-        radius = params.get("radius", "vertex")
-        if radius not in RADII:
-            raise ConfigError(f"features.params.radius={radius!r} is not allowed: use one of "
-                              f"{', '.join(RADII)} (a radius per simplex vertex, or per rule)")
-        centre = params.get("centre", True)
-        if not isinstance(centre, bool):
-            raise ConfigError(f"features.params.centre={centre!r} is not allowed: use true or "
-                              "false")
 
     def map_params(self):
         return dict(radius=self.radius, centre=self.centre)
@@ -196,6 +191,9 @@ class GaussHermiteFeatures(FourierMap):
     m grows (documented, measured by ``grid_kernel``).  Attributes: ``random_weights_``
     (d, D/2), ``nodes_``, ``node_probs_``."""
 
+    constraints = {"nodes": Int(2, 100, text="use an integer in 2..100 (Gauss-Hermite nodes per "
+                                             "coordinate)")}
+
     name = "gauss_hermite"
     pairs = True
     KERNELS = GAUSSIAN_DIRECTION_KERNELS
@@ -216,10 +214,6 @@ class GaussHermiteFeatures(FourierMap):
         super().check_params(n_components, kernel, **params)
         if trig_kernel(kernel):
             check_even(cls.name, n_components)
-        m = params.get("nodes", 5)
-        if isinstance(m, bool) or not isinstance(m, int) or not 2 <= m <= 100:
-            raise ConfigError(f"features.params.nodes={m!r} is not allowed: use an integer in "
-                              "2..100 (Gauss-Hermite nodes per coordinate)")
 
     def map_params(self):
         return dict(nodes=self.nodes)

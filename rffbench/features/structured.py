@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import _numba as nbk
 from .. import memory
-from ..errors import ConfigError
+from ..checks import OneOf
 from .fourier import FourierMap
 
 
@@ -85,14 +85,8 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
                          pairs=pairs)
         self.layout = layout
 
-    @classmethod
-    def check_params(cls, n_components, kernel=None, **params):
-        super().check_params(n_components, kernel, **params)
-        layout = params.get("layout", "blocks")
-        if layout not in LAYOUTS:
-            raise ConfigError(f"features.params.layout={layout!r} is not allowed: use one of "
-                              f"{', '.join(LAYOUTS)} (orthogonal d x d blocks, or one tight "
-                              "frame)")
+    constraints = {"layout": OneOf(LAYOUTS, text="use one of " + ", ".join(LAYOUTS)
+                                   + " (orthogonal d x d blocks, or one tight frame)")}
 
     def map_params(self):
         return dict(pairs=self.pairs, layout=self.layout)

@@ -1,32 +1,41 @@
 """Measurements: ``MEASUREMENTS[name]`` is a :class:`Measurement` subclass (see
 :mod:`rffbench.measure.base` for what one declares).
 
-Built-ins, in the order a run calls them: approximation, bounds, learning,
-speed, timing, variance; then the plug-ins' (entry points of
+Built-ins are found in this package's modules (a new measurement is its module):
+approximation, bounds, learning, speed, timing, variance, in the order a run calls
+them (the modules' names); then the plug-ins' (entry points of
 ``rffbench.measurements``).  Each block ``measure.<name>`` of the config is the
 class's ``Config``: :func:`measure_config_class` builds the schema from them.
 """
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
+import pkgutil
 from dataclasses import field, make_dataclass
 
 from ..errors import ConfigError
 from ..registry import Registry, subclass_check
-from .approximation import Approximation
 from .base import Measurement
-from .bounds import Bounds
-from .learning import Learning
-from .speed import Speed
-from .timing import Timing
-from .variance import Variance
 
 log = logging.getLogger(__name__)
 
-MEASUREMENTS = Registry("rffbench.measurements", "measure",
-                        {m.name: m for m in (Approximation, Bounds, Learning, Speed, Timing,
-                                             Variance)},
+
+def _builtins():
+    """The Measurement classes of this package's modules, by module name: a built-in
+    measurement is its module (and its test), nothing else to register."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Measurement) and \
+                    obj is not Measurement and obj.__module__ == module.__name__ and obj.name:
+                found[obj.name] = obj
+    return found
+
+
+MEASUREMENTS = Registry("rffbench.measurements", "measure", _builtins(),
                         check=subclass_check(Measurement, "a measurement"))
 
 

@@ -39,7 +39,7 @@ from scipy.sparse.linalg import eigsh, svds
 
 from .. import _numba as nbk
 from .. import theory
-from ..checks import check_n_points, is_int, require
+from ..checks import N_POINTS, Check, Int, check_constraints
 from ..memory import Need
 from ..progress import Progress
 from ..results import REDRAWS_FILE, record
@@ -79,14 +79,16 @@ class ApproximationConfig:
     #: n_points when null (capped at the training-set size)
     DEFAULT_N_POINTS = 1000
 
+    constraints = {
+        "n_points": N_POINTS,
+        "cross": Check(lambda v: v is False or v is True or v in CROSS_MODES,
+                       f"use false, {', '.join(CROSS_MODES)} (true = halves)", ["x", 1, None]),
+        "redraws": Int(1),
+    }
+
     def __post_init__(self):
-        check_n_points("measure.approximation.n_points", self.n_points)
-        cross = "halves" if self.cross is True else self.cross
-        require(cross is False or cross in CROSS_MODES, "measure.approximation.cross",
-                 self.cross, f"use false, {', '.join(CROSS_MODES)} (true = halves)")
-        self.cross = cross
-        require(is_int(self.redraws) and self.redraws >= 1, "measure.approximation.redraws",
-                 self.redraws, "use an integer >= 1")
+        check_constraints(self, "measure.approximation")
+        self.cross = "halves" if self.cross is True else self.cross
 
 
 def spectral_norm(A, symmetric=True):
@@ -191,75 +193,9 @@ def points(ctx, cfg):
     return M, M, note
 
 
-def check(ctx, cfg):
-    resolve_n_points(ctx, "approximation", cfg)
-
-
-def needs(ctx, cfg):
-    """K and the error buffer (n x n float64 each), a block of k(2 delta), the points in
-    float64, the map and Z (+ its float64 copy), ARPACK's vectors."""
-    n, _ = resolve_n_points(ctx, "approximation", cfg)
-    d, it, key = ctx.data.d, ctx.itemsize, "measure.approximation.n_points"
-
-    def nbytes(v):
-        m, D = v[key], v["D"]
-        return 8.0 * (2 * m * m + BLOCK_ROWS * m + m * d + 24 * m + m * D) \
-            + ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params)
-
-    return [Need("the approximation measurement (the exact Gram and the error, n_points x "
-                 "n_points, and the n_points x D features)", nbytes, {key: (n, 2),
-                                                                       "D": (ctx.cfg.D, 1)})]
-
-
 def redraw_seeds(seed, redraws):
     """The run seed, then redraws - 1 seeds spawned from it (independent maps)."""
     return [seed] + list(np.random.SeedSequence([seed, 0xA991]).spawn(redraws - 1))
-
-
-def measure(ctx, cfg):
-    X, Y, note = points(ctx, cfg)
-    symmetric = cfg.cross is False
-    target = Target(ctx.kernel, X, Y, symmetric)
-    buf = np.empty_like(target.K)
-    R = cfg.redraws
-    values = {m: np.empty(R) for m in METRICS}
-    offsets = np.empty(R)
-    progress = Progress("approximation: redraws", R) if R > 1 else None
-    fmap = None
-    for r, seed in enumerate(redraw_seeds(ctx.cfg.seed, R)):
-        fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))
-        fmap.fit(ctx.fit_rows)
-        if r == 0:
-            log.info("approximation: %s vs exact %s on %d x %d points, D=%d%s", fmap.name,
-                     ctx.kernel.name, X.shape[0], Y.shape[0], fmap.n_components,
-                     f", {R} redraws" if R > 1 else "")
-        errs = target.errors(fmap, X, Y, buf)
-        for m in METRICS:
-            values[m][r] = errs[m]
-        offsets[r] = getattr(fmap, "kernel_offset_", 0.0)
-        if progress is not None:
-            progress.step()
-    if fmap.DATA_DEPENDENT:
-        note += (f"; data-dependent map: fitted on the {ctx.n_train} training rows, which "
-                 "include these points")
-    if np.any(offsets != 0):
-        note += "; estimate z(x).z(y) + the map's kernel_offset_ (centre term)"
-    if R > 1:
-        note += f"; mean over {R} redraws of the map on the same points (spread: their sd)"
-        rows = [record("approximation", m, float(values[m].mean()), "",
-                       spread=float(values[m].std(ddof=1)), n_repeats=R, note=note)
-                for m in METRICS]
-        ctx.tables[REDRAWS_FILE] = redraws_table(values, offsets)
-    else:
-        rows = [record("approximation", m, float(values[m][0]), "", note=note) for m in METRICS]
-    exp = target.expected_rel_fro(fmap)
-    if exp is not None:
-        rows.append(record("approximation", "expected_rel_fro_error", exp, "", method="theory",
-                           note="RMS over redraws, exact variance formula"))
-    else:
-        rows.append(record("approximation", "expected_rel_fro_error", None, method="theory",
-                           note=f"no exact variance formula for features={fmap.name}"))
-    return rows
 
 
 def redraws_table(values, offsets):
@@ -278,22 +214,68 @@ class Approximation(Measurement):
 
     name = "approximation"
     Config = ApproximationConfig
+    report_tables = ('table_approximation',)
+    report_figures = {'error_vs_D': 'fig_error_vs_D'}
 
     def check(self, ctx, cfg):
-        check(ctx, cfg)
+        resolve_n_points(ctx, "approximation", cfg)
 
     def needs(self, ctx, cfg):
-        return needs(ctx, cfg)
+        """K and the error buffer (n x n float64 each), a block of k(2 delta), the points in
+        float64, the map and Z (+ its float64 copy), ARPACK's vectors."""
+        n, _ = resolve_n_points(ctx, "approximation", cfg)
+        d, it, key = ctx.data.d, ctx.itemsize, "measure.approximation.n_points"
+
+        def nbytes(v):
+            m, D = v[key], v["D"]
+            return 8.0 * (2 * m * m + BLOCK_ROWS * m + m * d + 24 * m + m * D) \
+                + ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params)
+
+        return [Need("the approximation measurement (the exact Gram and the error, n_points x "
+                     "n_points, and the n_points x D features)", nbytes, {key: (n, 2),
+                                                                           "D": (ctx.cfg.D, 1)})]
 
     def run(self, ctx, cfg):
-        return measure(ctx, cfg)
-
-    def tables(self, df, origins):
-        from ..report import tables
-
-        return [t for t in (tables.table_approximation(df, origins),) if t is not None]
-
-    def figures(self):
-        from ..report import figures
-
-        return {"error_vs_D": figures.fig_error_vs_D}
+        X, Y, note = points(ctx, cfg)
+        symmetric = cfg.cross is False
+        target = Target(ctx.kernel, X, Y, symmetric)
+        buf = np.empty_like(target.K)
+        R = cfg.redraws
+        values = {m: np.empty(R) for m in METRICS}
+        offsets = np.empty(R)
+        progress = Progress("approximation: redraws", R) if R > 1 else None
+        fmap = None
+        for r, seed in enumerate(redraw_seeds(ctx.cfg.seed, R)):
+            fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))
+            fmap.fit(ctx.fit_rows)
+            if r == 0:
+                log.info("approximation: %s vs exact %s on %d x %d points, D=%d%s", fmap.name,
+                         ctx.kernel.name, X.shape[0], Y.shape[0], fmap.n_components,
+                         f", {R} redraws" if R > 1 else "")
+            errs = target.errors(fmap, X, Y, buf)
+            for m in METRICS:
+                values[m][r] = errs[m]
+            offsets[r] = getattr(fmap, "kernel_offset_", 0.0)
+            if progress is not None:
+                progress.step()
+        if fmap.DATA_DEPENDENT:
+            note += (f"; data-dependent map: fitted on the {ctx.n_train} training rows, which "
+                     "include these points")
+        if np.any(offsets != 0):
+            note += "; estimate z(x).z(y) + the map's kernel_offset_ (centre term)"
+        if R > 1:
+            note += f"; mean over {R} redraws of the map on the same points (spread: their sd)"
+            rows = [record("approximation", m, float(values[m].mean()), "",
+                           spread=float(values[m].std(ddof=1)), n_repeats=R, note=note)
+                    for m in METRICS]
+            ctx.tables[REDRAWS_FILE] = redraws_table(values, offsets)
+        else:
+            rows = [record("approximation", m, float(values[m][0]), "", note=note) for m in METRICS]
+        exp = target.expected_rel_fro(fmap)
+        if exp is not None:
+            rows.append(record("approximation", "expected_rel_fro_error", exp, "", method="theory",
+                               note="RMS over redraws, exact variance formula"))
+        else:
+            rows.append(record("approximation", "expected_rel_fro_error", None, method="theory",
+                               note=f"no exact variance formula for features={fmap.name}"))
+        return rows

@@ -39,8 +39,9 @@ class Measurement:
 
     #: the config block ``measure.<name>`` and the ``measurement`` column of its records
     name: str = None
-    #: dataclass of the block: an ``enabled: bool`` field and the knobs, range checks in
-    #: ``__post_init__`` (one :class:`~rffbench.errors.ConfigError` line naming the key)
+    #: dataclass of the block: an ``enabled: bool`` field and the knobs, their values
+    #: declared in ``constraints`` (:mod:`rffbench.checks`) and checked in ``__post_init__``
+    #: by ``check_constraints(self, "measure.<name>")`` (one ConfigError line naming the key)
     Config: type = None
     #: keys of the block that choose *what* is measured rather than *how*: the report
     #: never treats a difference in them as a condition (``enabled`` always is one)
@@ -63,15 +64,29 @@ class Measurement:
         into ``ctx.tables[file_name]`` (written next to records.csv)."""
         raise NotImplementedError
 
+    #: rffbench's own measurements name their report tables and figures here: functions
+    #: of :mod:`rffbench.report.tables` and {figure name: spec} of
+    #: :mod:`rffbench.report.figures` (a plug-in overrides :meth:`tables` / :meth:`figures`)
+    report_tables: tuple = ()
+    report_figures: dict = {}
+
     def tables(self, df, origins):
         """The report's tables of these records (:class:`rffbench.report.tables.Table`);
         ``df`` holds every complete run's records with their conditions."""
-        return []
+        from ..report import tables
+
+        out = []
+        for name in self.report_tables:
+            got = getattr(tables, name)(df, origins)
+            out += got if isinstance(got, list) else [got] if got is not None else []
+        return out
 
     def figures(self):
         """The report's figures: {name: function(FigContext) -> (list of Drawn, reason
         when nothing is drawn)}."""
-        return {}
+        from ..report import figures
+
+        return {name: getattr(figures, attr) for name, attr in self.report_figures.items()}
 
     @classmethod
     def summary(cls):

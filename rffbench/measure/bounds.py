@@ -54,7 +54,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import _numba as nbk
 from .. import theory
-from ..checks import check_n_points, is_int, require
+from ..checks import N_POINTS, Check, Int, OneOf, Real, check_constraints
 from ..errors import ConfigError
 from ..features import gram_of
 from ..memory import Need
@@ -72,6 +72,11 @@ D_SEARCH_MAX = 1e18
 
 
 BOUNDS_DIAMETERS = ("auto", "points", "domain")
+
+
+def _deltas_ok(v):
+    deltas = v if isinstance(v, (list, tuple)) else [v]
+    return len(deltas) >= 1 and all(Real(gt=0, lt=1).ok(a) for a in deltas)
 
 
 @dataclass
@@ -93,55 +98,23 @@ class BoundsConfig:
 
     DEFAULT_N_POINTS = 300
 
+    constraints = {
+        "trials": Int(2), "n_points": N_POINTS,
+        "delta": Check(_deltas_ok, "use a number in (0, 1) or a list of them, e.g. [0.05,0.01]",
+                       [0, 1, 1.5, [], [0.1, 0], "x", None]),
+        "pairs": Int(1), "diameter": OneOf(BOUNDS_DIAMETERS),
+    }
+
     def __post_init__(self):
-        require(is_int(self.trials) and self.trials >= 2, "measure.bounds.trials", self.trials,
-                 "use an integer >= 2")
-        check_n_points("measure.bounds.n_points", self.n_points)
+        check_constraints(self, "measure.bounds")
         deltas = self.delta if isinstance(self.delta, (list, tuple)) else [self.delta]
-        ok = len(deltas) >= 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                      and 0 < v < 1 for v in deltas)
-        require(ok, "measure.bounds.delta", self.delta,
-                 "use a number in (0, 1) or a list of them, e.g. [0.05,0.01]")
         self.delta = sorted({float(v) for v in deltas}, reverse=True)
-        require(is_int(self.pairs) and self.pairs >= 1, "measure.bounds.pairs", self.pairs,
-                 "use an integer >= 1")
-        require(self.diameter in BOUNDS_DIAMETERS, "measure.bounds.diameter", self.diameter,
-                 f"use one of {', '.join(BOUNDS_DIAMETERS)}")
 
 
 def _workers(ctx, cfg):
     return max(1, min(ctx.threads, cfg.trials))
 
 
-def check(ctx, cfg):
-    n, _ = resolve_n_points(ctx, "bounds", cfg)
-    if cfg.diameter == "domain" and ctx.data.diameter is None:
-        raise ConfigError(f"measure.bounds.diameter='domain' is not allowed for "
-                          f"dataset={ctx.data.name}: its support's diameter is unknown (known "
-                          "for the unstandardised synthetic ball); use points or auto")
-
-
-def needs(ctx, cfg):
-    """K, one Z Z^T buffer and one fitted map with its Z per worker, the condensed
-    distances, a k(2 delta) block, and per trial its seed and results."""
-    n, _ = resolve_n_points(ctx, "bounds", cfg)
-    w, d, it = _workers(ctx, cfg), ctx.data.d, ctx.itemsize
-    key, tkey = "measure.bounds.n_points", "measure.bounds.trials"
-
-    def nbytes(v):
-        m, D, T = v[key], v["D"], v[tkey]
-        return 8.0 * (m * m * (1 + w) + m * m / 2 + BLOCK_ROWS * m + m * d) \
-            + w * ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params) \
-            + T * (512.0 + 8.0 * (cfg.pairs + 1))
-
-    return [Need(f"the bounds measurement ({1 + w} n_points x n_points matrices, {w} map(s) "
-                 "at a time)", nbytes, {key: (n, 2), "D": (ctx.cfg.D, 1),
-                                        tkey: (cfg.trials, 2)})]
-
-
-# --------------------------------------------------------------------------
-# the set M
-# --------------------------------------------------------------------------
 def condensed_to_ij(c, n):
     """Row and column (i < j) of entries ``c`` of scipy's condensed distance vector."""
     c = np.asarray(c, dtype=np.int64)
@@ -281,118 +254,6 @@ def bound_records(b, deltas, D, eps_emp, family, prefix="", dist=None):
     return rows
 
 
-def measure(ctx, cfg):
-    n, m_note = resolve_n_points(ctx, "bounds", cfg)
-    M = sample_points(ctx, "bounds", n)
-    M64 = np.asarray(M, dtype=np.float64)
-    kernel, D, d = ctx.kernel, ctx.cfg.D, ctx.data.d
-    fam, map_name = ctx.map_cls.variance, ctx.map_cls.name
-    deltas = cfg.delta
-    rows = []
-
-    # 1. M and its constants
-    W64 = np.asarray(kernel.warp(M64), dtype=np.float64)  # where the kernel is shift-invariant
-    dists = pdist(W64)
-    diam_pts = float(dists.max())
-    use_domain = ctx.data.diameter is not None and cfg.diameter in ("auto", "domain")
-    diam = float(ctx.data.diameter) if use_domain else diam_pts
-    src = "true diameter of the data's support" if use_domain \
-        else f"max pairwise distance of the {n} points"
-    rows.append(record("bounds", "diam", diam_pts, method="empirical",
-                       note=f"max pairwise distance of the {n} points"
-                       + ("" if use_domain else "; used by the bounds")))
-    if ctx.data.diameter is not None:
-        rows.append(record("bounds", "diam", ctx.data.diameter, method="domain",
-                           note="true diameter of the support (synthetic ball: 2 r)"
-                           + ("; used by the bounds" if use_domain else "")))
-    if kernel.shift_invariant:
-        sigma_p2 = kernel.sigma_p2(d)
-        rows.append(record("bounds", "sigma_p2", sigma_p2, note=(
-            f"E||w||^2 of {kernel.describe()} in d={d}" if math.isfinite(sigma_p2) else
-            f"E||w||^2 = inf for {kernel.describe()}: heavy-tailed spectral density")))
-    else:
-        sigma_p2 = math.nan
-        rows.append(record("bounds", "sigma_p2", None, note=(
-            f"kernel={kernel.name} is not shift-invariant: no spectral density")))
-
-    # exact K on M; worst-case term variance over the pairs of M (Bernstein reference)
-    K = kernel.gram(M64)
-    v_max = None
-    if fam in theory.TRIVIAL_ERROR:
-        v_max = 0.0
-        for s in range(0, n, BLOCK_ROWS):
-            K2 = kernel.gram_twice(M64[s:s + BLOCK_ROWS], M64)
-            v_max = max(v_max, float(np.max(theory.term_variance(
-                K[s:s + BLOCK_ROWS], K2, fam == "pairs"))))
-    I, J = pick_pairs(dists, n, cfg.pairs)
-    del dists
-    pair_dist = np.linalg.norm(W64[I] - W64[J], axis=1)
-
-    # 2. trials
-    workers = _workers(ctx, cfg) if _parallel_layer_ok() else 1
-    seeds = np.random.SeedSequence([ctx.cfg.seed, 0xB0D5]).spawn(cfg.trials)
-    log.info("bounds: %d redraws of %s (D=%d) on M = %d points, %d worker thread(s)",
-             cfg.trials, map_name, D, n, workers)
-    t0 = time.perf_counter()
-    sup, pointwise = run_trials(lambda rng: ctx.make_map(seed=rng), ctx.fit_rows, M, K,
-                                 I, J, seeds, workers)
-    wall = time.perf_counter() - t0
-    gflops = 2.0 * n * n * D * cfg.trials / wall / 1e9
-    log.info("bounds: %d trials in %.3g s (%.1f GFLOP/s as a full n x n x D GEMM per trial)",
-             cfg.trials, wall, gflops)
-    eps_emp = {delta: float(np.quantile(sup, 1.0 - delta)) for delta in deltas}
-    few = [dl for dl in deltas if cfg.trials * dl < 1]
-    trial_note = (f"over {cfg.trials} trials of the max over the {n * (n + 1) // 2} pairs of M "
-                  f"({m_note}){'; a lower bound on the sup over the ball' if use_domain else ''}")
-    for delta in deltas:
-        q_note = f"(1 - delta) quantile {trial_note}"
-        if delta in few:
-            q_note += f"; fewer than 1/delta = {1 / delta:g} trials: the quantile is the sample top"
-        rows.append(record("bounds", "eps_empirical", eps_emp[delta], method="empirical",
-                           n_repeats=cfg.trials, delta=delta, note=q_note))
-    rows.append(record("bounds", "eps_empirical", float(sup.mean()), method="empirical_mean",
-                       n_repeats=cfg.trials, note=f"mean {trial_note}"))
-    rows.append(record("bounds", "eps_empirical", float(sup.max()), method="empirical_max",
-                       n_repeats=cfg.trials, note=f"max {trial_note}; {wall:.3g} s"))
-
-    # 3. pointwise check
-    k_pair = K[I, J]
-    # k(2 delta) enters the variance formulas, which hold for shift-invariant kernels only
-    k2_pair = kernel.k_of_delta(2.0 * (W64[I] - W64[J])) if kernel.shift_invariant \
-        else np.full(len(I), np.nan)
-    var_emp, var_se = sample_variance_se(pointwise)
-    for p in range(len(I)):
-        dist = float(pair_dist[p])
-        kk, k2 = float(k_pair[p]), float(k2_pair[p])
-        rows.append(record("bounds", "variance_empirical", var_emp[p], method="empirical",
-                           spread=var_se[p], n_repeats=cfg.trials, dist=dist,
-                           note="sample variance over trials; spread = its standard error"))
-        if fam in VARIANCE_TERMS:
-            rows.append(record("bounds", "variance_theory", VARIANCE_TERMS[fam](kk, k2) / D,
-                               method="theory", dist=dist,
-                               note=f"exact (Sutherland & Schneider), k={kk:.4g}, k(2 delta)={k2:.4g}"))
-        else:
-            rows.append(record("bounds", "variance_theory", None, method="theory", dist=dist,
-                               note=f"no exact variance formula for features={map_name}"))
-        abs_err = np.abs(pointwise[:, p])
-        eps_pair = {delta: float(np.quantile(abs_err, 1.0 - delta)) for delta in deltas}
-        for delta in deltas:
-            rows.append(record("bounds", "eps_empirical", eps_pair[delta], method="empirical",
-                               n_repeats=cfg.trials, delta=delta, dist=dist,
-                               note="(1 - delta) quantile of |error| at one pair over trials"))
-        for b in theory.pointwise_bounds(fam, kk, k2, map_name):
-            rows += bound_records(b, deltas, D, eps_pair, fam, dist=dist)
-
-    # 4. uniform bounds
-    prefix = f"diam={diam:.4g} ({src}); "
-    for b in theory.uniform_bounds(fam, d, sigma_p2, diam, v_max=v_max if v_max else 1.0,
-                                   k_absmax=1.0, map_name=map_name):
-        rows += bound_records(b, deltas, D, eps_emp, fam, prefix=prefix if b.uniform else "")
-
-    ctx.tables[TRIALS_FILE] = trials_table(sup, pointwise, pair_dist, k_pair)
-    return rows
-
-
 def trials_table(sup, pointwise, pair_dist, k_pair):
     """Long per-trial table: quantity ``sup`` (max |error| over M) and ``pair``
     (signed error at fixed pair ``pair``, distance ``dist``, exact ``k``)."""
@@ -413,23 +274,145 @@ class Bounds(Measurement):
 
     name = "bounds"
     Config = BoundsConfig
+    report_tables = ('table_bounds',)
+    report_figures = {'bounds_vs_D': 'fig_bounds', 'bounds_tail': 'fig_tail', 'dimension': 'fig_dimension'}
 
     def check(self, ctx, cfg):
-        check(ctx, cfg)
+        n, _ = resolve_n_points(ctx, "bounds", cfg)
+        if cfg.diameter == "domain" and ctx.data.diameter is None:
+            raise ConfigError(f"measure.bounds.diameter='domain' is not allowed for "
+                              f"dataset={ctx.data.name}: its support's diameter is unknown (known "
+                              "for the unstandardised synthetic ball); use points or auto")
 
     def needs(self, ctx, cfg):
-        return needs(ctx, cfg)
+        """K, one Z Z^T buffer and one fitted map with its Z per worker, the condensed
+        distances, a k(2 delta) block, and per trial its seed and results."""
+        n, _ = resolve_n_points(ctx, "bounds", cfg)
+        w, d, it = _workers(ctx, cfg), ctx.data.d, ctx.itemsize
+        key, tkey = "measure.bounds.n_points", "measure.bounds.trials"
+
+        def nbytes(v):
+            m, D, T = v[key], v["D"], v[tkey]
+            return 8.0 * (m * m * (1 + w) + m * m / 2 + BLOCK_ROWS * m + m * d) \
+                + w * ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params) \
+                + T * (512.0 + 8.0 * (cfg.pairs + 1))
+
+        return [Need(f"the bounds measurement ({1 + w} n_points x n_points matrices, {w} map(s) "
+                     "at a time)", nbytes, {key: (n, 2), "D": (ctx.cfg.D, 1),
+                                            tkey: (cfg.trials, 2)})]
+
+
+    # --------------------------------------------------------------------------
+    # the set M
+    # --------------------------------------------------------------------------
 
     def run(self, ctx, cfg):
-        return measure(ctx, cfg)
+        n, m_note = resolve_n_points(ctx, "bounds", cfg)
+        M = sample_points(ctx, "bounds", n)
+        M64 = np.asarray(M, dtype=np.float64)
+        kernel, D, d = ctx.kernel, ctx.cfg.D, ctx.data.d
+        fam, map_name = ctx.map_cls.variance, ctx.map_cls.name
+        deltas = cfg.delta
+        rows = []
 
-    def tables(self, df, origins):
-        from ..report import tables
+        # 1. M and its constants
+        W64 = np.asarray(kernel.warp(M64), dtype=np.float64)  # where the kernel is shift-invariant
+        dists = pdist(W64)
+        diam_pts = float(dists.max())
+        use_domain = ctx.data.diameter is not None and cfg.diameter in ("auto", "domain")
+        diam = float(ctx.data.diameter) if use_domain else diam_pts
+        src = "true diameter of the data's support" if use_domain \
+            else f"max pairwise distance of the {n} points"
+        rows.append(record("bounds", "diam", diam_pts, method="empirical",
+                           note=f"max pairwise distance of the {n} points"
+                           + ("" if use_domain else "; used by the bounds")))
+        if ctx.data.diameter is not None:
+            rows.append(record("bounds", "diam", ctx.data.diameter, method="domain",
+                               note="true diameter of the support (synthetic ball: 2 r)"
+                               + ("; used by the bounds" if use_domain else "")))
+        if kernel.shift_invariant:
+            sigma_p2 = kernel.sigma_p2(d)
+            rows.append(record("bounds", "sigma_p2", sigma_p2, note=(
+                f"E||w||^2 of {kernel.describe()} in d={d}" if math.isfinite(sigma_p2) else
+                f"E||w||^2 = inf for {kernel.describe()}: heavy-tailed spectral density")))
+        else:
+            sigma_p2 = math.nan
+            rows.append(record("bounds", "sigma_p2", None, note=(
+                f"kernel={kernel.name} is not shift-invariant: no spectral density")))
 
-        return [t for t in (tables.table_bounds(df, origins),) if t is not None]
+        # exact K on M; worst-case term variance over the pairs of M (Bernstein reference)
+        K = kernel.gram(M64)
+        v_max = None
+        if fam in theory.TRIVIAL_ERROR:
+            v_max = 0.0
+            for s in range(0, n, BLOCK_ROWS):
+                K2 = kernel.gram_twice(M64[s:s + BLOCK_ROWS], M64)
+                v_max = max(v_max, float(np.max(theory.term_variance(
+                    K[s:s + BLOCK_ROWS], K2, fam == "pairs"))))
+        I, J = pick_pairs(dists, n, cfg.pairs)
+        del dists
+        pair_dist = np.linalg.norm(W64[I] - W64[J], axis=1)
 
-    def figures(self):
-        from ..report import figures
+        # 2. trials
+        workers = _workers(ctx, cfg) if _parallel_layer_ok() else 1
+        seeds = np.random.SeedSequence([ctx.cfg.seed, 0xB0D5]).spawn(cfg.trials)
+        log.info("bounds: %d redraws of %s (D=%d) on M = %d points, %d worker thread(s)",
+                 cfg.trials, map_name, D, n, workers)
+        t0 = time.perf_counter()
+        sup, pointwise = run_trials(lambda rng: ctx.make_map(seed=rng), ctx.fit_rows, M, K,
+                                     I, J, seeds, workers)
+        wall = time.perf_counter() - t0
+        gflops = 2.0 * n * n * D * cfg.trials / wall / 1e9
+        log.info("bounds: %d trials in %.3g s (%.1f GFLOP/s as a full n x n x D GEMM per trial)",
+                 cfg.trials, wall, gflops)
+        eps_emp = {delta: float(np.quantile(sup, 1.0 - delta)) for delta in deltas}
+        few = [dl for dl in deltas if cfg.trials * dl < 1]
+        trial_note = (f"over {cfg.trials} trials of the max over the {n * (n + 1) // 2} pairs of M "
+                      f"({m_note}){'; a lower bound on the sup over the ball' if use_domain else ''}")
+        for delta in deltas:
+            q_note = f"(1 - delta) quantile {trial_note}"
+            if delta in few:
+                q_note += f"; fewer than 1/delta = {1 / delta:g} trials: the quantile is the sample top"
+            rows.append(record("bounds", "eps_empirical", eps_emp[delta], method="empirical",
+                               n_repeats=cfg.trials, delta=delta, note=q_note))
+        rows.append(record("bounds", "eps_empirical", float(sup.mean()), method="empirical_mean",
+                           n_repeats=cfg.trials, note=f"mean {trial_note}"))
+        rows.append(record("bounds", "eps_empirical", float(sup.max()), method="empirical_max",
+                           n_repeats=cfg.trials, note=f"max {trial_note}; {wall:.3g} s"))
 
-        return {"bounds_vs_D": figures.fig_bounds, "bounds_tail": figures.fig_tail,
-                "dimension": figures.fig_dimension}
+        # 3. pointwise check
+        k_pair = K[I, J]
+        # k(2 delta) enters the variance formulas, which hold for shift-invariant kernels only
+        k2_pair = kernel.k_of_delta(2.0 * (W64[I] - W64[J])) if kernel.shift_invariant \
+            else np.full(len(I), np.nan)
+        var_emp, var_se = sample_variance_se(pointwise)
+        for p in range(len(I)):
+            dist = float(pair_dist[p])
+            kk, k2 = float(k_pair[p]), float(k2_pair[p])
+            rows.append(record("bounds", "variance_empirical", var_emp[p], method="empirical",
+                               spread=var_se[p], n_repeats=cfg.trials, dist=dist,
+                               note="sample variance over trials; spread = its standard error"))
+            if fam in VARIANCE_TERMS:
+                rows.append(record("bounds", "variance_theory", VARIANCE_TERMS[fam](kk, k2) / D,
+                                   method="theory", dist=dist,
+                                   note=f"exact (Sutherland & Schneider), k={kk:.4g}, k(2 delta)={k2:.4g}"))
+            else:
+                rows.append(record("bounds", "variance_theory", None, method="theory", dist=dist,
+                                   note=f"no exact variance formula for features={map_name}"))
+            abs_err = np.abs(pointwise[:, p])
+            eps_pair = {delta: float(np.quantile(abs_err, 1.0 - delta)) for delta in deltas}
+            for delta in deltas:
+                rows.append(record("bounds", "eps_empirical", eps_pair[delta], method="empirical",
+                                   n_repeats=cfg.trials, delta=delta, dist=dist,
+                                   note="(1 - delta) quantile of |error| at one pair over trials"))
+            for b in theory.pointwise_bounds(fam, kk, k2, map_name):
+                rows += bound_records(b, deltas, D, eps_pair, fam, dist=dist)
+
+        # 4. uniform bounds
+        prefix = f"diam={diam:.4g} ({src}); "
+        for b in theory.uniform_bounds(fam, d, sigma_p2, diam, v_max=v_max if v_max else 1.0,
+                                       k_absmax=1.0, map_name=map_name):
+            rows += bound_records(b, deltas, D, eps_emp, fam, prefix=prefix if b.uniform else "")
+
+        ctx.tables[TRIALS_FILE] = trials_table(sup, pointwise, pair_dist, k_pair)
+        return rows

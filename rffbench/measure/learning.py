@@ -25,7 +25,6 @@ and how much faster does it train.
 from __future__ import annotations
 
 import logging
-import math
 import resource
 import time
 import warnings
@@ -35,7 +34,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import memory
-from ..checks import is_int, require
+from ..checks import Int, Real, check_constraints
 from ..errors import ConfigError, RffbenchError
 from ..exact import (
     CHOLESKY_AUTO_MAX_N,
@@ -49,14 +48,7 @@ from ..exact import (
 )
 from ..exact import select_lambda as exact_select_lambda
 from ..memory import Need
-from ..models import (
-    SGD_LOSSES,
-    FeatureRidge,
-    FeatureSGD,
-    chunk_rows,
-    decode,
-    encode_targets,
-)
+from ..models import MODELS, chunk_rows, decode, encode_targets
 from ..results import record
 from ..stream import subset
 from .base import Measurement
@@ -76,11 +68,10 @@ class LearningConfig:
     #: ... when the fit took less than this many seconds
     cheap_s: float = 2.0
 
+    constraints = {"repeats": Int(1), "cheap_s": Real(ge=0, text="use a number of seconds >= 0")}
+
     def __post_init__(self):
-        require(is_int(self.repeats) and self.repeats >= 1, "measure.learning.repeats",
-                 self.repeats, "use an integer >= 1")
-        require(math.isfinite(self.cheap_s) and self.cheap_s >= 0, "measure.learning.cheap_s",
-                 self.cheap_s, "use a number of seconds >= 0")
+        check_constraints(self, "measure.learning")
 
 
 def peak_rss_mb():
@@ -149,46 +140,6 @@ def exact_plan(ctx):
     return None
 
 
-def check(ctx, cfg):
-    m, task = ctx.cfg.model, ctx.data.task
-    if m.name == "sgd" and m.loss is not None and m.loss not in SGD_LOSSES[task]:
-        raise ConfigError(f"model.loss={m.loss!r} is not allowed for the {task} dataset="
-                          f"{ctx.data.name}: use one of {', '.join(SGD_LOSSES[task])}")
-    n = ctx.data.X_train.shape[0]
-    if m.lam == "auto" and n - int(round(m.val_size * n)) < 2:
-        raise ConfigError(f"model.lam='auto' is not allowed with {n} training rows: the "
-                          "validation split leaves fewer than 2 rows to fit; set model.lam")
-
-
-def needs(ctx, cfg):
-    """The model on features: ridge holds Z^T Z, its symmetric copy and the factor (3 D x D)
-    and one feature chunk (and its float64 copy); the dual (sparse maps) an n_train x
-    n_train Gram and its factor; sgd one chunk; lam=auto adds the validation predictions.
-    Exact KRR is not planned here: it is skipped with its reason when it cannot fit."""
-    m, it, d = ctx.cfg.model, ctx.itemsize, ctx.data.d
-    key, total, n_train_of = ctx.rows_key()
-    n_out = max(ctx.data.n_classes, 1)
-    grid = len(m.lam_grid) if m.lam == "auto" else 0
-    sparse = ctx.map_cls.sparse_output
-
-    def nbytes(v):
-        D, n = v["D"], n_train_of(v[key])
-        rows = min(chunk_rows(D, m.chunk_rows), n)
-        fmap = ctx.map_cls.memory_bytes(rows, d, D, it, fit_rows=n, **ctx.map_params)
-        preds = 8.0 * grid * n * n_out
-        if sparse and m.name == "ridge":
-            return 16.0 * n * n + ctx.map_cls.memory_bytes(n, d, D, it, fit_rows=n) + preds
-        if m.name == "ridge":
-            return 8.0 * (3 * D * D + rows * D + D * n_out) + fmap + preds
-        return 8.0 * (2 * rows * D + D * n_out) + fmap + preds
-
-    what = ("the learning measurement (ridge on features: 3 D x D matrices)"
-            if m.name == "ridge" and not sparse else
-            "the learning measurement (ridge in the dual: n_train x n_train)"
-            if m.name == "ridge" else "the learning measurement (sgd on feature chunks)")
-    return [Need(what, nbytes, {"D": (ctx.cfg.D, 1), key: (total, 4)})]
-
-
 def _score_fn(task, y_true):
     if task == "classification":
         return lambda pred: float(np.mean(pred != y_true))
@@ -244,14 +195,11 @@ def _feature_model(ctx, cfg):
     m, data = ctx.cfg.model, ctx.data
     task = data.task
     Xtr, Xte = data.X_train, data.X_test
-    Ytr = encode_targets(data.y_train, task, data.n_classes)
-    if m.name == "ridge":
-        model = FeatureRidge(m.lam, m.center, m.chunk_rows, backend=ctx.backend)
-        target = Ytr
-    else:
-        model = FeatureSGD(m.lam, task, m.loss, m.epochs, ctx.cfg.seed, m.chunk_rows)
-        target = data.y_train
-    as_pred = (lambda s: decode(s, task)) if m.name == "ridge" else (lambda p: p)
+    model = MODELS[m.name].from_config(m, task, ctx.cfg.seed, ctx.backend)
+    target = model.target(data.y_train, task, data.n_classes)
+
+    def as_pred(out):
+        return model.prediction(out, task)
 
     lam_note = "fixed by model.lam"
     if m.lam == "auto":
@@ -413,17 +361,6 @@ def _exact_rows(ctx, cfg):
     return rows
 
 
-def measure(ctx, cfg):
-    m = ctx.cfg.model
-    log.info("learning: %s on %s features (D=%d), n_train=%d, lam=%s%s", m.name,
-             ctx.map_cls.name, ctx.cfg.D, ctx.data.X_train.shape[0], m.lam,
-             ", exact KRR baseline" if cfg.exact else "")
-    rows = _feature_model(ctx, cfg)
-    if cfg.exact:
-        rows += _exact(ctx, cfg)
-    return rows
-
-
 class Learning(Measurement):
     """Test error and train / predict time of the model on the features against exact kernel ridge, same split."""
 
@@ -431,23 +368,45 @@ class Learning(Measurement):
     Config = LearningConfig
     selection_keys = ('exact',)
     conditioned_by = ('model.',)
+    report_tables = ('table_learning',)
+    report_figures = {'learning_vs_D': 'fig_learning_vs_D', 'train_time_vs_n': 'fig_train_time'}
 
     def check(self, ctx, cfg):
-        check(ctx, cfg)
+        m, task = ctx.cfg.model, ctx.data.task
+        MODELS[m.name].check(m, task, f"dataset={ctx.data.name}")
+        n = ctx.data.X_train.shape[0]
+        if m.lam == "auto" and n - int(round(m.val_size * n)) < 2:
+            raise ConfigError(f"model.lam='auto' is not allowed with {n} training rows: the "
+                              "validation split leaves fewer than 2 rows to fit; set model.lam")
 
     def needs(self, ctx, cfg):
-        return needs(ctx, cfg)
+        """The model on features (its class's :meth:`~rffbench.models.FeatureModel.memory`:
+        ridge holds 3 D x D matrices and a chunk, in the dual (sparse maps) an n_train x n_train
+        Gram, sgd one chunk); lam=auto adds the validation predictions.  Exact KRR is not
+        planned here: it is skipped with its reason when it cannot fit."""
+        m, it, d = ctx.cfg.model, ctx.itemsize, ctx.data.d
+        key, total, n_train_of = ctx.rows_key()
+        n_out = max(ctx.data.n_classes, 1)
+        grid = len(m.lam_grid) if m.lam == "auto" else 0
+        model = MODELS[m.name]
+
+        def memory(v):
+            D, n = v["D"], n_train_of(v[key])
+            rows = min(chunk_rows(D, m.chunk_rows), n)
+            return model.memory(D, n, rows, n_out, lambda r: ctx.map_cls.memory_bytes(
+                r, d, D, it, fit_rows=n, **ctx.map_params), ctx.map_cls.sparse_output)
+
+        what = memory({"D": ctx.cfg.D, key: total})[0]
+        return [Need(f"the learning measurement ({what})",
+                     lambda v: memory(v)[1] + 8.0 * grid * n_train_of(v[key]) * n_out,
+                     {"D": (ctx.cfg.D, 1), key: (total, 4)})]
 
     def run(self, ctx, cfg):
-        return measure(ctx, cfg)
-
-    def tables(self, df, origins):
-        from ..report import tables
-
-        return [t for t in (tables.table_learning(df, origins),) if t is not None]
-
-    def figures(self):
-        from ..report import figures
-
-        return {"learning_vs_D": figures.fig_learning_vs_D,
-                "train_time_vs_n": figures.fig_train_time}
+        m = ctx.cfg.model
+        log.info("learning: %s on %s features (D=%d), n_train=%d, lam=%s%s", m.name,
+                 ctx.map_cls.name, ctx.cfg.D, ctx.data.X_train.shape[0], m.lam,
+                 ", exact KRR baseline" if cfg.exact else "")
+        rows = _feature_model(ctx, cfg)
+        if cfg.exact:
+            rows += _exact(ctx, cfg)
+        return rows

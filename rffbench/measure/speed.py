@@ -43,7 +43,7 @@ from typing import List
 import numpy as np
 
 from .. import _numba as nbk
-from ..checks import is_int, require
+from ..checks import as_list, Check, Int, check_constraints
 from ..errors import ConfigError
 from ..memory import Need
 from ..results import record
@@ -77,15 +77,17 @@ class SpeedConfig:
     #: rows of the training comparison (exact KRR included)
     train_max_n: int = 5000
 
+    constraints = {
+        "repeats": Int(5),
+        "parts": Check(lambda v: isinstance(v, (list, tuple)) and len(v) >= 1
+                       and all(p in SPEED_PARTS for p in v),
+                       f"use a non-empty list of {', '.join(SPEED_PARTS)}", [[], ["x"], "x"]),
+        "gram_max_n": Int(2), "train_max_n": Int(2),
+    }
+
     def __post_init__(self):
-        require(is_int(self.repeats) and self.repeats >= 5, "measure.speed.repeats",
-                 self.repeats, "use an integer >= 5")
-        require(len(self.parts) >= 1 and all(p in SPEED_PARTS for p in self.parts),
-                 "measure.speed.parts", list(self.parts),
-                 f"use a non-empty list of {', '.join(SPEED_PARTS)}")
-        for key in ("gram_max_n", "train_max_n"):
-            v = getattr(self, key)
-            require(is_int(v) and v >= 2, f"measure.speed.{key}", v, "use an integer >= 2")
+        self.parts = as_list(self.parts)
+        check_constraints(self, "measure.speed")
 
 
 def interleaved(impls, repeats):
@@ -99,39 +101,6 @@ def interleaved(impls, repeats):
             fn()
             times[name].append(time.perf_counter() - t0)
     return {k: (float(np.median(v)), float(np.max(v) - np.min(v))) for k, v in times.items()}
-
-
-def check(ctx, cfg):
-    from ..features import FEATURE_MAPS
-
-    unknown = [m for m in cfg.maps if m not in FEATURE_MAPS]
-    if unknown:
-        raise ConfigError(f"measure.speed.maps={list(cfg.maps)} is not allowed: unknown map(s) "
-                          f"{', '.join(unknown)}; use names from {', '.join(FEATURE_MAPS)}")
-
-
-def needs(ctx, cfg):
-    """maps: the fitted maps, a preallocated output and the transient outputs of numpy's
-    and scikit-learn's transforms (about 5 N x D); gram: ours, scikit-learn's and the limit's
-    n x n outputs (4 n^2); train: exact KRR and KernelRidge (4 t^2) and ridge (3 D^2)."""
-    key, total, n_train_of = ctx.rows_key()
-    d, it = ctx.data.d, ctx.itemsize
-    gkey, tkey = "measure.speed.gram_max_n", "measure.speed.train_max_n"
-    parts = set(cfg.parts)
-
-    def nbytes(v):
-        N, D = n_train_of(v[key]), v["D"]
-        maps = 8.0 * (3 * d + 2) * D * (len(cfg.maps) + 2) + 5.0 * N * D * max(it, 8) \
-            if "maps" in parts else 0.0
-        g = min(N, v[gkey])
-        gram = 8.0 * 4 * g * g if "gram" in parts else 0.0
-        t = min(N, v[tkey])
-        train = 8.0 * (4 * t * t + 3 * D * D + 2 * t * D) if "train" in parts else 0.0
-        return max(maps, gram, train)
-
-    return [Need("the speed measurement (" + ", ".join(sorted(parts)) + ")", nbytes,
-                 {"D": (ctx.cfg.D, 1), key: (total, 4), gkey: (cfg.gram_max_n, 2),
-                  tkey: (cfg.train_max_n, 2)})]
 
 
 def _maps_ok(ctx, names):
@@ -394,18 +363,6 @@ def _part_train(ctx, cfg, X, y):
     return rows
 
 
-def measure(ctx, cfg):
-    X = ctx.data.X_train
-    rows = []
-    if "maps" in cfg.parts:
-        rows += _part_maps(ctx, cfg, X)
-    if "gram" in cfg.parts:
-        rows += _part_gram(ctx, cfg, X)
-    if "train" in cfg.parts:  # any task: the labels serve as regression targets
-        rows += _part_train(ctx, cfg, X, ctx.data.y_train)
-    return rows
-
-
 class Speed(Measurement):
     """rffbench's kernels against plain numpy, scikit-learn and the machine's limit (experiment=speed)."""
 
@@ -413,22 +370,47 @@ class Speed(Measurement):
     Config = SpeedConfig
     selection_keys = ('parts', 'maps')
     conditioned_by = ('model.',)
+    report_tables = ('table_speed',)
+    report_figures = {'speed_vs_size': 'fig_speed_vs_size', 'speed_bars': 'fig_speed_bars'}
 
     def check(self, ctx, cfg):
-        check(ctx, cfg)
+        from ..features import FEATURE_MAPS
+
+        unknown = [m for m in cfg.maps if m not in FEATURE_MAPS]
+        if unknown:
+            raise ConfigError(f"measure.speed.maps={list(cfg.maps)} is not allowed: unknown map(s) "
+                              f"{', '.join(unknown)}; use names from {', '.join(FEATURE_MAPS)}")
 
     def needs(self, ctx, cfg):
-        return needs(ctx, cfg)
+        """maps: the fitted maps, a preallocated output and the transient outputs of numpy's
+        and scikit-learn's transforms (about 5 N x D); gram: ours, scikit-learn's and the limit's
+        n x n outputs (4 n^2); train: exact KRR and KernelRidge (4 t^2) and ridge (3 D^2)."""
+        key, total, n_train_of = ctx.rows_key()
+        d, it = ctx.data.d, ctx.itemsize
+        gkey, tkey = "measure.speed.gram_max_n", "measure.speed.train_max_n"
+        parts = set(cfg.parts)
+
+        def nbytes(v):
+            N, D = n_train_of(v[key]), v["D"]
+            maps = 8.0 * (3 * d + 2) * D * (len(cfg.maps) + 2) + 5.0 * N * D * max(it, 8) \
+                if "maps" in parts else 0.0
+            g = min(N, v[gkey])
+            gram = 8.0 * 4 * g * g if "gram" in parts else 0.0
+            t = min(N, v[tkey])
+            train = 8.0 * (4 * t * t + 3 * D * D + 2 * t * D) if "train" in parts else 0.0
+            return max(maps, gram, train)
+
+        return [Need("the speed measurement (" + ", ".join(sorted(parts)) + ")", nbytes,
+                     {"D": (ctx.cfg.D, 1), key: (total, 4), gkey: (cfg.gram_max_n, 2),
+                      tkey: (cfg.train_max_n, 2)})]
 
     def run(self, ctx, cfg):
-        return measure(ctx, cfg)
-
-    def tables(self, df, origins):
-        from ..report import tables
-
-        return tables.table_speed(df, origins)
-
-    def figures(self):
-        from ..report import figures
-
-        return {"speed_vs_size": figures.fig_speed_vs_size, "speed_bars": figures.fig_speed_bars}
+        X = ctx.data.X_train
+        rows = []
+        if "maps" in cfg.parts:
+            rows += _part_maps(ctx, cfg, X)
+        if "gram" in cfg.parts:
+            rows += _part_gram(ctx, cfg, X)
+        if "train" in cfg.parts:  # any task: the labels serve as regression targets
+            rows += _part_train(ctx, cfg, X, ctx.data.y_train)
+        return rows

@@ -31,7 +31,7 @@ from typing import List
 import numpy as np
 
 from .. import theory
-from ..checks import is_int, numbers, require
+from ..checks import as_list, Int, Numbers, OneOf, check_constraints
 from ..errors import ConfigError
 from ..memory import Need
 from ..progress import Progress
@@ -62,17 +62,18 @@ class VarianceConfig:
     #: data: how many random pairs of training points
     n_pairs: int = 20
 
+    constraints = {
+        "redraws": Int(2), "pairs": OneOf(VARIANCE_PAIRS),
+        "distances": Numbers(0, text="use a non-empty list of numbers >= 0 (lengthscales), "
+                                     "e.g. [0.5,1,2]"),
+        "sums": Numbers(0, text="use a non-empty list of numbers >= 0 (lengthscales), e.g. "
+                                "[0.5,1,2]"),
+        "n_pairs": Int(1),
+    }
+
     def __post_init__(self):
-        require(is_int(self.redraws) and self.redraws >= 2, "measure.variance.redraws",
-                 self.redraws, "use an integer >= 2")
-        require(self.pairs in VARIANCE_PAIRS, "measure.variance.pairs", self.pairs,
-                 f"use one of {', '.join(VARIANCE_PAIRS)}")
-        for key in ("distances", "sums"):
-            v = list(getattr(self, key))
-            require(numbers(v), f"measure.variance.{key}", v,
-                     "use a non-empty list of numbers >= 0 (lengthscales), e.g. [0.5,1,2]")
-        require(is_int(self.n_pairs) and self.n_pairs >= 1, "measure.variance.n_pairs",
-                 self.n_pairs, "use an integer >= 1")
+        self.distances, self.sums = as_list(self.distances), as_list(self.sums)
+        check_constraints(self, "measure.variance")
 
 
 def _pairs(ctx, cfg):
@@ -98,86 +99,6 @@ def _pairs(ctx, cfg):
     return X, Y, rm, rp
 
 
-def check(ctx, cfg):
-    if cfg.pairs == "data" and 2 * cfg.n_pairs > ctx.n_train:
-        raise ConfigError(f"measure.variance.n_pairs={cfg.n_pairs} is not allowed: "
-                          f"dataset={ctx.data.name} has {ctx.n_train} training points, enough "
-                          f"for at most {ctx.n_train // 2} pairs")
-    if cfg.pairs == "grid" and ctx.data.d == 1 and any(b for b in cfg.sums) \
-            and any(a for a in cfg.distances):
-        raise ConfigError("measure.variance.sums is not allowed with d=1: x + y cannot be "
-                          "orthogonal to x - y in one dimension (use sums=[0])")
-
-
-def needs(ctx, cfg):
-    """The map fitted once per redraw and the features of the pairs (2 rows each)."""
-    d, it = ctx.data.d, ctx.itemsize
-    n = 2 * (cfg.n_pairs if cfg.pairs == "data" else len(cfg.distances) * len(cfg.sums))
-
-    def nbytes(v):
-        return 8.0 * (n * d + 4 * n * cfg.redraws) \
-            + ctx.map_cls.memory_bytes(n, d, v["D"], it, fit_rows=ctx.n_train, **ctx.map_params)
-
-    return [Need("the variance measurement (the map and the features of the pairs)", nbytes,
-                 {"D": (ctx.cfg.D, 1)})]
-
-
-def measure(ctx, cfg):
-    X, Y, rm, rp = _pairs(ctx, cfg)
-    n = X.shape[0]
-    kernel = ctx.kernel
-    P = np.vstack([X, Y]).astype(ctx.cfg.dtype)
-    exact = np.array([kernel.gram(X[i:i + 1], Y[i:i + 1])[0, 0] for i in range(n)])
-    R = cfg.redraws
-    est = np.empty((R, n))
-    seeds = [ctx.cfg.seed] + list(np.random.SeedSequence([ctx.cfg.seed, 0x7A91]).spawn(R - 1))
-    log.info("variance: %d redraws of %s (D=%d) at %d pairs (%s)", R, ctx.map_cls.name,
-             ctx.cfg.D, n, cfg.pairs)
-    progress = Progress("variance: redraws", R)
-    for r, seed in enumerate(seeds):
-        fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))
-        fmap.fit(ctx.fit_rows)
-        Z = fmap.transform(P)
-        Z = np.asarray(Z.toarray() if hasattr(Z, "toarray") else Z, dtype=np.float64)
-        est[r] = np.einsum("ij,ij->i", Z[:n], Z[n:]) + getattr(fmap, "kernel_offset_", 0.0)
-        progress.step()
-    sq = (est - exact) ** 2
-    mse = sq.mean(axis=0)
-    se = sq.std(axis=0, ddof=1) / math.sqrt(R)
-    params = dict(ctx.map_params)
-    params.pop("kernel", None)
-    warped = bool(getattr(kernel, "warps", False))
-    theo = [None if warped else theory.estimate_mse(ctx.map_cls.name, kernel, X[i], Y[i],
-                                                    ctx.cfg.D, **params) for i in range(n)]
-    why = ("the kernel is shift-invariant in warped coordinates: no formula here" if warped
-           else f"no formula for features={ctx.map_cls.name} with kernel={kernel.name}")
-    source = {"rff": "Sutherland & Schneider 2015", "pairs": "Sutherland & Schneider 2015"} \
-        .get(ctx.map_cls.variance, {"positive": "Choromanski et al. 2021, Lemma 2",
-                                    "orf": "exact ORF variance (Yu et al. 2016's construction)"}
-             .get(ctx.map_cls.name, ""))
-    dist = np.linalg.norm(X - Y, axis=1)
-    rows = []
-    where = (f"|x + y| = {{:.3g}} l, |x - y| = {{:.3g}} l; {R} redraws; spread: the standard "
-             "error of the mean squared error")
-    for i in range(n):
-        rows.append(record("variance", "mse_empirical", mse[i], method="empirical",
-                           spread=se[i], n_repeats=R, dist=dist[i],
-                           note=where.format(rp[i], rm[i])))
-        rows.append(record("variance", "mse_theory", theo[i], method="theory", dist=dist[i],
-                           note=f"exact ({source})" if theo[i] is not None else why))
-    se_mean = math.sqrt(np.sum(se ** 2)) / n
-    rows.append(record("variance", "mse_mean", float(mse.mean()), method="empirical",
-                       spread=se_mean, n_repeats=R,
-                       note=f"mean over the {n} pairs ({cfg.pairs}); spread: its standard error"))
-    has_theory = all(t is not None for t in theo)
-    rows.append(record("variance", "mse_mean", float(np.mean(theo)) if has_theory else None,
-                       method="theory",
-                       note=f"mean over the {n} pairs of the exact MSE ({source})"
-                       if has_theory else why))
-    ctx.tables[VARIANCE_FILE] = pairs_table(rm, rp, dist, exact, est.mean(axis=0), mse, se, theo)
-    return rows
-
-
 def pairs_table(rm, rp, dist, exact, mean, mse, se, theo):
     """One row per pair: its geometry (in lengthscales and in data units), the exact k, the
     mean estimate, the MSE and its standard error, the formula (NaN: none)."""
@@ -195,10 +116,78 @@ class Variance(Measurement):
     Config = VarianceConfig
 
     def check(self, ctx, cfg):
-        check(ctx, cfg)
+        if cfg.pairs == "data" and 2 * cfg.n_pairs > ctx.n_train:
+            raise ConfigError(f"measure.variance.n_pairs={cfg.n_pairs} is not allowed: "
+                              f"dataset={ctx.data.name} has {ctx.n_train} training points, enough "
+                              f"for at most {ctx.n_train // 2} pairs")
+        if cfg.pairs == "grid" and ctx.data.d == 1 and any(b for b in cfg.sums) \
+                and any(a for a in cfg.distances):
+            raise ConfigError("measure.variance.sums is not allowed with d=1: x + y cannot be "
+                              "orthogonal to x - y in one dimension (use sums=[0])")
 
     def needs(self, ctx, cfg):
-        return needs(ctx, cfg)
+        """The map fitted once per redraw and the features of the pairs (2 rows each)."""
+        d, it = ctx.data.d, ctx.itemsize
+        n = 2 * (cfg.n_pairs if cfg.pairs == "data" else len(cfg.distances) * len(cfg.sums))
+
+        def nbytes(v):
+            return 8.0 * (n * d + 4 * n * cfg.redraws) \
+                + ctx.map_cls.memory_bytes(n, d, v["D"], it, fit_rows=ctx.n_train, **ctx.map_params)
+
+        return [Need("the variance measurement (the map and the features of the pairs)", nbytes,
+                     {"D": (ctx.cfg.D, 1)})]
 
     def run(self, ctx, cfg):
-        return measure(ctx, cfg)
+        X, Y, rm, rp = _pairs(ctx, cfg)
+        n = X.shape[0]
+        kernel = ctx.kernel
+        P = np.vstack([X, Y]).astype(ctx.cfg.dtype)
+        exact = np.array([kernel.gram(X[i:i + 1], Y[i:i + 1])[0, 0] for i in range(n)])
+        R = cfg.redraws
+        est = np.empty((R, n))
+        seeds = [ctx.cfg.seed] + list(np.random.SeedSequence([ctx.cfg.seed, 0x7A91]).spawn(R - 1))
+        log.info("variance: %d redraws of %s (D=%d) at %d pairs (%s)", R, ctx.map_cls.name,
+                 ctx.cfg.D, n, cfg.pairs)
+        progress = Progress("variance: redraws", R)
+        for r, seed in enumerate(seeds):
+            fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))
+            fmap.fit(ctx.fit_rows)
+            Z = fmap.transform(P)
+            Z = np.asarray(Z.toarray() if hasattr(Z, "toarray") else Z, dtype=np.float64)
+            est[r] = np.einsum("ij,ij->i", Z[:n], Z[n:]) + getattr(fmap, "kernel_offset_", 0.0)
+            progress.step()
+        sq = (est - exact) ** 2
+        mse = sq.mean(axis=0)
+        se = sq.std(axis=0, ddof=1) / math.sqrt(R)
+        params = dict(ctx.map_params)
+        params.pop("kernel", None)
+        warped = bool(getattr(kernel, "warps", False))
+        theo = [None if warped else theory.estimate_mse(ctx.map_cls.name, kernel, X[i], Y[i],
+                                                        ctx.cfg.D, **params) for i in range(n)]
+        why = ("the kernel is shift-invariant in warped coordinates: no formula here" if warped
+               else f"no formula for features={ctx.map_cls.name} with kernel={kernel.name}")
+        source = {"rff": "Sutherland & Schneider 2015", "pairs": "Sutherland & Schneider 2015"} \
+            .get(ctx.map_cls.variance, {"positive": "Choromanski et al. 2021, Lemma 2",
+                                        "orf": "exact ORF variance (Yu et al. 2016's construction)"}
+                 .get(ctx.map_cls.name, ""))
+        dist = np.linalg.norm(X - Y, axis=1)
+        rows = []
+        where = (f"|x + y| = {{:.3g}} l, |x - y| = {{:.3g}} l; {R} redraws; spread: the standard "
+                 "error of the mean squared error")
+        for i in range(n):
+            rows.append(record("variance", "mse_empirical", mse[i], method="empirical",
+                               spread=se[i], n_repeats=R, dist=dist[i],
+                               note=where.format(rp[i], rm[i])))
+            rows.append(record("variance", "mse_theory", theo[i], method="theory", dist=dist[i],
+                               note=f"exact ({source})" if theo[i] is not None else why))
+        se_mean = math.sqrt(np.sum(se ** 2)) / n
+        rows.append(record("variance", "mse_mean", float(mse.mean()), method="empirical",
+                           spread=se_mean, n_repeats=R,
+                           note=f"mean over the {n} pairs ({cfg.pairs}); spread: its standard error"))
+        has_theory = all(t is not None for t in theo)
+        rows.append(record("variance", "mse_mean", float(np.mean(theo)) if has_theory else None,
+                           method="theory",
+                           note=f"mean over the {n} pairs of the exact MSE ({source})"
+                           if has_theory else why))
+        ctx.tables[VARIANCE_FILE] = pairs_table(rm, rp, dist, exact, est.mean(axis=0), mse, se, theo)
+        return rows

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rffbench.checks import check_n_points
+from rffbench.checks import Int, check_constraints
 from rffbench.measure import Measurement
 from rffbench.memory import Need
+from rffbench.report.figures import Figure, Selection, band, colors_for, log_axis, proxy
+from rffbench.report.grouping import center_words
 from rffbench.results import record
 
 
@@ -36,8 +38,10 @@ class AlignmentConfig:
     #: training rows used (capped at the training-set size)
     n_points: int = 500
 
+    constraints = {"n_points": Int(2)}  # declared once: the check, the docs, the tests
+
     def __post_init__(self):
-        check_n_points("measure.alignment.n_points", self.n_points)
+        check_constraints(self, "measure.alignment")
 
 
 def centred_alignment(K, Y):
@@ -111,45 +115,44 @@ class Alignment(Measurement):
                            "and of the features' estimate (features).", g, a, rk, cols)]
 
     def figures(self):
-        return {"alignment_vs_D": fig_alignment_vs_D}
+        return {"alignment_vs_D": AlignmentVsD()}
 
 
-def fig_alignment_vs_D(ctx):
-    """Alignment of the features' estimate against D, the exact kernel's as a line."""
-    from rffbench.report.figures import (Drawn, band, caption, colors_for, file_name, finish,
-                                         log_axis, new_figure, proxy)
-    from rffbench.report.grouping import Grouping, center_words, pooled_text
+class AlignmentVsD(Figure):
+    """Alignment of the features' estimate against D, the exact kernel's as a line: a figure
+    spec (rffbench.report.figures.Figure); the driver does the grouping, the files, the
+    legend and the caption's layout and pooling sentences."""
 
-    a = ctx.df[(ctx.df.measurement == "alignment") & (ctx.df.metric == "alignment")
-               & ctx.df.value.notna()]
-    feat = a[a.method == "features"]
-    if feat.empty or feat.D.nunique() < 2:
-        return [], "alignment vs D: needs alignment records at >= 2 values of D"
-    g = Grouping(feat, ctx.origins, ["alignment"], x="D", lines=["features"])
-    if not g.require_x():
-        return [], "alignment vs D: no panel has alignment records at >= 2 values of D"
-    colors = colors_for(set(feat.features))
-    out = []
-    for suffix, fixed, panels in g.files(12):
-        fig, axes = new_figure(len(panels))
-        for (ax,), (label, keys, rows) in zip(axes, panels):
-            for f, grp in rows.groupby("features"):
-                band(ax, grp, "D", label=g.name("features", f), color=colors[f])
-            ex = a[(a.method == "exact") & a.run_id.isin(rows.run_id)]
-            if not ex.empty:
-                ax.axhline(ex.groupby("seed").value.median().median(), color="black", lw=1.0,
-                           ls="--")
-            ax.set(title=label, xlabel="D (output dimension)", ylabel="centred alignment")
-            log_axis(ax, "x", sorted(rows.D.unique()))
-        handles = [proxy(color=colors[f], marker="o", ms=3.5, label=g.name("features", f))
-                   for f in sorted(colors)]
-        handles.append(proxy(color="black", lw=1.0, ls="--", label="exact kernel"))
-        finish(fig, "Kernel-target alignment vs D", g, fixed, handles)
-        rows_drawn = feat[feat.run_id.isin({r for p in panels for r in p[2].run_id})]
-        cap = caption(f"Centred kernel-target alignment of the features' estimate "
-                      f"({center_words()}) and of the exact kernel (dashed: median over the "
-                      "panel's runs, which share the kernel and the points).", g,
-                      "Each point: " + pooled_text(rows_drawn, [*g.keys, *g.lines, "D"]) + ".",
-                      split_keys=g.split_keys)
-        out.append(Drawn(file_name("alignment_vs_D", suffix), fig, cap))
-    return out, ""
+    name, title = "alignment_vs_D", "Kernel-target alignment vs D"
+    measurements, x, lines = ("alignment",), "D", ("features",)
+    no_panel = "alignment vs D: no panel has alignment records at >= 2 values of D"
+
+    def select(self, ctx):
+        a = ctx.df[(ctx.df.measurement == "alignment") & (ctx.df.metric == "alignment")
+                   & ctx.df.value.notna()]
+        feat = a[a.method == "features"]
+        if feat.empty or feat.D.nunique() < 2:
+            return "alignment vs D: needs alignment records at >= 2 values of D"
+        return Selection(rows=feat, exact=a[a.method == "exact"],
+                         colors=colors_for(set(feat.features)))
+
+    def panel(self, sheet, axs, label, keys, rows):
+        (ax,), sel = axs, sheet.sel
+        for f, grp in rows.groupby("features"):
+            band(ax, grp, "D", label=sheet.g.name("features", f), color=sel.colors[f])
+        ex = sel.exact[sel.exact.run_id.isin(rows.run_id)]
+        if not ex.empty:
+            ax.axhline(ex.groupby("seed").value.median().median(), color="black", lw=1.0,
+                       ls="--")
+        ax.set(title=label, xlabel="D (output dimension)", ylabel="centred alignment")
+        log_axis(ax, "x", sorted(rows.D.unique()))
+
+    def handles(self, sheet):
+        return [proxy(color=c, marker="o", ms=3.5, label=sheet.g.name("features", f))
+                for f, c in sorted(sheet.sel.colors.items())] + [
+            proxy(color="black", lw=1.0, ls="--", label="exact kernel")]
+
+    def describe(self, sheet):
+        return (f"Centred kernel-target alignment of the features' estimate ({center_words()}) "
+                "and of the exact kernel (dashed: median over the panel's runs, which share "
+                "the kernel and the points).")

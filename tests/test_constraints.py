@@ -1,0 +1,128 @@
+"""Every declared constraint (rffbench.checks) refuses the values it says it refuses, with
+one line naming the key, the value and what is allowed: config blocks, measurement blocks
+and the kernels' own parameters."""
+import dataclasses
+import re
+
+import pytest
+
+from rffbench.checks import Int, OneOf, Real, check_constraints
+from rffbench.config import Config
+from rffbench.errors import ConfigError
+
+
+def _blocks(cls=Config, prefix=""):
+    """(key prefix, dataclass) of the config and every block under it."""
+    yield prefix, cls
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+            if dataclasses.is_dataclass(default):
+                yield from _blocks(type(default), f"{prefix}{f.name}.")
+
+
+def _cases():
+    for prefix, cls in _blocks():
+        for name, c in (getattr(cls, "constraints", None) or {}).items():
+            for bad in c.bad_values():
+                yield pytest.param(cls, prefix + name, name, bad, id=f"{prefix}{name}={bad!r}")
+
+
+CASES = list(_cases())
+
+
+def test_every_block_declares_constraints():
+    keys = {p[0][1] for p in CASES}
+    for key in ("dataset.n", "model.cg_tol", "kernel.nu", "kernel.degree", "backend.workers",
+                "report.center", "seed", "dtype", "measure.bounds.delta",
+                "measure.speed.repeats", "measure.variance.n_pairs"):
+        assert key in keys, key
+
+
+@pytest.mark.parametrize("cls,key,name,bad", CASES)
+def test_declared_constraint_refuses(cls, key, name, bad):
+    with pytest.raises(ConfigError) as err:
+        cls(**{name: bad})
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"{key}={bad!r} is not allowed: "), msg
+    c = cls.constraints[name]
+    assert msg.endswith(c.message())
+
+
+@pytest.mark.parametrize("prefix,cls", list(_blocks()))
+def test_defaults_satisfy_their_constraints(prefix, cls):
+    obj = cls()
+    for name, c in (getattr(cls, "constraints", None) or {}).items():
+        if name in ("cross",):  # normalised by __post_init__ (true -> halves)
+            continue
+        assert c.ok(getattr(obj, name)), (prefix + name, getattr(obj, name))
+
+
+def _kernel_cases():
+    from rffbench.kernels import KERNELS
+
+    for kname, kcls in KERNELS.builtins().items():
+        for name, c in kcls.all_constraints().items():
+            for bad in c.bad_values():
+                yield pytest.param(kcls, name, bad, id=f"{kname}.{name}={bad!r}")
+
+
+@pytest.mark.parametrize("kcls,name,bad", list(_kernel_cases()))
+def test_kernel_parameter_constraints(kcls, name, bad):
+    with pytest.raises(ConfigError, match=rf"^kernel\.{name}=.* is not allowed: use "):
+        kcls(lengthscale=1.0, **{name: bad}).fit(None)
+
+
+def test_kernel_block_takes_the_kernels_declarations():
+    """kernel.nu is checked by matern's declaration, not a copy of it."""
+    from rffbench.config import KernelConfig
+    from rffbench.kernels import KERNELS
+
+    assert KernelConfig.constraints["nu"] is KERNELS["matern"].constraints["nu"]
+    assert KernelConfig.constraints["degree"] is KERNELS["polynomial"].constraints["degree"]
+
+
+@pytest.mark.parametrize("c,good,text", [
+    (Int(1), [1, 7], "use an integer >= 1"),
+    (Int(1, 20, none=True), [None, 1, 20], "use an integer in 1..20 or null"),
+    (Real(gt=0, lt=1), [0.5, 1e-9], "use a number in (0, 1)"),
+    (Real(ge=0), [0, 3.5], "use a number >= 0"),
+    (OneOf(("a", "b")), ["a", "b"], "use one of a, b"),
+])
+def test_constraint_kinds(c, good, text):
+    assert c.text == text
+    assert all(c.ok(v) for v in good)
+    assert not any(c.ok(v) for v in c.bad_values())
+    with pytest.raises(ConfigError, match=re.escape(f"k.v={c.bad_values()[0]!r} is not allowed: "
+                                                    f"{text}")):
+        check_constraints({"v": c.bad_values()[0]}, "k", {"v": c})
+
+
+def _map_cases():
+    from rffbench.features import FEATURE_MAPS
+
+    for mname, mcls in FEATURE_MAPS.builtins().items():
+        for name, c in mcls.all_constraints().items():
+            for bad in c.bad_values():
+                yield pytest.param(mcls, name, bad, id=f"{mname}.{name}={bad!r}")
+
+
+@pytest.mark.parametrize("mcls,name,bad", list(_map_cases()))
+def test_map_parameter_constraints(mcls, name, bad):
+    kernel = mcls.KERNELS[0] if mcls.KERNELS else "gaussian"
+    key = rf"features\.{name}" if name in mcls.CONFIG_PARAMS else rf"features\.params\.{name}"
+    with pytest.raises(ConfigError, match=rf"^{key}=.* is not allowed: use "):
+        mcls.check_params(64, kernel, **{name: bad})
+
+
+def test_maps_declare_their_parameters():
+    from rffbench.features import FEATURE_MAPS
+
+    declared = {(m, k) for m, cls in FEATURE_MAPS.builtins().items()
+                for k in cls.all_constraints()}
+    for pair in [("qmc", "sequence"), ("qmc", "pairs"), ("orf", "pairs"),
+                 ("ssr", "radius"), ("ssr", "centre"),
+                 ("leverage", "oversample"), ("leverage", "leverage_lam"),
+                 ("orf", "layout"), ("gauss_hermite", "nodes")]:
+        assert pair in declared, pair
