@@ -102,7 +102,10 @@ class KernelConfig:
                     + (f" (set {k} as kernel.{k})" if k in dedicated else ""))
         # the dedicated keys, by the constraints their kernels declare (nu: matern's)
         check_constraints(self, "kernel")
-        if self.params:  # the class's own checks of its parameters, before any work
+        if self.params:  # the class's declared constraints, then its own checks
+            declared = cls.all_constraints()
+            check_constraints(self.params, "kernel.params",
+                              {k: declared[k] for k in self.params if k in declared})
             KERNELS[self.name](lengthscale=1.0, **self.params).fit(None)
         self.lengthscale = check_lengthscale(self.lengthscale)
         if self.gamma is not None:

@@ -48,6 +48,11 @@ def test_registries_list_the_plugin(plugin):
     assert FEATURE_MAPS["stratified_rff"] is plugin.StratifiedRFF
     assert KERNELS["rational_quadratic"] is plugin.RationalQuadratic
     assert DATASETS["two_moons"] is plugin.two_moons
+    from rffbench.config import DatasetConfig
+    from rffbench.datasets import data_plan
+
+    plan = data_plan(DatasetConfig(name="two_moons", n=500))  # from the shape it declares
+    assert [n.what for n in plan.phases["load"]] == ["loading dataset=two_moons (500 x 2)"]
     assert FEATURE_MAPS.origin("stratified_rff") == f"plug-in {DIST}"
     cfg = compose_config(["features=stratified_rff", "kernel=rational_quadratic",
                           "dataset=two_moons"])
@@ -204,3 +209,8 @@ def test_plugin_kernel_takes_its_own_parameters_from_the_command_line(plugin, tm
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "kernel.params.beta=1 is not allowed: kernel=rational_quadratic takes alpha" \
         in bad.stderr
+    from rffbench.config import KernelConfig  # the plug-in's declared constraint on alpha
+
+    with pytest.raises(ConfigError, match=r"^kernel\.params\.alpha=-1 is not allowed: use a "
+                                          r"number > 0$"):
+        KernelConfig(name="rational_quadratic", params={"alpha": -1})

@@ -21,6 +21,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import ndtri
 from scipy.stats import gamma as gamma_dist
 
+from rffbench.checks import Real
 from rffbench.datasets import DatasetLoader
 from rffbench.features import RandomFourierFeatures
 from rffbench.kernels import Kernel
@@ -42,6 +43,7 @@ class RationalQuadratic(Kernel):
     """k(delta) = (1 + |delta|^2 / (2 alpha l^2))^-alpha (scikit-learn's RationalQuadratic)."""
 
     name = "rational_quadratic"
+    constraints = {"alpha": Real(gt=0)}  # +kernel.params.alpha: checked, documented, tested
 
     def __init__(self, lengthscale="median", alpha=2.0, gamma=None, median_subsample=1000,
                  random_state=0):
