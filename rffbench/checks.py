@@ -201,9 +201,14 @@ def check_constraints(obj, prefix, constraints=None):
         require(c.ok(v), f"{prefix}.{name}" if prefix else name, v, c.message())
 
 
-def check_n_points(key, value):
-    """A measurement's ``n_points``: null or an integer >= 2."""
-    require(N_POINTS.ok(value), key, value, N_POINTS.message())
+def declared(cls):
+    """The constraints a scikit-learn-style class (a kernel, a feature map) declares for
+    the parameters it takes: its ``constraints`` and its bases', the subclass's winning."""
+    out = {}
+    for klass in reversed(cls.__mro__):
+        out.update(getattr(klass, "constraints", None) or {})
+    takes = set(cls._get_param_names())
+    return {k: c for k, c in out.items() if k in takes}
 
 
 #: a measurement's n_points

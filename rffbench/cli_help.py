@@ -44,13 +44,14 @@ def _main_keys():
     key declares its values (rffbench.checks), what it allows."""
     from .config import Config
 
+    root = Config()
+
     def walk(key):
-        obj, cls = Config(), Config
+        obj = root
         parts = key.split(".")
         for part in parts[:-1]:
             obj = getattr(obj, part)
-            cls = type(obj)
-        c = (getattr(cls, "constraints", None) or {}).get(parts[-1])
+        c = (getattr(type(obj), "constraints", None) or {}).get(parts[-1])
         value = getattr(obj, parts[-1])
         return ("null" if value is None else str(value)), c
 

@@ -45,7 +45,7 @@ from scipy.special import ndtri
 from sklearn.base import BaseEstimator, clone
 
 from . import _numba as nbk
-from .checks import Int, OneOf, Real, check_constraints
+from .checks import Int, OneOf, Real, check_constraints, declared
 from .errors import ConfigError, DataError
 from .registry import Registry, subclass_check
 
@@ -122,11 +122,8 @@ class Kernel(BaseEstimator):
 
     @classmethod
     def all_constraints(cls):
-        """The constraints of this class and its bases."""
-        out = {}
-        for klass in reversed(cls.__mro__):
-            out.update(getattr(klass, "constraints", None) or {})
-        return out
+        """The constraints of this class and its bases (:func:`rffbench.checks.declared`)."""
+        return declared(cls)
 
     def __init__(self, lengthscale="median", gamma=None, median_subsample=1000, random_state=0):
         self.lengthscale = lengthscale

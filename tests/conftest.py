@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
@@ -49,3 +50,35 @@ def _restore_thread_limits():
     yield
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     threadpool_limits(limits=numba.config.NUMBA_NUM_THREADS)
+
+
+class HTMLPage(HTMLParser):
+    """An HTML page's ids, image sources, link targets and what it loads from elsewhere."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.images, self.links, self.external = set(), [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"])
+        for key in ("src", "href"):
+            if a.get(key) and not a[key].startswith(("data:", "#")):
+                self.external.append(a[key])
+        if tag in ("link", "script") and (a.get("src") or a.get("href")):
+            self.external.append(str(a))
+
+    @classmethod
+    def parse(cls, path):
+        return cls.parse_text(Path(path).read_text(errors="replace"))
+
+    @classmethod
+    def parse_text(cls, text):
+        page = cls()
+        page.feed(text)
+        return page

@@ -9,6 +9,8 @@ import pytest
 from rffbench.checks import Int, OneOf, Real, check_constraints
 from rffbench.config import Config
 from rffbench.errors import ConfigError
+from rffbench.features import FEATURE_MAPS
+from rffbench.kernels import KERNELS
 
 
 def _blocks(cls=Config, prefix=""):
@@ -59,16 +61,15 @@ def test_defaults_satisfy_their_constraints(prefix, cls):
         assert c.ok(getattr(obj, name)), (prefix + name, getattr(obj, name))
 
 
-def _kernel_cases():
-    from rffbench.kernels import KERNELS
-
-    for kname, kcls in KERNELS.builtins().items():
-        for name, c in kcls.all_constraints().items():
+def _class_cases(registry):
+    """(class, parameter, bad value) of every constraint a built-in kernel or map declares."""
+    for cname, cls in registry.builtins().items():
+        for name, c in cls.all_constraints().items():
             for bad in c.bad_values():
-                yield pytest.param(kcls, name, bad, id=f"{kname}.{name}={bad!r}")
+                yield pytest.param(cls, name, bad, id=f"{cname}.{name}={bad!r}")
 
 
-@pytest.mark.parametrize("kcls,name,bad", list(_kernel_cases()))
+@pytest.mark.parametrize("kcls,name,bad", list(_class_cases(KERNELS)))
 def test_kernel_parameter_constraints(kcls, name, bad):
     with pytest.raises(ConfigError, match=rf"^kernel\.{name}=.* is not allowed: use "):
         kcls(lengthscale=1.0, **{name: bad}).fit(None)
@@ -77,7 +78,6 @@ def test_kernel_parameter_constraints(kcls, name, bad):
 def test_kernel_block_takes_the_kernels_declarations():
     """kernel.nu is checked by matern's declaration, not a copy of it."""
     from rffbench.config import KernelConfig
-    from rffbench.kernels import KERNELS
 
     assert KernelConfig.constraints["nu"] is KERNELS["matern"].constraints["nu"]
     assert KernelConfig.constraints["degree"] is KERNELS["polynomial"].constraints["degree"]
@@ -99,16 +99,7 @@ def test_constraint_kinds(c, good, text):
         check_constraints({"v": c.bad_values()[0]}, "k", {"v": c})
 
 
-def _map_cases():
-    from rffbench.features import FEATURE_MAPS
-
-    for mname, mcls in FEATURE_MAPS.builtins().items():
-        for name, c in mcls.all_constraints().items():
-            for bad in c.bad_values():
-                yield pytest.param(mcls, name, bad, id=f"{mname}.{name}={bad!r}")
-
-
-@pytest.mark.parametrize("mcls,name,bad", list(_map_cases()))
+@pytest.mark.parametrize("mcls,name,bad", list(_class_cases(FEATURE_MAPS)))
 def test_map_parameter_constraints(mcls, name, bad):
     kernel = mcls.KERNELS[0] if mcls.KERNELS else "gaussian"
     key = rf"features\.{name}" if name in mcls.CONFIG_PARAMS else rf"features\.params\.{name}"
@@ -117,8 +108,6 @@ def test_map_parameter_constraints(mcls, name, bad):
 
 
 def test_maps_declare_their_parameters():
-    from rffbench.features import FEATURE_MAPS
-
     declared = {(m, k) for m, cls in FEATURE_MAPS.builtins().items()
                 for k in cls.all_constraints()}
     for pair in [("qmc", "sequence"), ("qmc", "pairs"), ("orf", "pairs"),

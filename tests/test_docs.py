@@ -7,12 +7,11 @@ import re
 import shutil
 import subprocess
 import sys
-from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, HTMLPage
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
@@ -39,27 +38,6 @@ def _pages(site):
                   and "reference/" not in p.relative_to(site).as_posix())
 
 
-class _Refs(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.ids, self.links, self.images = set(), [], []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if "id" in a:
-            self.ids.add(a["id"])
-        if tag == "a" and a.get("href"):
-            self.links.append(a["href"])
-        if tag == "img" and a.get("src"):
-            self.images.append(a["src"])
-
-
-def _parse(path):
-    r = _Refs()
-    r.feed(path.read_text(errors="replace"))
-    return r
-
-
 def test_docs_build_and_every_internal_link_and_image_resolves(site):
     pages = _pages(site)
     names = {p.relative_to(site).as_posix() for p in pages}
@@ -69,7 +47,7 @@ def test_docs_build_and_every_internal_link_and_image_resolves(site):
         assert need in names, need
     parsed, broken = {}, []
     for page in pages:
-        parsed[page] = refs = _parse(page)
+        parsed[page] = refs = HTMLPage.parse(page)
         for src in refs.images:
             if not src.startswith("data:") and not (page.parent / unquote(src)).exists():
                 broken.append(f"{page.name}: image {src}")
@@ -81,7 +59,7 @@ def test_docs_build_and_every_internal_link_and_image_resolves(site):
             if not target.exists():
                 broken.append(f"{page.relative_to(site)}: link {href}")
             elif u.fragment and target.suffix == ".html":
-                ids = (parsed.get(target) or _parse(target)).ids
+                ids = (parsed.get(target) or HTMLPage.parse(target)).ids
                 if unquote(u.fragment) not in ids:
                     broken.append(f"{page.relative_to(site)}: anchor {href}")
     assert not broken, "\n".join(broken[:40])

@@ -4,14 +4,13 @@ import base64
 import itertools
 import json
 import shutil
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import run_cli
+from conftest import HTMLPage, run_cli
 from rffbench import report
 from rffbench.report import figures, grouping
 from rffbench.report.collect import collect
@@ -292,34 +291,6 @@ def test_index_html_renders_in_headless_chromium(real_sweep, tmp_path):
     dom = HTMLPage.parse_text(p.stdout)
     assert len(dom.images) == len(rep.figures) and dom.ids >= {f"fig-{d.name}"
                                                              for d in rep.figures}
-
-
-class HTMLPage(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.ids, self.images, self.external = set(), [], []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if "id" in a:
-            self.ids.add(a["id"])
-        if tag == "img":
-            self.images.append(a.get("src", ""))
-        for key in ("src", "href"):
-            if a.get(key) and not a[key].startswith(("data:", "#")):
-                self.external.append(a[key])
-        if tag in ("link", "script") and (a.get("src") or a.get("href")):
-            self.external.append(str(a))
-
-    @classmethod
-    def parse(cls, path):
-        return cls.parse_text(Path(path).read_text())
-
-    @classmethod
-    def parse_text(cls, text):
-        page = cls()
-        page.feed(text)
-        return page
 
 
 def test_json_config_of_every_run(real_sweep):

@@ -236,7 +236,7 @@ def test_the_standardised_variant_is_not_compared_and_the_report_says_why(tmp_pa
 def test_reproduction_section_renders_in_headless_chromium(quad_sweep, tmp_path):
     """Chromium loads the page and finds the section, its figure (an embedded PNG) and its
     table; a screenshot is taken (look at it when the layout changes)."""
-    from test_report import HTMLPage
+    from conftest import HTMLPage
 
     index = quad_sweep / "report" / "index.html"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -275,7 +275,7 @@ def test_formula_presets_through_run_py(tmp_path):
         assert ok.all(), rows[~ok]
         assert " pairs agree" in html
         if shutil.which("chromium"):  # the section, its figure and its table, as rendered
-            from test_report import HTMLPage
+            from conftest import HTMLPage
 
             p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
                                 "--disable-quic", "--no-first-run",

@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _numba as nbk
-from ..checks import Check, Int, require
+from ..checks import Check, Int, declared, require
 from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with
 
@@ -155,12 +155,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     @classmethod
     def all_constraints(cls):
-        """The constraints of the parameters this class takes (its own and its bases')."""
-        out = {}
-        for klass in reversed(cls.__mro__):
-            out.update(getattr(klass, "constraints", None) or {})
-        takes = set(cls._get_param_names())
-        return {k: c for k, c in out.items() if k in takes}
+        """The constraints of the parameters this class takes (its own and its bases':
+        :func:`rffbench.checks.declared`)."""
+        return declared(cls)
 
     @classmethod
     def check_params(cls, n_components, kernel=None, **params):

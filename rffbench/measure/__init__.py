@@ -29,8 +29,8 @@ def _builtins():
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
         for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Measurement) and \
-                    obj is not Measurement and obj.__module__ == module.__name__ and obj.name:
+            if isinstance(obj, type) and issubclass(obj, Measurement) and obj.name and \
+                    obj.__module__ == module.__name__:
                 found[obj.name] = obj
     return found
 

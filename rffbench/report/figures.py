@@ -196,12 +196,15 @@ def rows_all(panels):
 # --------------------------------------------------------------------------
 class Sheet:
     """One file of a figure while it is drawn: the selection, the grouping, the panels
-    of this file, the legend (label -> first handle drawn) and what the panels noted
-    for the caption."""
+    of this file, the legend (label -> first handle drawn), the exact-KRR lines drawn
+    (their label -> line style; ``cg``: some were fitted by conjugate gradients) and what
+    the panels noted for the caption."""
 
     def __init__(self, ctx, sel, g, panels):
         self.ctx, self.sel, self.g, self.panels = ctx, sel, g, panels
         self.legend = {}
+        self.exact = {}
+        self.cg = False
         self.notes = []
 
     def keep(self, handle):
@@ -716,7 +719,7 @@ class LearningVsD(Figure):
                        color="tab:red", alpha=0.18, lw=0)
             exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2, ls=ls)
             exl.set_gid("exact_krr" + (f":{text}" if text else ""))
-            sheet.legend.setdefault(("exact", text), ls)
+            sheet.exact.setdefault(text, ls)
         ax.set(title=label, xlabel="D (output dimension)", ylabel=METRIC_LABEL[metric])
         log_axis(ax, "x", sorted(rows.D.unique()))
 
@@ -728,7 +731,7 @@ class LearningVsD(Figure):
                for k in sorted(colors, key=str) if k in present]
         return out + [proxy(color="tab:red", lw=1.2, ls=ls, label="exact kernel ridge"
                             + (f", {text}" if text else "") + f" ({center_words()})")
-                      for (_, text), ls in sheet.legend.items()]
+                      for text, ls in sheet.exact.items()]
 
     def describe(self, sheet):
         keys = exact_keys(sheet.g, self.lines)
@@ -796,9 +799,9 @@ class TrainTime(Figure):
                 (cl,) = ax.plot(cg_n, e[cg_n].values, ls="none", marker="s", ms=6,
                                 mfc="white", mec="k", mew=1.3)
                 cl.set_gid("exact_krr_cg" + (f":{text}" if text else ""))
-                sheet.legend["cg"] = True
+                sheet.cg = True
             exact[vals] = e
-            sheet.legend.setdefault(("exact", text), ls)
+            sheet.exact.setdefault(text, ls)
         follows = exact_keys(g, self.lines)
         cross = []
         for (D, f, m), grp in rows.groupby(["D", "features", "method"]):
@@ -827,9 +830,9 @@ class TrainTime(Figure):
         colors, drawn = sheet.sel.colors, sheet.rows
         present = set(zip(drawn.D, drawn.features, drawn.method))
         out = [proxy(color="k", marker="o", ms=4, ls=ls, label="exact kernel ridge"
-                     + (f", {key[1]}" if key[1] else ""))
-               for key, ls in sheet.legend.items() if key != "cg"]
-        if "cg" in sheet.legend:
+                     + (f", {text}" if text else ""))
+               for text, ls in sheet.exact.items()]
+        if sheet.cg:
             out.append(proxy(color="k", marker="s", ms=6, mfc="white", ls="none",
                              label="exact kernel ridge by conjugate gradients (no Gram)"))
         out += [proxy(color=colors[k], marker="o", ms=3.5, label=f"{k[1]} + {k[2]}, D={fmt(k[0])}")
@@ -846,7 +849,7 @@ class TrainTime(Figure):
                     "factorisation of the n x n Gram, squares conjugate gradients with a "
                     "Nystrom preconditioner, K never stored (preconditioner + iterations to "
                     "model.cg_tol; the iterations are in the learning table)."
-                    if "cg" in sheet.legend else ""))
+                    if sheet.cg else ""))
 
     def pooled(self, sheet):
         return ("Each point of a feature model: " + pooled_text(sheet.rows, _by(sheet.g),
