@@ -43,6 +43,7 @@ from numba.extending import intrinsic, overload
 # elementary functions
 # --------------------------------------------------------------------------
 INV_PI = 1.0 / math.pi
+F32 = np.float32
 PI_A = 3.14159250259399414062  # 24 significant bits: k*PI_A exact for |k| < 2**29
 PI_B = 1.509957883172319270672e-7
 PI_C = 1.07806057163162380858e-14
@@ -137,6 +138,89 @@ def fast_exp_scalar(x):
     return p * scale if x >= EXP_MIN_ARG else 0.0
 
 
+#: float32 exponential: cephes' split of ln 2 (LN2_HI_F has 12 significant bits, so
+#: k * LN2_HI_F is exact for |k| < 2**12), Taylor through r^7 on |r| <= ln2/2 (truncation
+#: 5e-9, below float32's half-ulp 6e-8), 2**k through the exponent bits
+LN2_INV_F = F32(1.0 / math.log(2.0))
+LN2_HI_F = F32(0.693359375)
+LN2_LO_F = F32(-2.12194440e-4)
+EXP_MIN_ARG_F = F32(-87.0)  # exp(-87) = 1.6e-38, above float32's smallest normal
+EXP_TAYLOR_F = tuple(F32(1.0 / math.factorial(n)) for n in range(7, -1, -1))
+
+
+@intrinsic
+def _i32_as_f32(typingctx, x):
+    """Reinterpret the bits of an int32 as a float32 (vectorisable bit-cast)."""
+    sig = nb.types.float32(nb.types.int32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return sig, codegen
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def fast_exp_f32_scalar(x):
+    """exp(x) in float32 for float32 x <= 0 (0 below EXP_MIN_ARG_F); relative error a few
+    float32 ulp.  8 lanes per AVX2 vector: the mixed-precision kernel products' exp."""
+    xc = max(x, EXP_MIN_ARG_F)
+    k = np.floor(xc * LN2_INV_F + F32(0.5))
+    r = (xc - k * LN2_HI_F) - k * LN2_LO_F
+    p = _horner(r, EXP_TAYLOR_F)
+    scale = _i32_as_f32((np.int32(k) + np.int32(127)) << np.int32(23))
+    return p * scale if x >= EXP_MIN_ARG_F else F32(0.0)
+
+
+#: fast_exp_full_scalar: below, exp underflows to 0; above, it overflows to inf
+EXP_FULL_MIN = -745.2
+EXP_FULL_MAX = 709.79
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def fast_exp_full_scalar(x):
+    """exp(x) over float64's whole range, vectorisable: the reduction of fast_exp_scalar
+    and 2**k applied as 2**(k//2) * 2**(k - k//2), both factors normal for |k| <= 1075,
+    so large results do not overflow early and tiny ones go gradually subnormal.
+    NaN gives NaN."""
+    xc = min(max(x, EXP_FULL_MIN), EXP_FULL_MAX)
+    k = np.floor(xc * LN2_INV + 0.5)
+    r = (xc - k * LN2_HI) - k * LN2_LO
+    p = _horner(r, EXP_TAYLOR)
+    ki = np.int64(k)
+    k1 = ki >> 1
+    s1 = _i64_as_f64((k1 + 1023) << 52)
+    s2 = _i64_as_f64((ki - k1 + 1023) << 52)
+    y = (p * s1) * s2
+    y = 0.0 if x < EXP_FULL_MIN else y
+    y = np.inf if x > EXP_FULL_MAX else y
+    return x + y if x != x else y
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def fast_exp_full(x, out):
+    """out[i] = exp(x[i]) for 1-d arrays, any float64 x (accuracy-test entry point)."""
+    for i in prange(x.shape[0]):
+        out[i] = fast_exp_full_scalar(np.float64(x[i]))
+
+
+def _exp_typed(x):
+    """exp(x) (x <= 0) in the precision of x: float32 -> fast_exp_f32_scalar."""
+
+
+@overload(_exp_typed)
+def _ov_exp_typed(x):
+    if x == types.float32:
+        return lambda x: fast_exp_f32_scalar(x)
+    return lambda x: fast_exp_scalar(x)
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def fast_exp_f32(x, out):
+    """out[i] = exp(x[i]) for 1-d float32 arrays with x <= 0 (accuracy-test entry point)."""
+    for i in prange(x.shape[0]):
+        out[i] = fast_exp_f32_scalar(x[i])
+
+
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def fast_cos(x, out):
     """out[i] = cos(x[i]) for 1-d arrays (the accuracy-test entry point)."""
@@ -196,7 +280,6 @@ def _sincos_core(args, m, scale, fast, row):
 # for |k| < 2**16; rows whose argument bound exceeds FAST_TRIG_MAX_F32 use the
 # float64 path.  Taylor through r^12 (cos) / r^13 (sin): truncation < 7e-9 at
 # |r| = pi/2, below float32's half-ulp of 1 (6e-8).
-F32 = np.float32
 INV_PI_F = F32(1.0 / math.pi)
 PI_A_F = F32(3.140625)
 PI_B_F = F32(9.67502593994140625e-4)
@@ -373,34 +456,92 @@ PROFILE_MATERN25 = 4  # t = a sqrt(s): (1+t+t^2/3) exp(-t)     a = sqrt(5)/l
 MATERN_T_MAX = 800.0
 
 
+def _like(row, v):
+    """v in the precision of the row (float32 rows: float32)."""
+
+
+@overload(_like)
+def _ov_like(row, v):
+    if row.dtype == types.float32:
+        return lambda row, v: F32(v)
+    return lambda row, v: np.float64(v)
+
+
 @nb.njit(inline="always", cache=True, fastmath=FMA)
 def _profile_row(row, profile, a):
+    """row <- f(row) in the row's precision (float32 rows: float32 exp, 8 lanes)."""
     m = row.shape[0]
+    na = _like(row, -a)
+    one = _like(row, 1.0)
     if profile == PROFILE_EXP:
         for j in range(m):
-            row[j] = fast_exp_scalar(-a * np.float64(row[j]))
+            row[j] = _exp_typed(na * row[j])
     elif profile == PROFILE_EXP_SQRT:
         for j in range(m):
-            row[j] = fast_exp_scalar(-a * math.sqrt(np.float64(row[j])))
+            row[j] = _exp_typed(na * np.sqrt(row[j]))
     elif profile == PROFILE_MATERN15:  # t capped where exp(-t) is 0: no inf * 0
+        cap = _like(row, MATERN_T_MAX)
         for j in range(m):
-            t = min(a * math.sqrt(np.float64(row[j])), MATERN_T_MAX)
-            row[j] = (1.0 + t) * fast_exp_scalar(-t)
+            t = min(-na * np.sqrt(row[j]), cap)
+            row[j] = (one + t) * _exp_typed(-t)
     elif profile == PROFILE_MATERN25:
+        cap = _like(row, MATERN_T_MAX)
+        three = _like(row, 3.0)
         for j in range(m):
-            t = min(a * math.sqrt(np.float64(row[j])), MATERN_T_MAX)
-            row[j] = (1.0 + t + t * t / 3.0) * fast_exp_scalar(-t)
+            t = min(-na * np.sqrt(row[j]), cap)
+            row[j] = (one + t + t * t / three) * _exp_typed(-t)
 
 
 #: coordinate_gram's kernels: how a coordinate's term enters out[i, j]
 SQDIST, L1DIST, CAUCHY, ADDITIVE_CHI2, SECH = 0, 1, 2, 3, 4
 
 
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _coordinate_row(x, Yt, j0, row, kind, profile, a):
+    """row[j] <- k(x, y_{j0 + j}) accumulated coordinate by coordinate, the inner loop over
+    j (vectorised): exact (no cancellation).  Yt = Y.T (d, m), C-contiguous."""
+    d = x.shape[0]
+    m = row.shape[0]
+    product = kind == CAUCHY or kind == SECH
+    for j in range(m):
+        row[j] = 1.0 if product else 0.0
+    for k in range(d):
+        xk = x[k]
+        yk = Yt[k, j0:j0 + m]
+        if kind == SQDIST:
+            for j in range(m):
+                t = xk - yk[j]
+                row[j] += t * t
+        elif kind == L1DIST:
+            for j in range(m):
+                row[j] += abs(xk - yk[j])
+        elif kind == CAUCHY:
+            for j in range(m):
+                t = xk - yk[j]
+                row[j] = row[j] / (1.0 + t * t * a)
+        elif kind == ADDITIVE_CHI2:
+            x64 = np.float64(xk)
+            for j in range(m):
+                s = x64 + yk[j]
+                if s > 0.0:
+                    row[j] += 2.0 * x64 * yk[j] / s
+        else:  # sech t = 2 e^-|t| / (1 + e^-2|t|): one vectorised exp, no overflow
+            x64 = np.float64(xk)
+            for j in range(m):
+                e = fast_exp_scalar(-abs(a * (x64 - yk[j])))
+                row[j] = row[j] * (2.0 * e / (1.0 + e * e))
+    if kind == SQDIST or kind == L1DIST:
+        _profile_row(row, profile, a)
+    elif kind == ADDITIVE_CHI2:
+        for j in range(m):
+            row[j] *= a
+
+
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def coordinate_gram(X, Yt, out, kind, profile, a):
-    """A Gram accumulated coordinate by coordinate, the inner loop over j (vectorised), one
-    output row per parallel iteration: exact (no cancellation), best for small d.
-    Yt = Y.T (d, m) C-contiguous.  ``kind``:
+    """A Gram accumulated coordinate by coordinate (``_coordinate_row``), one output row
+    per parallel iteration: exact (no cancellation), best for small d.  Yt = Y.T (d, m)
+    C-contiguous.  ``kind``:
 
     * SQDIST: f(||x - y||^2), f = the ``profile`` with parameter ``a``;
     * L1DIST: f(||x - y||_1);
@@ -408,53 +549,25 @@ def coordinate_gram(X, Yt, out, kind, profile, a):
     * ADDITIVE_CHI2: a sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0);
     * SECH: prod_k 1 / cosh(a (x_k - y_k)) (skewed chi2 in log coordinates).
     """
-    n, d = X.shape
-    m = Yt.shape[1]
-    product = kind == CAUCHY or kind == SECH
-    for i in prange(n):
-        row = out[i]
-        for j in range(m):
-            row[j] = 1.0 if product else 0.0
-        for k in range(d):
-            xk = X[i, k]
-            if kind == SQDIST:
-                for j in range(m):
-                    t = xk - Yt[k, j]
-                    row[j] += t * t
-            elif kind == L1DIST:
-                for j in range(m):
-                    row[j] += abs(xk - Yt[k, j])
-            elif kind == CAUCHY:
-                for j in range(m):
-                    t = xk - Yt[k, j]
-                    row[j] = row[j] / (1.0 + t * t * a)
-            elif kind == ADDITIVE_CHI2:
-                x64 = np.float64(xk)
-                for j in range(m):
-                    s = x64 + Yt[k, j]
-                    if s > 0.0:
-                        row[j] += 2.0 * x64 * Yt[k, j] / s
-            else:
-                x64 = np.float64(xk)
-                for j in range(m):
-                    row[j] = row[j] / math.cosh(a * (x64 - Yt[k, j]))
-        if kind == SQDIST or kind == L1DIST:
-            _profile_row(row, profile, a)
-        elif kind == ADDITIVE_CHI2:
-            for j in range(m):
-                row[j] *= a
+    for i in prange(X.shape[0]):
+        _coordinate_row(X[i], Yt, 0, out[i], kind, profile, a)
+
+
+@nb.njit(inline="always", cache=True, fastmath=FMA)
+def _sqdist_profile_row(row, xsq, ysq, profile, a):
+    """row holds x.y for one x; overwrite with f(max(|x|^2 + |y|^2 - 2 x.y, 0))."""
+    two = _like(row, 2.0)
+    zero = _like(row, 0.0)
+    for j in range(row.shape[0]):
+        row[j] = max(xsq + ysq[j] - two * row[j], zero)
+    _profile_row(row, profile, a)
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def sqdist_from_gemm_profile(G, xsq, ysq, profile, a):
     """G holds X @ Y.T; overwrite with f(max(|x|^2 + |y|^2 - 2 x.y, 0))."""
-    n, m = G.shape
-    for i in prange(n):
-        row = G[i]
-        xi = xsq[i]
-        for j in range(m):
-            row[j] = max(xi + ysq[j] - 2.0 * row[j], 0.0)
-        _profile_row(row, profile, a)
+    for i in prange(G.shape[0]):
+        _sqdist_profile_row(G[i], xsq[i], ysq, profile, a)
 
 
 # --------------------------------------------------------------------------
@@ -678,28 +791,158 @@ DOT_ARCCOS1 = 1  # k = |x||y| (sin theta + (pi - theta) cos theta) / pi
 DOT_POLY = 2  # k = (a x.y + b)^p
 
 
+@nb.njit(inline="always", cache=True)
+def _dot_profile_row(row, xn, yn, profile, a, b, p):
+    """row holds x.y for one x (norm/l ``xn``); overwrite with the kernel value."""
+    m = row.shape[0]
+    if profile == DOT_POLY:
+        if p == 2.0:  # the default degree, and 3 and 4, by multiplications (vectorised)
+            for j in range(m):
+                t = a * np.float64(row[j]) + b
+                row[j] = t * t
+        elif p == 3.0:
+            for j in range(m):
+                t = a * np.float64(row[j]) + b
+                row[j] = t * t * t
+        elif p == 4.0:
+            for j in range(m):
+                t = a * np.float64(row[j]) + b
+                t = t * t
+                row[j] = t * t
+        else:
+            for j in range(m):
+                row[j] = (a * np.float64(row[j]) + b) ** p
+        return
+    for j in range(m):
+        nn = xn * yn[j]
+        if nn == 0.0:
+            row[j] = 0.0
+            continue
+        c = min(1.0, max(-1.0, a * np.float64(row[j]) / nn))
+        theta = math.acos(c)
+        if profile == DOT_ARCCOS0:
+            row[j] = 1.0 - theta * INV_PI
+        else:
+            row[j] = nn * (math.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) * INV_PI
+
+
 @nb.njit(parallel=True, nogil=True, cache=True)
 def dot_profile_inplace(G, xn, yn, profile, a, b, p):
     """G holds X @ Y.T; overwrite with the kernel value.  Arc-cosine: xn, yn are the norms
     of X / l and Y / l and a = 1 / l^2 (so a G = (x / l).(y / l)); polynomial: (a G + b)^p."""
-    n, m = G.shape
-    for i in prange(n):
-        row = G[i]
-        if profile == DOT_POLY:
-            for j in range(m):
-                row[j] = (a * np.float64(row[j]) + b) ** p
-            continue
-        for j in range(m):
-            nn = xn[i] * yn[j]
-            if nn == 0.0:
-                row[j] = 0.0
-                continue
-            c = min(1.0, max(-1.0, a * np.float64(row[j]) / nn))
-            theta = math.acos(c)
-            if profile == DOT_ARCCOS0:
-                row[j] = 1.0 - theta * INV_PI
-            else:
-                row[j] = nn * (math.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) * INV_PI
+    for i in prange(G.shape[0]):
+        _dot_profile_row(G[i], xn[i], yn, profile, a, b, p)
+
+
+# --------------------------------------------------------------------------
+# kernel-times-matrix products: K(X, Y) V with K never in memory
+# --------------------------------------------------------------------------
+# One T x T tile of K at a time, per thread, in its cache: the distances (or dot
+# products) by a single-threaded BLAS GEMM of the tile (numba's np.dot; the caller
+# limits BLAS to one thread) or by the exact coordinate loop, the kernel's profile
+# applied in place, then multiplied into V while the tile is in cache.  Rows are
+# padded to a multiple of T (padding rows of V are 0, padded outputs are dropped).
+#: how a tile's kernel values are made: a GEMM of the tile then the squared-distance
+#: profile; a GEMM then the dot-product profile (arc-cosine, polynomial); the
+#: coordinate loop (``_coordinate_row``: exact distances, L1, Cauchy, chi2, sech)
+TILE_SQDIST, TILE_DOT, TILE_COORD = 0, 1, 2
+#: rows (and columns) of one tile of the kernel products: a float64 tile is 512 KiB,
+#: within one core's L2 (1.25 MiB here) with its rows of X and Y
+KERNEL_TILE = 256
+
+
+@nb.njit(inline="always", cache=True)
+def _kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
+    """K <- K(X[i0:i0+T], Y[j0:j0+T]) for the kernel described by (tile, kind, profile,
+    a, b, p), through the work tile G of X's precision (K may be G, or a float64 tile:
+    mixed precision); xaux / yaux: squared norms (TILE_SQDIST) or norms / l (TILE_DOT)."""
+    T = G.shape[0]
+    if tile == TILE_COORD:
+        for r in range(T):
+            _coordinate_row(X[i0 + r], Yt, j0, G[r], kind, profile, a)
+    else:
+        np.dot(X[i0:i0 + T], Y[j0:j0 + T].T, G)
+        ya = yaux[j0:j0 + T]
+        if tile == TILE_SQDIST:
+            for r in range(T):
+                _sqdist_profile_row(G[r], xaux[i0 + r], ya, profile, a)
+        else:
+            for r in range(T):
+                _dot_profile_row(G[r], xaux[i0 + r], ya, profile, a, b, p)
+    if K is not G:  # in place, then widened (measured faster than writing float64 rows)
+        for r in range(T):
+            for j in range(T):
+                K[r, j] = G[r, j]
+
+
+def _wide_buffer(G):
+    """A float64 buffer of G's shape for a float32 tile (float64: unused, 1 x 1)."""
+
+
+@overload(_wide_buffer)
+def _ov_wide_buffer(G):
+    if G.dtype == types.float32:
+        return lambda G: np.empty(G.shape)
+    return lambda G: np.empty((1, 1))
+
+
+def _wide(G, Gw):
+    """Where the tile's float64 values go: G itself, or Gw for a float32 G."""
+
+
+@overload(_wide)
+def _ov_wide(G, Gw):
+    if G.dtype == types.float32:
+        return lambda G, Gw: Gw
+    return lambda G, Gw: G
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def kernel_times(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric,
+                 tile, kind, profile, a, b, p):
+    """parts[c] += K V by tiles: tile pairs (ti[t], tj[t]) for t in [starts[c], starts[c+1])
+    are chunk c's, chunks run in parallel.  V (ny, m) float64, parts (chunks or 1, nx, m)
+    float64 zeros.  ``symmetric`` (Y is X, pairs I <= J): each tile serves both
+    out[I] += K[I, J] V[J] and out[J] += K[I, J]^T V[I] (a diagonal tile only the first),
+    each chunk into its own parts[c] (no two threads write one row); else each chunk owns
+    whole row tiles, all into parts[0].  The products of a tile with V are BLAS GEMMs of
+    the tile while it is in cache.  The chunking depends only on the shapes, so the sum
+    of the parts is the same whatever the number of threads."""
+    T = KERNEL_TILE
+    m = V.shape[1]
+    for c in prange(starts.shape[0] - 1):
+        G = np.empty((T, T), X.dtype)
+        tmp = np.empty((T, m))
+        Gw = _wide_buffer(G)
+        out = parts[c] if symmetric else parts[0]
+        for t in range(starts[c], starts[c + 1]):
+            i0 = ti[t] * T
+            j0 = tj[t] * T
+            K = _wide(G, Gw)
+            _kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p)
+            np.dot(K, V[j0:j0 + T], tmp)
+            out[i0:i0 + T] += tmp
+            if symmetric and i0 != j0:
+                np.dot(K.T, V[i0:i0 + T], tmp)
+                out[j0:j0 + T] += tmp
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
+def kernel_gram_tiles(X, Y, Yt, xaux, yaux, out, tile, kind, profile, a, b, p):
+    """out <- K(X, Y)[:out.shape[0], :out.shape[1]] through the same tiles as
+    ``kernel_times`` (X, Y padded to multiples of KERNEL_TILE rows)."""
+    T = KERNEL_TILE
+    n, m = out.shape
+    nj = Y.shape[0] // T
+    for I in prange(X.shape[0] // T):
+        G = np.empty((T, T), X.dtype)
+        i0 = I * T
+        for J in range(nj):
+            j0 = J * T
+            _kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, G, tile, kind, profile, a, b, p)
+            for r in range(min(T, n - i0)):
+                for j in range(min(T, m - j0)):
+                    out[i0 + r, j0 + j] = G[r, j]
 
 
 # --------------------------------------------------------------------------
@@ -725,15 +968,16 @@ def arccos_features_inplace(Z, order, scale, zero_below):
                 row[j] = scale * row[j] if row[j] > 0 else 0.0
 
 
-@nb.njit(parallel=True, nogil=True, cache=True)
+@nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
 def positive_features_inplace(Z, shift, scale):
-    """Z[i, j] <- scale * exp(Z[i, j] - shift[i]) (positive random features)."""
+    """Z[i, j] <- scale * exp(Z[i, j] - shift[i]) (positive random features; the argument
+    can be positive: fast_exp_full_scalar, vectorised)."""
     n, m = Z.shape
     for i in prange(n):
         row = Z[i]
         s = np.float64(shift[i])
         for j in range(m):
-            row[j] = scale * math.exp(np.float64(row[j]) - s)
+            row[j] = scale * fast_exp_full_scalar(np.float64(row[j]) - s)
 
 
 @nb.njit(parallel=True, nogil=True, cache=True)

@@ -122,8 +122,8 @@ class DaskBackend:
         return ne
 
     # -- exact KRR -----------------------------------------------------------
-    def kernel_operator(self, kernel, X):
-        return DaskKernelOperator(self.client, kernel, X)
+    def kernel_operator(self, kernel, X, precision="float64"):
+        return DaskKernelOperator(self.client, kernel, X, precision=precision)
 
 
 def _streamed_block_sums(fmap, X, s, e, Y):
@@ -141,17 +141,21 @@ class DaskKernelOperator:
     K[rows, :] V with the kernel's numba Gram in tiles.  The same interface as
     rffbench.exact.KernelOperator (matvec, columns, diagonal, n); it does not use the
     symmetry (each task owns its rows), so it evaluates the kernel n^2 times a product
-    instead of n^2 / 2, in parallel over the workers."""
+    instead of n^2 / 2, in parallel over the workers.  Each task is the fused numba
+    product of rffbench.exact (``prepared_times``)."""
 
-    def __init__(self, client, kernel, X, rows=None):
+    def __init__(self, client, kernel, X, rows=None, precision="float64"):
         from .exact import KernelOperator
 
-        self.local = KernelOperator(kernel, X)  # columns and diagonal (n r work) stay here
+        # columns and diagonal (n r work) stay here
+        self.local = KernelOperator(kernel, X, precision=precision)
         self.n = self.local.n
         self.client = client
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.rows = rows or max(512, -(-self.n // (4 * n_workers)))
-        self._X = client.scatter(self.local.Xw, broadcast=True)
+        # the workers' rows in the tiles' precision (mixed: float32 tiles, float64 sums)
+        self._X = client.scatter(self.local.Xw if precision == "float64"
+                                 else self.local.Xw.astype(np.float32), broadcast=True)
         self._k = client.scatter(kernel, broadcast=True)
         self.products = 0
 

@@ -7,6 +7,9 @@
     python -m rffbench.bench --exact 10000,100000  # exact KRR: cg vs Cholesky, time, RSS
     python -m rffbench.bench --stream 10000000     # ridge on a streamed .npy: time, peak RSS
     python -m rffbench.bench --dask                # backend=dask (LocalCluster) vs local
+    python -m rffbench.bench --products 12000,16   # exact kernel products vs their limit
+    python -m rffbench.bench --products 12000,16 --save a.csv   # ... later, another commit:
+    python -m rffbench.bench --products 12000,16 --compare a.csv  # time ratios new / saved
 
 The full speed experiment (records, report figures) is ``python run.py -m
 experiment=speed``; this script is the quick check.
@@ -32,9 +35,17 @@ import numpy as np
 DEFAULT_SHAPES = [(100_000, 8, 1024), (20_000, 512, 4096)]
 
 
-def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_pairs")):
-    """Median seconds per implementation for one shape -> dict name -> (median, spread)."""
+def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_pairs"),
+                peers=()):
+    """Median seconds per implementation for one shape -> dict name -> (median, spread[,
+    note]).  ``rff_out``: rff's transform into a reused buffer; each of ``peers``
+    (rffbench.peers) in its own process with rff's W and b, with a fresh output per call
+    (``torch``) and into a reused buffer (``torch_out``)."""
+    from .peers import time_peer
+
     from sklearn.kernel_approximation import RBFSampler
+
+    import numba
 
     from . import _numba as nbk
     from .features import FEATURE_MAPS
@@ -58,9 +69,24 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
         nbk.scale_inplace(out, 1.0)
 
     impls = {m: (lambda f=f: f.transform(X)) for m, f in fitted.items()}
+    if "rff" in fitted and peers:
+        reused = np.empty((N, D), dtype=dtype)
+        impls["rff_out"] = lambda: fitted["rff"].transform(X, out=reused)
     impls.update(sklearn_rbf=lambda: sk.transform(X), gemm=limit_gemm, **{"pass": limit_pass})
     res = interleaved(impls, repeats)
     res["limit"] = (res["gemm"][0] + res["pass"][0], res["gemm"][1] + res["pass"][1])
+    if "rff" in fitted:
+        Wr = fitted["rff"].random_weights_.astype(dtype)
+        br = fitted["rff"].random_offset_.astype(dtype)
+        for peer in peers:
+            for output, key in (("fresh", peer), ("out", f"{peer}_out")):
+                if peer == "jax" and output == "out":
+                    continue
+                t, spread, note = time_peer(peer, X, Wr, br, numba.get_num_threads(), repeats,
+                                            output)
+                res[key] = (t, spread, note)
+                if t is None:
+                    break
     return res
 
 
@@ -255,6 +281,92 @@ def dask_bench(n_ridge=1_000_000, n_exact=20_000, d=16, D=1024, workers=2, repea
     return rows
 
 
+#: the kernels of --products and the elementwise numpy operation(s) that stand for
+#: their transcendental part in the measured limit (per pair; "d x" = per coordinate)
+PRODUCT_KERNELS = {
+    "gaussian": ("exp",), "laplacian": ("exp",), "matern": ("sqrt", "exp"),
+    "cauchy": ("d x divide",), "arccos1": ("arccos", "sqrt"), "polynomial": (),
+    "additive_chi2": ("d x divide",), "skewed_chi2": ("d x exp", "d x divide"),
+}
+
+
+def _elementwise_seconds(op, threads, n=1 << 16, repeats=50):
+    """Seconds per element of numpy's (SIMD where numpy has it) ``op`` on an in-cache
+    float64 buffer, divided by the threads: the machine's rate for that function."""
+    x = np.random.default_rng(0).uniform(0.01, 0.99, n)
+    out = np.empty_like(x)
+    fn = {"exp": lambda: np.exp(-x, out=out), "sqrt": lambda: np.sqrt(x, out=out),
+          "arccos": lambda: np.arccos(x, out=out),
+          "divide": lambda: np.divide(1.0, x, out=out)}[op]
+    fn()
+    t = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        t.append(time.perf_counter() - t0)
+    return float(np.median(t)) / n / threads
+
+
+def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, threads=None):
+    """One exact kernel product K V (V: n x 1) per kernel: the fused numba product in
+    float64 and mixed precision and the tile-by-tile Python path, against two limits.
+
+    * ``limit_s`` (the flop count): n^2 / 2 pairs x (2d + 2 + 10) flops at this run's
+      large-DGEMM rate (2d for the distance, 2 for the multiply-add, about 10 for a
+      vectorised exp; mixed: at the SGEMM rate);
+    * ``measured_limit_s``: n^2 / 2 pairs x (2d + 4) flops at the GEMM rate plus the kernel's
+      transcendental part (PRODUCT_KERNELS) at numpy's rate for it on this machine.
+    Fractions are limit / measured (1 = at the limit)."""
+    from .experiment import apply_threads
+    from .exact import KernelOperator
+    from .kernels import make_kernel
+    from .measure.speed import interleaved
+
+    threads = apply_threads(threads)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d))
+    V = rng.standard_normal((n, 1))
+    A = rng.standard_normal((3000, 3000))
+    A32 = A.astype(np.float32)
+    C, C32 = np.empty_like(A), np.empty_like(A32)
+    rates = interleaved({"d": lambda: np.matmul(A, A, out=C),
+                         "s": lambda: np.matmul(A32, A32, out=C32)}, 5)
+    rate = {"float64": 2 * 3000**3 / rates["d"][0], "mixed": 2 * 3000**3 / rates["s"][0]}
+    pairs = n * n / 2.0
+    rows = []
+    for name in kernels:
+        k = make_kernel(name).fit(np.abs(X) if name in ("additive_chi2", "skewed_chi2") else X)
+        Xk = np.abs(X) if name in ("additive_chi2", "skewed_chi2") else X
+        ops = {"float64": KernelOperator(k, Xk), "mixed": KernelOperator(k, Xk, precision="mixed"),
+               "python_tiles": KernelOperator(k, Xk, fused=False)}
+        res = interleaved({key: (lambda op=op: op.matvec(V)) for key, op in ops.items()},
+                          repeats)
+        trans = sum(_elementwise_seconds(op.split(" x ")[-1], threads)
+                    * (d if op.startswith("d x") else 1) for op in PRODUCT_KERNELS[name])
+        for impl, (t, spread) in res.items():
+            prec = "mixed" if impl == "mixed" else "float64"
+            lim = pairs * (2 * d + 2 + 10) / rate[prec]
+            mlim = pairs * ((2 * d + 4) / rate[prec] + trans / (2 if prec == "mixed" else 1))
+            rows.append(dict(kernel=name, n=n, d=d, impl=impl, threads=threads, time_s=t,
+                             spread_s=spread, gemm_gflops=rate[prec] / 1e9, limit_s=lim,
+                             fraction_of_limit=lim / t, measured_limit_s=mlim,
+                             fraction_of_measured_limit=mlim / t))
+    return rows
+
+
+def compare(rows, saved):
+    """Rows of this run beside a saved CSV of the same benchmark: time ratios new / saved
+    on the columns that identify a row (everything but the timings and fractions)."""
+    import pandas as pd
+
+    new, old = pd.DataFrame(rows), pd.read_csv(saved)
+    measured = ("time", "_s", "fraction", "gflops", "speedup", "over")
+    keys = [c for c in new.columns if c in old.columns and not any(m in c for m in measured)]
+    both = new.merge(old[keys + ["time_s"]], on=keys, suffixes=("", "_saved"))
+    both["new_over_saved"] = both["time_s"] / both["time_s_saved"]
+    return both[keys + ["time_s", "time_s_saved", "new_over_saved"]].to_dict("records")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", action="append", default=None,
@@ -263,6 +375,9 @@ def main(argv=None):
     ap.add_argument("--maps", default="rff,rff_pairs",
                     help="comma-separated rffbench maps (Gaussian kernel), e.g. rff,sorf,fastfood")
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--peers", default="torch,jax",
+                    help="comma-separated peers timed in their own process where installed "
+                         "(rffbench.peers); '' = none")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", default=None, help="also write the table as CSV")
     ap.add_argument("--startup", action="store_true",
@@ -280,7 +395,35 @@ def main(argv=None):
     ap.add_argument("--data-dir", default=None, help="--stream: where the .npy files go")
     ap.add_argument("--dask", action="store_true",
                     help="backend=dask on a 2-worker LocalCluster vs the local path")
+    ap.add_argument("--products", default=None,
+                    help="n,d: one exact kernel product per kernel (--kernels) vs its limits")
+    ap.add_argument("--kernels", default=",".join(PRODUCT_KERNELS),
+                    help="--products: comma-separated kernels")
+    ap.add_argument("--save", default=None, help="write the table as CSV (as --out)")
+    ap.add_argument("--compare", default=None,
+                    help="a CSV saved by --save: print time ratios new / saved")
+    ap.add_argument("--factor", type=float, default=None,
+                    help="--compare: exit 1 if any row is more than this many times slower")
     args = ap.parse_args(argv)
+    args.out = args.out or args.save
+    if args.compare:
+        import sys
+
+        rest = list(argv if argv is not None else sys.argv[1:])
+        for flag in ("--compare", "--factor"):
+            if flag in rest:
+                i = rest.index(flag)
+                del rest[i:i + 2]
+        df = _show(compare(main(rest).to_dict("records"), args.compare))
+        slow = df[df.new_over_saved > args.factor] if args.factor else df.iloc[:0]
+        if len(slow):
+            print(f"{len(slow)} row(s) more than {args.factor:g}x slower than {args.compare}")
+            sys.exit(1)
+        return df
+    if args.products:
+        n, d = (int(v) for v in args.products.split(","))
+        return _show(products_bench(n, d, tuple(args.kernels.split(",")), args.repeats
+                                    if args.repeats != 7 else 5, args.threads), args.out)
     if args.exact_one:
         import json
 
@@ -302,16 +445,21 @@ def main(argv=None):
 
     threads = apply_threads(args.threads)
     rows = []
+    peers = tuple(p for p in args.peers.split(",") if p)
     for N, d, D in shapes:
         maps = tuple(args.maps.split(","))
-        r = bench_shape(N, d, D, args.dtype, args.repeats, maps=maps)
-        for name in maps:
+        r = bench_shape(N, d, D, args.dtype, args.repeats, maps=maps, peers=peers)
+        for name, (t, spread, *note) in r.items():
+            if name in ("gemm", "pass", "limit"):
+                continue
+            ours = name in maps or name == "rff_out"
+            dense = name in ("rff", "rff_out")  # the limit: the dense map's GEMM + one pass
             rows.append(dict(N=N, d=d, D=D, dtype=args.dtype, threads=threads, impl=name,
-                             time_s=r[name][0], spread_s=r[name][1],
-                             sklearn_time_s=r["sklearn_rbf"][0], limit_time_s=r["limit"][0],
-                             speedup_vs_sklearn=r["sklearn_rbf"][0] / r[name][0],
-                             speedup_vs_rff=(r["rff"][0] / r[name][0]) if "rff" in r else None,
-                             time_over_limit=r[name][0] / r["limit"][0]))
+                             time_s=t, spread_s=spread,
+                             speedup_vs_sklearn=r["sklearn_rbf"][0] / t if t else None,
+                             fraction_of_limit=r["limit"][0] / t if dense else None,
+                             note=note[0] if note else ("own process" if not ours and
+                                                        name != "sklearn_rbf" else "")))
     return _show(rows, args.out)
 
 

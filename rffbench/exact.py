@@ -33,6 +33,7 @@ exact baseline of the Python API.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import numbers
 import time
@@ -46,8 +47,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .checks import Int, Real, check_constraints
+from .checks import Int, OneOf, Real, check_constraints
 from .errors import ConfigError, RffbenchError
+from . import _numba as nbk
+from .features.fourier import blas_single_thread
 from .kernels import Kernel, kernel_with
 
 #: rows x columns of one block of K(test, train) in predict (16 MiB float64)
@@ -85,6 +88,10 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         beyond tol).
     backend : None or a rffbench.backends backend, default None
         cg: where the kernel products run (None: this process).
+    precision : {"float64", "mixed"}, default "float64"
+        cg: the kernel products' tiles in float64, or in float32 with float64 sums and
+        cg recurrences (``mixed``, as FALKON; about 1.6x faster, kernel values to ~1e-7
+        relative: docs/performance.md).  The final residual is that of the products used.
 
     Notes
     -----
@@ -97,7 +104,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
 
     def __init__(self, kernel="gaussian", lam=1e-3, center=True, lengthscale=None, gamma=None,
                  solver="auto", tol=1e-6, max_iter=200, precond_rank=None, random_state=None,
-                 backend=None):
+                 backend=None, precision="float64"):
         self.kernel = kernel
         self.lam = lam
         self.center = center
@@ -109,6 +116,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         self.precond_rank = precond_rank
         self.random_state = random_state
         self.backend = backend
+        self.precision = precision
 
     def _fitted_kernel(self, X):
         k = self.kernel
@@ -125,7 +133,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
     def _fit(self, X, Y):
         if not (isinstance(self.lam, numbers.Real) and math.isfinite(self.lam) and self.lam > 0):
             raise ConfigError(f"model.lam={self.lam!r} is not allowed: use a number > 0")
-        check_cg_params(self.tol, self.max_iter, self.precond_rank)
+        check_cg_params(self.tol, self.max_iter, self.precond_rank, self.precision)
         solver = choose_solver(self.solver, X.shape[0])
         self.kernel_ = self._fitted_kernel(X)
         Y = np.asarray(Y, dtype=np.float64)
@@ -148,7 +156,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             self.n_iter_ = 1
         else:
             op, pc = cg_parts(self.kernel_, X, self.precond_rank, self.random_state,
-                              self.backend)
+                              self.backend, self.precision)
             out = {}
 
             def solve(B):
@@ -158,7 +166,8 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             self.dual_coef_, self.offset_ = with_intercept(solve, Y, self.center)
             info = out["info"]
             self.times_ = dict(precond_time_s=pc.build_time_s, solve_time_s=info["time_s"])
-            self.solver_info_ = dict(info, solver="cg", precond_rank=pc.rank,
+            self.solver_info_ = dict(info, solver="cg", precision=self.precision,
+                                     precond_rank=pc.rank,
                                      precond_residual_trace=pc.residual_trace)
             self.n_iter_ = max(info["iterations"], 1)
             if not info["converged"]:
@@ -217,7 +226,8 @@ class ExactKRRClassifier(ClassifierMixin, ExactKRR):
 
 
 def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="cholesky", tol=1e-6,
-                  max_iter=200, precond_rank=None, random_state=None, backend=None):
+                  max_iter=200, precond_rank=None, random_state=None, backend=None,
+                  precision="float64"):
     """Validation predictions, one matrix per lambda of ``grid``; where there is no
     solution a one-line reason instead (a str: K + lam I not positive definite in
     floating point, or cg not converged).
@@ -227,8 +237,8 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
     does not depend on lambda), one solve per lambda, and one pass over K(X_val, X_fit)
     for all lambdas at once."""
     if choose_solver(solver, X_fit.shape[0]) == "cg":
-        check_cg_params(tol, max_iter, precond_rank)
-        op, pc = cg_parts(kernel, X_fit, precond_rank, random_state, backend)
+        check_cg_params(tol, max_iter, precond_rank, precision)
+        op, pc = cg_parts(kernel, X_fit, precond_rank, random_state, backend, precision)
         alphas, offsets, out = [], [], []
         for lam in grid:
             info = {}
@@ -287,8 +297,12 @@ def kernel_times(kernel, X, X_fit, A):
 
 
 def prepared_times(kernel, X, F, A):
-    """K(X, F) A for rows already prepared by ``kernel.inputs`` (same dtype), in tiles of
+    """K(X, F) A for rows already prepared by ``kernel.inputs`` (same dtype): the fused
+    numba product (:func:`tiled_times`) when the kernel has a tile spec, else tiles of
     PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS through one reused buffer."""
+    spec = kernel.tile_spec()
+    if spec is not None:
+        return tiled_times(spec, TiledRows(spec, X), TiledRows(spec, F), A)
     out = np.zeros((X.shape[0], A.shape[1]))
     buf = np.empty(min(PREDICT_BLOCK_ROWS, X.shape[0]) * min(PREDICT_BLOCK_COLS, F.shape[0]),
                    dtype=X.dtype)
@@ -302,10 +316,12 @@ def prepared_times(kernel, X, F, A):
     return out
 
 
-def cg_parts(kernel, X, precond_rank=None, random_state=None, backend=None):
+def cg_parts(kernel, X, precond_rank=None, random_state=None, backend=None,
+             precision="float64"):
     """The kernel operator of X (here, or the backend's) and its Nystrom preconditioner:
     what every cg solve on X needs, built once (it does not depend on lambda)."""
-    op = KernelOperator(kernel, X) if backend is None else backend.kernel_operator(kernel, X)
+    op = KernelOperator(kernel, X, precision=precision) if backend is None else \
+        backend.kernel_operator(kernel, X, precision=precision)
     return op, NystromPreconditioner(op, precond_rank or default_rank(op.n),
                                      _generator(random_state))
 
@@ -318,19 +334,26 @@ def _generator(random_state):
     return np.random.default_rng(random_state)
 
 
+#: model.exact_precision: the kernel products' tiles in float64, or in float32 with
+#: float64 accumulation and cg recurrences (mixed, as FALKON)
+PRECISIONS = ("float64", "mixed")
+
+
 #: the conjugate-gradient solver's parameters (model.cg_tol, model.cg_max_iter,
 #: model.precond_rank), declared once for the config and for ExactKRR
 CG_CONSTRAINTS = {
+    "exact_precision": OneOf(PRECISIONS),
     "cg_tol": Real(gt=0, lt=1),
     "cg_max_iter": Int(1),
     "precond_rank": Int(1, none=True, text="use an integer >= 1 or null (min(n_train, 2000))"),
 }
 
 
-def check_cg_params(tol, max_iter, precond_rank):
-    """One-line ConfigError for a bad model.cg_tol, model.cg_max_iter or model.precond_rank."""
-    check_constraints(dict(cg_tol=tol, cg_max_iter=max_iter, precond_rank=precond_rank),
-                      "model", CG_CONSTRAINTS)
+def check_cg_params(tol, max_iter, precond_rank, precision="float64"):
+    """One-line ConfigError for a bad model.cg_tol, model.cg_max_iter, model.precond_rank or
+    model.exact_precision."""
+    check_constraints(dict(cg_tol=tol, cg_max_iter=max_iter, precond_rank=precond_rank,
+                           exact_precision=precision), "model", CG_CONSTRAINTS)
 
 
 def not_converged_text(info, tol, max_iter):
@@ -399,22 +422,119 @@ def default_rank(n):
     return min(n, 2000)
 
 
+# ---------------------------------------------------------------------------
+# the fused kernel products (numba: rffbench._numba.kernel_times)
+
+#: symmetric products: chunks of tile pairs, each with its own output (summed in a fixed
+#: order, so the result does not depend on the number of threads); at most this many
+#: chunks and this many bytes of chunk outputs
+SYM_CHUNKS = 16
+CHUNK_BYTES = 256 * 2**20
+
+
+def _pad_rows(A, T):
+    N = -(-A.shape[0] // T) * T
+    if N == A.shape[0]:
+        return np.ascontiguousarray(A)
+    out = np.zeros((N,) + A.shape[1:], dtype=A.dtype)
+    out[:A.shape[0]] = A
+    return out
+
+
+class TiledRows:
+    """Rows prepared by ``kernel.inputs`` as the fused products take them: padded with
+    zero rows to a multiple of KERNEL_TILE, their per-row numbers (``TileSpec.aux``) and,
+    for the coordinate loop, the transposed copy it reads."""
+
+    def __init__(self, spec, Xw):
+        T = nbk.KERNEL_TILE
+        self.n = Xw.shape[0]
+        self.X = _pad_rows(Xw, T)
+        self.aux = spec.aux(self.X)
+        self.Xt = np.ascontiguousarray(self.X.T) if spec.tile == nbk.TILE_COORD \
+            else np.zeros((1, 1), dtype=self.X.dtype)
+        self.tiles = self.X.shape[0] // T
+
+
+@functools.lru_cache(maxsize=64)
+def _schedule(n_i, n_j, symmetric, chunks):
+    """Tile pairs and chunk starts: symmetric, the pairs I <= J split into ``chunks``
+    runs of equal work (a diagonal tile is half a tile); else one chunk per row tile."""
+    if not symmetric:
+        ti = np.repeat(np.arange(n_i), n_j)
+        tj = np.tile(np.arange(n_j), n_i)
+        return ti, tj, np.arange(0, n_i * n_j + 1, n_j)
+    ti, tj = np.triu_indices(n_i)
+    cum = np.concatenate([[0.0], np.cumsum(np.where(ti == tj, 0.5, 1.0))])
+    starts = np.searchsorted(cum, np.linspace(0.0, cum[-1], chunks + 1), side="left")
+    starts[0], starts[-1] = 0, ti.size
+    return ti.astype(np.int64), tj.astype(np.int64), np.maximum.accumulate(starts)
+
+
+def tiled_times(spec, A, B, V, symmetric=False):
+    """K(A, B) V for TiledRows A and B (symmetric: B is A, each pair evaluated once) by
+    the fused numba product: float64 result (A.n x m) and accumulation whatever the
+    rows' precision (float32 rows: float32 tiles, the mixed precision)."""
+    V = np.asarray(V, dtype=np.float64)
+    m = V.shape[1]
+    if not A.n or not B.n or not m:
+        return np.zeros((A.n, m))
+    Vp = _pad_rows(V, nbk.KERNEL_TILE)
+    rows = A.X.shape[0]
+    chunks = 1
+    if symmetric:
+        chunks = max(1, min(SYM_CHUNKS, A.tiles * (A.tiles + 1) // 2,
+                            CHUNK_BYTES // (8 * m * rows)))
+    ti, tj, starts = _schedule(A.tiles, B.tiles, bool(symmetric), chunks)
+    parts = np.zeros((chunks, rows, m))
+    with blas_single_thread():
+        nbk.kernel_times(A.X, B.X, B.Xt, A.aux, B.aux, Vp, parts, ti, tj, starts,
+                         bool(symmetric), *spec)
+    out = parts[0]
+    for c in range(1, chunks):
+        out += parts[c]
+    return out[:A.n].copy()
+
+
+def tiled_gram(spec, A, B):
+    """K(A, B) (A.n x B.n, float64) through the same tiles as :func:`tiled_times`."""
+    out = np.empty((A.n, B.n))
+    if out.size:
+        with blas_single_thread():
+            nbk.kernel_gram_tiles(A.X, B.X, B.Xt, A.aux, B.aux, out, *spec)
+    return out
+
+
 class KernelOperator:
     """V -> K V for the training Gram K = k(X, X), computed tile by tile, never stored.
 
-    Each T x T tile K[I, J] (I <= J) is computed once by the kernel's numba Gram into
-    one reused buffer and used twice: out[I] += K[I, J] V[J] and out[J] += K[I, J]^T V[I].
-    So a product costs n^2 / 2 kernel evaluations (plus the diagonal tiles' other
-    half), 2 n^2 c flops of GEMM, and memory n d + T^2, and the operator is exactly
-    symmetric in floating point.  ``columns(idx)`` gives K[:, idx] (n x m)."""
+    Each tile K[I, J] (I <= J) is computed once and used twice: out[I] += K[I, J] V[J]
+    and out[J] += K[I, J]^T V[I].  So a product costs n^2 / 2 kernel evaluations (plus
+    the diagonal tiles' other half) and 2 n^2 c flops of GEMM, in memory n d plus a tile
+    and an n x c output per chunk.  With a kernel's tile spec (every built-in kernel) this
+    is the fused numba product (:func:`tiled_times`: each thread's tile stays in its
+    cache; ``precision="mixed"``: float32 tiles, float64 sums); ``fused=False`` or a
+    kernel with only ``_gram_into`` (a plug-in): TILE x TILE tiles from Python through
+    the kernel's Gram and two numpy GEMVs.  ``columns(idx)`` gives K[:, idx] (n x m),
+    from the same tiles."""
 
-    def __init__(self, kernel, X, tile=TILE):
+    def __init__(self, kernel, X, tile=TILE, precision="float64", fused=True):
+        if precision not in PRECISIONS:
+            raise ConfigError(f"model.exact_precision={precision!r} is not allowed: use one "
+                              f"of {', '.join(PRECISIONS)}")
         self.kernel = kernel
         self.Xw = kernel.inputs(X, dtype=np.float64)
         self.n = self.Xw.shape[0]
         self.tile = int(tile)
-        self._buf = np.empty(min(self.tile, self.n) ** 2)
+        self.precision = precision
         self.products = 0
+        self.spec = kernel.tile_spec() if fused else None
+        if self.spec is None:  # a kernel with only _gram_into: tiles from Python
+            self._buf = np.empty(min(self.tile, self.n) ** 2)
+            return
+        self.rows = TiledRows(self.spec, self.Xw)
+        self.tile_rows = self.rows if precision == "float64" else \
+            TiledRows(self.spec, self.Xw.astype(np.float32))
 
     def _block(self, i0, i1, j0, j1):
         out = self._buf[:(i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)
@@ -423,6 +543,9 @@ class KernelOperator:
 
     def matvec(self, V):
         """K V for V of shape (n, c)."""
+        if self.spec is not None:
+            self.products += 1
+            return tiled_times(self.spec, self.tile_rows, self.tile_rows, V, symmetric=True)
         V = np.ascontiguousarray(V, dtype=np.float64)
         out = np.zeros_like(V)
         n, T = self.n, self.tile
@@ -440,14 +563,19 @@ class KernelOperator:
     def diagonal(self):
         """The diagonal k(x_i, x_i) of K, from the diagonal tiles (n T evaluations)."""
         out = np.empty(self.n)
+        buf = np.empty(min(self.tile, self.n) ** 2)
         for i0 in range(0, self.n, self.tile):
             i1 = min(i0 + self.tile, self.n)
-            out[i0:i1] = np.diagonal(self._block(i0, i1, i0, i1))
+            Kt = buf[:(i1 - i0) ** 2].reshape(i1 - i0, i1 - i0)
+            self.kernel._gram_into(self.Xw[i0:i1], self.Xw[i0:i1], Kt)
+            out[i0:i1] = np.diagonal(Kt)
         return out
 
     def columns(self, idx):
-        """K[:, idx] (n x len(idx)), computed in row tiles."""
+        """K[:, idx] (n x len(idx)), computed in row tiles (float64)."""
         Y = np.ascontiguousarray(self.Xw[idx])
+        if self.spec is not None:
+            return tiled_gram(self.spec, self.rows, TiledRows(self.spec, Y))
         out = np.empty((self.n, len(idx)))
         for i0 in range(0, self.n, self.tile):
             i1 = min(i0 + self.tile, self.n)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -317,8 +318,58 @@ class Kernel(BaseEstimator):
             self._gram_into(X, Y, out)
         return out
 
+    def tile_spec(self):
+        """How the numba code evaluates this kernel (a :class:`TileSpec`), or None: a
+        kernel without one (a plug-in) implements ``_gram_into`` and its products go
+        tile by tile through it."""
+        return None
+
     def _gram_into(self, X, Y, out):
-        raise NotImplementedError
+        """out <- K(X, Y) for rows prepared by ``inputs``, from the kernel's tile spec."""
+        spec = self.tile_spec()
+        if spec is None:
+            raise NotImplementedError(f"{type(self).__name__} has neither tile_spec nor "
+                                      "_gram_into")
+        if spec.tile == nbk.TILE_COORD:
+            nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, spec.kind, spec.profile,
+                                spec.a)
+        elif spec.tile == nbk.TILE_SQDIST:
+            _sqdist_gram(X, Y, out, spec.profile, spec.a)
+        else:
+            _dot_gram(X, Y, out, spec)
+
+
+class TileSpec(NamedTuple):
+    """A kernel as the numba Gram and kernel-product code evaluates it: ``tile`` is
+    TILE_SQDIST (f(|x - y|^2) from a GEMM: profile, a), TILE_DOT (f(x.y, |x|, |y|) from a
+    GEMM: profile DOT_*, a, b, p) or TILE_COORD (the exact coordinate loop: kind SQDIST,
+    L1DIST, CAUCHY, ADDITIVE_CHI2 or SECH, profile, a)."""
+
+    tile: int
+    kind: int = 0
+    profile: int = 0
+    a: float = 0.0
+    b: float = 0.0
+    p: float = 0.0
+
+    def aux(self, X):
+        """Per-row numbers the tile code takes: squared norms (TILE_SQDIST), norms times
+        sqrt(a) (TILE_DOT: |x| / l), else none; in X's precision."""
+        if self.tile == nbk.TILE_COORD:
+            return np.zeros(X.shape[0], dtype=X.dtype)
+        sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        if self.tile == nbk.TILE_DOT:
+            sq = np.sqrt(sq) * math.sqrt(self.a)
+        return sq.astype(X.dtype, copy=False)
+
+
+def _dot_gram(X, Y, out, spec):
+    Yt = np.ascontiguousarray(Y.T)
+    for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
+        np.matmul(X[s:s + GRAM_BLOCK_ROWS], Yt, out=out[s:s + GRAM_BLOCK_ROWS])
+    xn = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64)) * math.sqrt(spec.a)
+    yn = np.sqrt(np.einsum("ij,ij->i", Y, Y, dtype=np.float64)) * math.sqrt(spec.a)
+    nbk.dot_profile_inplace(out, xn, yn, spec.profile, spec.a, spec.b, spec.p)
 
 
 def _sqdist_gram(X, Y, out, profile, a, exact=False):
@@ -362,8 +413,8 @@ class Gaussian(Kernel):
         with np.errstate(over="ignore"):  # an overflowing square is a kernel value of 0
             return np.exp(-np.sum(delta**2, axis=-1) / (2.0 * self.ls**2))
 
-    def _gram_into(self, X, Y, out):
-        _sqdist_gram(X, Y, out, nbk.PROFILE_EXP, 0.5 / self.ls**2)
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_SQDIST, profile=nbk.PROFILE_EXP, a=0.5 / self.ls**2)
 
 
 class Laplacian(Kernel):
@@ -388,9 +439,8 @@ class Laplacian(Kernel):
         with np.errstate(over="ignore"):
             return np.exp(-np.sum(np.abs(delta), axis=-1) / self.ls)
 
-    def _gram_into(self, X, Y, out):
-        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.L1DIST, nbk.PROFILE_EXP,
-                            1.0 / self.ls)
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_COORD, nbk.L1DIST, nbk.PROFILE_EXP, 1.0 / self.ls)
 
 
 class Cauchy(Kernel):
@@ -413,9 +463,8 @@ class Cauchy(Kernel):
         with np.errstate(over="ignore"):
             return np.prod(1.0 / (1.0 + delta**2 / self.ls**2), axis=-1)
 
-    def _gram_into(self, X, Y, out):
-        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.CAUCHY, nbk.PROFILE_NONE,
-                            1.0 / self.ls**2)
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_COORD, nbk.CAUCHY, nbk.PROFILE_NONE, 1.0 / self.ls**2)
 
 
 class Matern(Kernel):
@@ -464,11 +513,15 @@ class Matern(Kernel):
             return (1.0 + t) * np.exp(-t)
         return (1.0 + t + t * t / 3.0) * np.exp(-t)
 
-    def _gram_into(self, X, Y, out):
+    def tile_spec(self):
+        """nu = 1/2 takes sqrt(|x - y|^2): a GEMM's cancellation (~1e-16 |x|^2) would
+        become ~1e-8 after the sqrt, so its distances come from the exact loop."""
         profile = {0.5: nbk.PROFILE_EXP_SQRT, 1.5: nbk.PROFILE_MATERN15,
                    2.5: nbk.PROFILE_MATERN25}[self.nu]
-        _sqdist_gram(X, Y, out, profile, math.sqrt(2.0 * self.nu) / self.ls,
-                     exact=self.nu == 0.5)
+        a = math.sqrt(2.0 * self.nu) / self.ls
+        if self.nu == 0.5:
+            return TileSpec(nbk.TILE_COORD, nbk.SQDIST, profile, a)
+        return TileSpec(nbk.TILE_SQDIST, profile=profile, a=a)
 
 
 # --------------------------------------------------------------------------
@@ -506,13 +559,8 @@ class DotProductKernel(NotShiftInvariant):
         """(a, b, p) of the numba profile (arc-cosine: a = 1 / l^2)."""
         return 1.0 / self.ls**2, 0.0, 0.0
 
-    def _gram_into(self, X, Y, out):
-        Yt = np.ascontiguousarray(Y.T)
-        for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
-            np.matmul(X[s:s + GRAM_BLOCK_ROWS], Yt, out=out[s:s + GRAM_BLOCK_ROWS])
-        xn = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64)) / self.ls
-        yn = np.sqrt(np.einsum("ij,ij->i", Y, Y, dtype=np.float64)) / self.ls
-        nbk.dot_profile_inplace(out, xn, yn, self.PROFILE, *self._profile_args())
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_DOT, 0, self.PROFILE, *self._profile_args())
 
 
 class ArcCosine0(DotProductKernel):
@@ -582,9 +630,8 @@ class AdditiveChi2(NotShiftInvariant):
     def input_floor(self):
         return 0.0
 
-    def _gram_into(self, X, Y, out):
-        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.ADDITIVE_CHI2,
-                            nbk.PROFILE_NONE, 1.0 / self.ls)
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_COORD, nbk.ADDITIVE_CHI2, nbk.PROFILE_NONE, 1.0 / self.ls)
 
 
 class SkewedChi2(Kernel):
@@ -633,9 +680,8 @@ class SkewedChi2(Kernel):
         with np.errstate(over="ignore"):
             return np.prod(1.0 / np.cosh(t), axis=-1)
 
-    def _gram_into(self, X, Y, out):
-        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SECH, nbk.PROFILE_NONE,
-                            0.5 / self.ls)
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_COORD, nbk.SECH, nbk.PROFILE_NONE, 0.5 / self.ls)
 
 
 KERNELS = Registry("rffbench.kernels", "kernel",

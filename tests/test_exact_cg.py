@@ -103,6 +103,33 @@ def test_cg_agrees_with_cholesky_to_the_tolerance(rng, name, lam):
     assert np.all(cg.dual_coef_[:, 1] == 0)  # a zero column needs no iteration
 
 
+@pytest.mark.parametrize("name", ["gaussian", "laplacian", "arccos1"])
+def test_mixed_precision_residual_is_the_float32_operators(rng, name):
+    """precision=mixed solves (K32 + lam I) a = y with K32 the float32 tiles' kernel: the
+    float64 residual is r32 + (K32 - K) a exactly, so it is at most tol ||y|| +
+    ||(K32 - K) a||.  The test computes K32 densely from the same tile code; the operator
+    uses the transpose of each upper tile for the lower one, whose float32 rounding can
+    differ from the dense tile's by as much as K32 from K: hence the factor 2."""
+    from rffbench.exact import TiledRows, tiled_gram
+
+    X = rng.standard_normal((700, 5))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(700)
+    tol, lam = 1e-6, 1e-3
+    k = make_kernel(name, lengthscale=2.0).fit(X)
+    m = exact.ExactKRR(k, lam, center=False, solver="cg", tol=tol, precond_rank=100,
+                       random_state=0, precision="mixed").fit(X, y)
+    info = m.solver_info_
+    assert info["converged"] and info["precision"] == "mixed"
+    a = m.dual_coef_[:, 0]
+    spec = k.tile_spec()
+    K = k.gram(X)
+    K32 = tiled_gram(spec, TiledRows(spec, k.inputs(X).astype(np.float32)),
+                     TiledRows(spec, k.inputs(X).astype(np.float32)))
+    assert 0 < np.abs(K32 - K).max() <= 1e-6 * np.abs(K).max()  # float32 values, not float64
+    r64 = np.linalg.norm(y - (K @ a + lam * a))
+    assert r64 <= tol * np.linalg.norm(y) + 2 * np.linalg.norm((K32 - K) @ a) + 1e-12
+
+
 def test_preconditioner_cuts_iterations(rng):
     X = rng.standard_normal((1200, 6))
     y = np.sin(X[:, 0])[:, None]

@@ -153,3 +153,19 @@ def test_bad_parameters(rng):
 
 # scikit-learn's estimator checks run for every map in tests/test_conformance.py
 # (rffbench.testing.check_feature_map).
+
+
+def test_transform_into_a_preallocated_output(rng):
+    """out= writes the same features into the caller's buffer (the speed experiment's
+    reused-output timing); a buffer of the wrong shape, dtype or layout is refused."""
+    from rffbench.features import FEATURE_MAPS
+
+    X = rng.standard_normal((50, 4))
+    f = FEATURE_MAPS["rff"](n_components=32, random_state=0).fit(X)
+    buf = np.empty((50, 32))
+    assert f.transform(X, out=buf) is buf
+    assert np.array_equal(buf, f.transform(X))
+    for bad in (np.empty((50, 31)), np.empty((50, 32), dtype=np.float32),
+                np.empty((32, 50)).T, [[0.0] * 32] * 50):
+        with pytest.raises(ValueError, match="out must be a writeable C-contiguous float64"):
+            f.transform(X, out=bad)

@@ -80,6 +80,16 @@ def test_exact_cg_agrees_with_cholesky_in_a_run():
     assert b.note["cg_iterations"].startswith("converged") and b.value["precond_time_s"] > 0
     assert "cg without the Gram" in b.note["train_time_s"] and "gram_time_s" not in b.index
     assert "cg_iterations" not in a.index
+    # mixed precision (float32 tiles, float64 sums) solves with the float32 kernel: a
+    # perturbation of K by ~1e-7 relative moves alpha by up to ~1e-7 ||K|| / lam; at the
+    # lam = 1e-4 chosen here the test RMSE moved by 2e-4 relative (measured), so 1e-3
+    mixed = learning(*base, "model.exact_solver=cg", "model.precond_rank=200",
+                     "model.cg_tol=1e-6", "model.exact_precision=mixed")
+    c = mixed[mixed.method == "exact_krr"].set_index("metric")
+    assert c.value["lambda"] == a.value["lambda"]
+    assert c.value["test_rmse"] == pytest.approx(a.value["test_rmse"], rel=1e-3)
+    assert "mixed precision: float32 tiles" in c.note["solve_time_s"]
+    assert "float64 tiles" in b.note["solve_time_s"]
 
 
 def test_exact_cg_not_converged_is_a_record_not_an_answer():

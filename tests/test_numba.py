@@ -139,3 +139,105 @@ def test_abs_max_sum_sq(rng):
     assert mx == np.abs(E).max()
     assert np.isclose(sa, np.abs(E).sum(), rtol=1e-13)
     assert np.isclose(s2, (E**2).sum(), rtol=1e-13)
+
+
+def test_fast_exp_full_range():
+    """The positive map's exp: any argument, overflow to inf and gradual underflow as
+    numpy's exp, NaN kept."""
+    x = np.concatenate([_grid(-745.5, 710.0, 1_000_001),
+                        [0.0, -0.0, np.nan, np.inf, -np.inf, 709.78, -745.13, 1e300, -1e300]])
+    out = np.empty_like(x)
+    nbk.fast_exp_full(x, out)
+    with np.errstate(over="ignore"):
+        ref = np.exp(x)
+    normal = np.isfinite(ref) & (ref >= np.finfo(np.float64).tiny)
+    assert np.max(np.abs(out[normal] / ref[normal] - 1.0)) <= 4e-16
+    sub = (ref > 0) & (ref < np.finfo(np.float64).tiny)
+    assert sub.sum() > 1000 and np.max(np.abs(out[sub] - ref[sub])) <= 2 * 5e-324
+    assert np.array_equal(np.isinf(out), np.isinf(ref)) and np.array_equal(out == 0, ref == 0)
+    assert np.array_equal(np.isnan(out), np.isnan(ref))
+
+
+def test_fast_exp_float32_accuracy():
+    x = np.concatenate([_grid(-87.0, 0.0, 500_001), [0.0, -0.0, -87.0]]).astype(np.float32)
+    out = np.empty_like(x)
+    nbk.fast_exp_f32(x, out)
+    ref = np.exp(x.astype(np.float64))
+    assert out.dtype == np.float32
+    # a few float32 ulp (2^-24 relative each): the reduction's and the polynomial's rounding
+    assert np.max(np.abs(out / ref - 1.0)) <= 4 * 2.0**-24
+    below = np.array([-87.5, -200.0, -np.inf], dtype=np.float32)
+    nbk.fast_exp_f32(below, out[:3])
+    assert np.all(out[:3] == 0.0)
+
+
+# --------------------------------------------------------------------------
+# the fused kernel products, against K @ V from the numpy Gram of the kernel
+def _kernel_cases():
+    from rffbench.kernels import make_kernel
+
+    for name, params in [("gaussian", {}), ("laplacian", {}), ("cauchy", {}),
+                         ("matern", {"nu": 0.5}), ("matern", {"nu": 1.5}),
+                         ("matern", {"nu": 2.5}), ("arccos0", {}), ("arccos1", {}),
+                         ("polynomial", {"degree": 3}), ("additive_chi2", {}),
+                         ("skewed_chi2", {})]:
+        yield pytest.param(lambda name=name, params=params: make_kernel(name, **params),
+                           id=name + "".join(f"-{v}" for v in params.values()))
+
+
+def _numpy_gram(kernel, X, Y):
+    """k(X, Y) as a matrix: the kernel's Gram (tested against scipy references in
+    tests/test_kernels.py and tests/test_zoo.py), for numpy's K @ V."""
+    return np.asarray(kernel.gram(X, Y), dtype=np.float64)
+
+
+@pytest.mark.parametrize("make", _kernel_cases())
+@pytest.mark.parametrize("n,m", [(300, 1), (600, 3)])
+def test_kernel_times_matches_numpy(make, n, m, rng):
+    """Symmetric (I <= J, diagonal tiles, padding) and rectangular products, float64
+    and mixed precision, and the Gram tiles, against the numpy Gram times V."""
+    from rffbench.exact import TiledRows, tiled_gram, tiled_times
+
+    X = np.abs(rng.standard_normal((n, 5))) + 0.05
+    Y = np.abs(rng.standard_normal((97, 5))) + 0.05
+    V = rng.standard_normal((n, m))
+    k = make().fit(X)
+    spec = k.tile_spec()
+    Xw, Yw = k.inputs(X), k.inputs(Y)
+    K = _numpy_gram(k, X, X)
+    ref = K @ V
+    scale = np.abs(K).sum(axis=1).max() * np.abs(V).max()
+    rows = TiledRows(spec, Xw)
+    assert np.max(np.abs(tiled_times(spec, rows, rows, V, symmetric=True) - ref)) <= 1e-13 * scale
+    got = tiled_times(spec, TiledRows(spec, Yw), rows, V)
+    assert np.max(np.abs(got - _numpy_gram(k, Y, X) @ V)) <= 1e-13 * scale
+    r32 = TiledRows(spec, Xw.astype(np.float32))
+    mixed = tiled_times(spec, r32, r32, V, symmetric=True)
+    # float32 kernel values: ~1e-7 relative each (arc-cosine 0: the angle's step near
+    # parallel rows, 1e-5), summed in float64
+    tol = 1e-4 if k.name == "arccos0" else 2e-6
+    assert np.max(np.abs(mixed - ref)) <= tol * scale
+    G = tiled_gram(spec, rows, TiledRows(spec, Yw))
+    assert np.max(np.abs(G - _numpy_gram(k, X, Y))) <= 1e-13 * max(1.0, np.abs(K).max())
+
+
+def test_kernel_times_threads_bitwise(rng):
+    """The symmetric product's chunks do not depend on the thread count: same bits."""
+    import numba
+
+    from rffbench.exact import TiledRows, tiled_times
+    from rffbench.kernels import make_kernel
+
+    X = rng.standard_normal((700, 4))
+    V = rng.standard_normal((700, 2))
+    k = make_kernel("gaussian").fit(X)
+    rows = TiledRows(k.tile_spec(), k.inputs(X))
+    before = numba.get_num_threads()
+    try:
+        out = []
+        for t in (1, before):
+            numba.set_num_threads(t)
+            out.append(tiled_times(k.tile_spec(), rows, rows, V, symmetric=True))
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(out[0], out[1])

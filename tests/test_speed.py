@@ -5,6 +5,7 @@ from conftest import compose_config
 from rffbench.experiment import main as run_main
 from rffbench.experiment import run
 from rffbench.measure.speed import interleaved
+from rffbench.peers import installed
 from rffbench.results import RECORDS_FILE
 
 SPEED = ["dataset=synthetic", "dataset.n=400", "dataset.d=6", "D=64",
@@ -13,7 +14,7 @@ SPEED = ["dataset=synthetic", "dataset.n=400", "dataset.d=6", "D=64",
          "measure.speed.enabled=true", "measure.speed.gram_max_n=100",
          "measure.speed.train_max_n=100"]
 METRICS = {"time_s", "throughput_rows_per_s", "speedup_vs_sklearn", "speedup_vs_numpy",
-           "speedup_vs_torch", "fraction_of_limit", "limit_time_s"}
+           "speedup_vs_torch", "speedup_vs_jax", "fraction_of_limit", "limit_time_s"}
 
 
 def test_interleaved_calls_each_implementation_warm_then_repeats():
@@ -36,16 +37,26 @@ def test_speed_records_vocabulary_and_consistency():
               "train/sklearn_kernelridge"):
         assert m in methods, m
     v = sp.set_index(["method", "metric"]).value
-    # PyTorch is an optional peer: timed where it is installed, else a record saying so
-    torch_rows = sp[sp.method == "transform/torch"]
-    try:
-        import torch  # noqa: F401
-        assert v["transform/rff", "speedup_vs_torch"] == pytest.approx(
-            v["transform/torch", "time_s"] / v["transform/rff", "time_s"], rel=1e-12)
-    except ImportError:
-        assert torch_rows.value.isna().all() and len(torch_rows) == 1
-        assert "not installed" in torch_rows.note.item()
-        sp = sp[sp.method != "transform/torch"]
+    # PyTorch and JAX are optional peers, each timed in its own process where installed
+    # (fresh output vs our transform, reused output vs rff's out= path), else one record
+    # saying so
+    for peer in ("torch", "jax"):
+        rows = sp[sp.method.str.startswith(f"transform/{peer}")]
+        if installed(peer):
+            assert v["transform/rff", f"speedup_vs_{peer}"] == pytest.approx(
+                v[f"transform/{peer}", "time_s"] / v["transform/rff", "time_s"], rel=1e-12)
+            assert "own process" in rows.note.iloc[0]
+            if peer == "torch":
+                assert v["transform/rff_out", "speedup_vs_torch"] == pytest.approx(
+                    v["transform/torch_out", "time_s"] / v["transform/rff_out", "time_s"],
+                    rel=1e-12)
+                assert "preallocated output reused" in \
+                    rows[rows.method == "transform/torch_out"].note.item()
+        else:
+            assert rows.value.isna().all() and len(rows) == 1
+            assert "not installed" in rows.note.item()
+        sp = sp[~sp.method.str.startswith(f"transform/{peer}")]
+        v = sp.set_index(["method", "metric"]).value
     t = sp[sp.metric == "time_s"].set_index("method").value
     assert (t > 0).all() and (sp[sp.metric == "time_s"].n_repeats == 5).all()
     # speed-ups and fractions are the ratios of the recorded times
@@ -97,3 +108,31 @@ def test_polynomial_maps_against_their_scikit_learn_peer():
         assert v[m, "speedup_vs_sklearn"] > 0 and v[m, "fraction_of_limit"] > 0
     assert v["transform/sklearn_polysketch", "time_s"] > 0
     assert "transform/numpy" not in set(sp.method)
+
+
+def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
+    """`python -m rffbench.bench --products ... --save` then `--compare` on another commit:
+    the ratios new / saved, exit 1 when a row is more than --factor times slower."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    base = [sys.executable, "-m", "rffbench.bench", "--products", "600,4", "--kernels",
+            "gaussian,laplacian", "--repeats", "1"]
+    saved = tmp_path / "saved.csv"
+    done = subprocess.run(base + ["--save", str(saved)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    df = pd.read_csv(saved)
+    assert set(df.impl) == {"float64", "mixed", "python_tiles"} and (df.time_s > 0).all()
+    assert ((df.fraction_of_limit - df.limit_s / df.time_s).abs() < 1e-9).all()
+    ok = subprocess.run(base + ["--compare", str(saved), "--factor", "1000"],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "new_over_saved" in ok.stdout
+    df.loc[df.kernel == "laplacian", "time_s"] *= 1e-6  # as if it had been far faster before
+    df.to_csv(saved, index=False)
+    slow = subprocess.run(base + ["--compare", str(saved), "--factor", "1000"],
+                          capture_output=True, text=True)
+    assert slow.returncode == 1
+    assert f"3 row(s) more than 1000x slower than {saved}" in slow.stdout

@@ -258,12 +258,22 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             Xc = X[s:s + rows]
             yield slice(s, s + rows), (Xc.toarray() if densify else Xc)
 
-    def transform(self, X):
+    def transform(self, X, out=None):
         """Features of X (dense or scipy.sparse), shape (n_samples, n_components), in X's
-        float dtype."""
+        float dtype.  ``out``: a preallocated C-contiguous array of that shape and dtype
+        to write them into (returned), e.g. to time the transform without the allocation
+        and first-touch page faults of a fresh output, as a peer reusing its buffer."""
         check_is_fitted(self)
         X = self._validate(X, reset=False)
-        out = np.empty((X.shape[0], self._n_features_out), dtype=X.dtype)
+        shape = (X.shape[0], self._n_features_out)
+        if out is None:
+            out = np.empty(shape, dtype=X.dtype)
+        elif not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == X.dtype
+                  and out.flags.c_contiguous and out.flags.writeable):
+            got = (f"{type(out).__name__} {getattr(out, 'shape', '')} "
+                   f"{getattr(out, 'dtype', '')}").strip()
+            raise ValueError(f"out must be a writeable C-contiguous {X.dtype} array of shape "
+                             f"{shape}, got {got}")
         for rows, Xc in self._chunks(X):
             self._transform_into(Xc, out[rows])
         return out

@@ -10,7 +10,7 @@
 * ``tensorsketch`` (Pham & Pagh, KDD 2013): x' = (sqrt(g) x, sqrt(c)) so that k = (x'.y')^p;
   p independent count sketches C_t(x') in R^D (hash h_t: coordinates -> buckets, signs
   s_t), TS(x) = IFFT(prod_t FFT(C_t(x'))), the count sketch of the tensor power x'^(p):
-  E TS(x).TS(y) = (x'.y')^p, unbiased.  Count sketches by numba, FFTs by numpy (pocketfft).
+  E TS(x).TS(y) = (x'.y')^p, unbiased.  Count sketches by numba, FFTs by scipy.fft (pocketfft, threaded: ``workers``).
 * ``sklearn_polysketch``: scikit-learn's PolynomialCountSketch (the same TensorSketch), the
   peer.
 """
@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
+import scipy.fft
 import scipy.sparse as sp
 
 from .. import _numba as nbk
@@ -102,11 +104,12 @@ class TensorSketch(_PolynomialMap):
         Xp[:, -1] = math.sqrt(float(k.coef0))
         C = np.empty((k.degree, n, D))
         nbk.count_sketches(Xp, self.hashes_, self._as("signs_", np.float64), C)
-        F = np.fft.rfft(C, axis=2)
+        workers = numba.get_num_threads()  # scipy.fft in parallel (numpy's FFT is serial)
+        F = scipy.fft.rfft(C, axis=2, workers=workers)
         prod = F[0]
         for t in range(1, k.degree):
             prod *= F[t]
-        out[...] = np.fft.irfft(prod, n=D, axis=1)
+        out[...] = scipy.fft.irfft(prod, n=D, axis=1, workers=workers)
 
 
 class SklearnPolynomialCountSketch(_PolynomialMap):

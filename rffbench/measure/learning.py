@@ -40,6 +40,7 @@ from ..exact import (
     CHOLESKY_AUTO_MAX_N,
     PREDICT_BLOCK_COLS,
     PREDICT_BLOCK_ROWS,
+    SYM_CHUNKS,
     TILE,
     ExactKRR,
     choose_solver,
@@ -112,13 +113,14 @@ def _cholesky_bytes(ctx):
 
 
 def _cg_bytes(ctx):
-    """X (float64 copy), the preconditioner (2 n r at its peak), pcg's 6 n x c vectors,
-    a tile, the test predictions' K block; lam=auto adds one solution per lambda."""
+    """X (float64 copy, padded copy), the preconditioner (2 n r at its peak), pcg's 6 n x c
+    vectors, the products' chunk outputs (SYM_CHUNKS n x c) and a tile, the test
+    predictions' K block; lam=auto adds one solution per lambda."""
     m, n, d = ctx.cfg.model, ctx.data.X_train.shape[0], ctx.data.d
     c = max(ctx.data.n_classes, 1)
     r = m.precond_rank or default_rank(n)
     grid = len(m.lam_grid) if m.lam == "auto" else 0
-    return 8 * (n * d + 2 * n * min(r, n) + (6 + grid) * n * c + TILE * TILE
+    return 8 * (2 * n * d + 2 * n * min(r, n) + (6 + grid + SYM_CHUNKS) * n * c + TILE * TILE
                 + PREDICT_BLOCK_ROWS * PREDICT_BLOCK_COLS)
 
 
@@ -271,9 +273,13 @@ RSS_NOTE = "process peak resident memory so far (VmHWM)"
 #: how exact KRR's train_time_s note starts when cg fitted it (the report marks those points)
 CG_TRAIN_NOTE = "cg without the Gram"
 
+#: how the cg records' note names model.exact_precision
+PRECISION_NOTES = {"float64": "float64 tiles",
+                   "mixed": "mixed precision: float32 tiles, float64 sums and recurrences"}
+
 #: the model keys that exact KRR depends on (not name, chunk_rows, epochs, loss)
 EXACT_MODEL_KEYS = ("lam", "lam_grid", "val_size", "center", "exact_max_n", "exact_solver",
-                    "cg_tol", "cg_max_iter", "precond_rank")
+                    "cg_tol", "cg_max_iter", "precond_rank", "exact_precision")
 
 
 def _exact_rows(ctx, cfg):
@@ -288,7 +294,7 @@ def _exact_rows(ctx, cfg):
     Ytr = encode_targets(data.y_train, task, data.n_classes)
     solver = exact_solver(ctx)
     cg = dict(solver=solver, tol=m.cg_tol, max_iter=m.cg_max_iter,
-              precond_rank=m.precond_rank, backend=ctx.backend)
+              precond_rank=m.precond_rank, backend=ctx.backend, precision=m.exact_precision)
     lam, lam_note = m.lam, "fixed by model.lam"
     if lam == "auto":
         fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
@@ -343,8 +349,9 @@ def _exact_rows(ctx, cfg):
             record("learning", "precond_time_s", ph["precond_time_s"], "s", method="exact_krr",
                    n_repeats=n_rep, note=f"Nystrom preconditioner, rank {info['precond_rank']}"),
             record("learning", "solve_time_s", ph["solve_time_s"], "s", method="exact_krr",
-                   n_repeats=n_rep, note=f"{info['products']} blocked kernel products (numba "
-                                         "tiles, K never stored)"),
+                   n_repeats=n_rep, note=f"{info['products']} fused kernel products (numba "
+                                         "tiles, K never stored; " + PRECISION_NOTES[
+                                             m.exact_precision] + ")"),
             record("learning", "cg_iterations", info["iterations"], method="exact_krr",
                    note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
             record("learning", "cg_residual", info["residual"], method="exact_krr",

@@ -10,6 +10,12 @@ medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
   (``transform/numpy``, shift-invariant kernels) and the kernel's scikit-learn sampler,
   called directly (``transform/sklearn_rbf``: RBFSampler, ``sklearn_polysketch``:
   PolynomialCountSketch, ``sklearn_chi2``, ``sklearn_skewed_chi2``).
+  **Peers** (``measure.speed.peers``: PyTorch, JAX where installed): each in its own
+  worker process (rffbench.peers) with the rff map's W and b, once with a fresh output
+  per call (``transform/torch``, compared with every map's transform) and once into a
+  reused buffer (``transform/torch_out``, compared with ``transform/rff_out``: rff's
+  ``transform(X, out=buf)``); ``speedup_vs_torch`` / ``speedup_vs_jax``, the note says
+  which output and which version.
   **Limit**, measured in the same loop: a GEMM of the map's shape into a
   preallocated output (``limit/gemm``; its flop rate is the machine's rate on
   this shape) plus one streaming pass over the N x D output (``limit/pass``).
@@ -30,7 +36,7 @@ medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
 
 Records: ``measurement`` = ``speed``, ``method`` = ``<task>/<implementation>``,
 ``metric`` in time_s, throughput_rows_per_s, speedup_vs_sklearn,
-speedup_vs_numpy, fraction_of_limit (= limit / measured) and limit_time_s.
+speedup_vs_numpy, speedup_vs_torch, speedup_vs_jax, fraction_of_limit (= limit / measured) and limit_time_s.
 """
 from __future__ import annotations
 
@@ -46,6 +52,7 @@ from .. import _numba as nbk
 from ..checks import as_list, Check, Int, check_constraints
 from ..errors import ConfigError
 from ..memory import Need
+from ..peers import PEERS, time_peer
 from ..results import record
 from .base import Measurement
 
@@ -76,6 +83,9 @@ class SpeedConfig:
     gram_max_n: int = 10000
     #: rows of the training comparison (exact KRR included)
     train_max_n: int = 5000
+    #: optional peers of the rff map (torch, jax where installed), each timed in its own
+    #: worker process with the same W and b (rffbench.peers); [] = none
+    peers: List[str] = field(default_factory=lambda: ["torch", "jax"])
 
     constraints = {
         "repeats": Int(5),
@@ -83,10 +93,13 @@ class SpeedConfig:
                        and all(p in SPEED_PARTS for p in v),
                        f"use a non-empty list of {', '.join(SPEED_PARTS)}", [[], ["x"], "x"]),
         "gram_max_n": Int(2), "train_max_n": Int(2),
+        "peers": Check(lambda v: isinstance(v, (list, tuple)) and all(p in PEERS for p in v),
+                       f"use a list of {', '.join(PEERS)} (or [])", [["x"], "x"]),
     }
 
     def __post_init__(self):
         self.parts = as_list(self.parts)
+        self.peers = as_list(self.peers)
         check_constraints(self, "measure.speed")
 
 
@@ -157,24 +170,23 @@ def sklearn_peer(kernel_name):
     return None
 
 
-def torch_peer(X, W, b, scale, threads):
-    """PyTorch (CPU) as a peer of the cos + offset map, where it is installed: the same
-    W and b, ``torch.cos(torch.addmm(b, X, W)) * scale`` on tensors that share the numpy
-    buffers, ``threads`` intra-op threads.  Returns (fn or None, a note)."""
-    try:
-        import torch
-    except Exception as exc:  # not installed (an optional peer), or a broken install
-        why = "not installed" if isinstance(exc, ImportError) else f"cannot be imported ({exc})"
-        return None, f"PyTorch {why}: an optional peer of rff (pip install torch)"
-    torch.set_num_threads(threads)
-    Xt, Wt, bt = (torch.from_numpy(np.ascontiguousarray(a)) for a in (X, W, b))
-    sc = float(scale)
-
-    def fn():
-        with torch.no_grad():
-            return (torch.cos(torch.addmm(bt, Xt, Wt)) * sc).numpy()
-
-    return fn, f"PyTorch {torch.__version__}, {threads} threads"
+def _peer_rows(name, X, W, b, threads, repeats, res, ours):
+    """A peer timed in its own process (rffbench.peers), once with a fresh output per call
+    (``transform/<peer>``, against our maps' transform) and once into a reused buffer
+    (``transform/<peer>_out``, against ``transform/rff_out``, rff with ``out=``)."""
+    rows = []
+    for output, method in (("fresh", f"transform/{name}"), ("out", f"transform/{name}_out")):
+        if name == "jax" and output == "out":
+            continue  # immutable arrays: no reused output
+        t, spread, note = time_peer(name, X, W, b, threads, repeats, output)
+        rows.append(record("speed", "time_s", t, "s", method=method, spread=spread,
+                           n_repeats=repeats if t is not None else None, note=note))
+        if t is None:
+            break  # one line saying why is enough
+        against = ours if output == "fresh" else ["transform/rff_out"]
+        rows += [record("speed", "speedup_vs_" + name, t / res[k][0], method=k,
+                        note=f"{method} / {k} ({note})") for k in against if k in res]
+    return rows
 
 
 def fwht_tile_seconds(L, repeats, threads=None):
@@ -205,15 +217,16 @@ def _part_maps(ctx, cfg, X):
     W = np.ascontiguousarray(
         np.random.default_rng(ctx.cfg.seed).standard_normal((X.shape[1], D)), dtype=X.dtype)
     impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
-    torch_note = None
+    peers = []
     if ctx.kernel.shift_invariant:  # the plain numpy reference of the rff map
         rff = ctx.make_map(name="rff").fit(X)
         W, b = rff.random_weights_.astype(X.dtype), rff.random_offset_.astype(X.dtype)
         scale = X.dtype.type(math.sqrt(2.0 / D))
         impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
-        torch_fn, torch_note = torch_peer(X, W, b, scale, ctx.threads)
-        if torch_fn is not None:
-            impls["transform/torch"] = torch_fn
+        peers = list(cfg.peers)
+        if peers and "transform/rff" in impls:  # ours into a reused buffer, as a peer's out=
+            out_buf = np.empty((X.shape[0], D), dtype=X.dtype)
+            impls["transform/rff_out"] = lambda: fitted["rff"].transform(X, out=out_buf)
     peer = sklearn_peer(ctx.kernel.name)
     if peer is not None:
         try:  # scikit-learn's sampler itself, without rffbench's wrapper
@@ -252,17 +265,14 @@ def _part_maps(ctx, cfg, X):
             limits[key] = (g + pas, f"GEMM of the map's shape (N x d x {f.n_freq_}) into a "
                            f"preallocated output ({g:.4g} s at {rate / 1e9:.1f} GFLOP/s) + one "
                            f"pass over the N x D output ({pas:.4g} s)")
+    if "transform/rff_out" in res:
+        limits["transform/rff_out"] = limits["transform/rff"]
     ours = [f"transform/{m}" for m in fitted]
     rows = _records(res, X.shape[0], limits, cfg.repeats,
                     f"transform/{peer}" if peer else None,
                     "transform/numpy" if "transform/numpy" in res else None, ours)
-    if "transform/torch" in res:
-        t_torch = res["transform/torch"][0]
-        rows += [record("speed", "speedup_vs_torch", t_torch / res[k][0], method=k,
-                        note=f"transform/torch / {k} (same W and b, {torch_note})")
-                 for k in ours]
-    elif torch_note:
-        rows.append(record("speed", "time_s", None, method="transform/torch", note=torch_note))
+    for name in peers:
+        rows += _peer_rows(name, X, W, b, ctx.threads, cfg.repeats, res, ours)
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
              for m, why in skipped]
     if peer is None:

@@ -1,0 +1,143 @@
+"""Optional peers of the cos + offset map (PyTorch, JAX), each timed in its own process.
+
+Why a worker process: timed in the same process as numba and OpenBLAS, the peer's thread
+pool and ours disturb each other (measured: PyTorch looked 1.09x behind ``rff`` at N =
+10,000, d = 1024, D = 8192 in one process; in its own process, reusing its output, it is
+1.2-1.3x ahead).  So the parent writes X, W and b as ``.npy`` files (``np.save``, no
+pickle) into a temporary directory and runs ``python -m rffbench.peers DIR PEER THREADS
+REPEATS OUTPUT``; the worker loads them (``allow_pickle=False``), builds the peer's
+``cos(X @ W + b) * scale`` on the same W and b, warms it up, and prints one JSON line:
+the median and spread of ``REPEATS`` calls, the peer's version and what it did.
+
+``OUTPUT`` is how the output is allocated, to be matched on our side: ``fresh`` (a new
+array per call, as ``FeatureMap.transform(X)``) or ``out`` (one preallocated buffer reused,
+as ``FeatureMap.transform(X, out=buf)``).  JAX arrays are immutable, so JAX has only
+``fresh``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: the peers, by the module that must be importable
+PEERS = {"torch": "torch", "jax": "jax"}
+OUTPUTS = ("fresh", "out")
+#: seconds a worker may take (warm-up, repeats and the import of the peer)
+WORKER_TIMEOUT_S = 900
+
+
+def installed(peer):
+    """Whether the peer's module can be found (without importing it here)."""
+    return importlib.util.find_spec(PEERS[peer]) is not None
+
+
+def _torch_fn(X, W, b, scale, threads, output):
+    import torch
+
+    torch.set_num_threads(threads)
+    Xt, Wt, bt = (torch.from_numpy(a) for a in (X, W, b))
+    if output == "out":
+        buf = torch.empty((X.shape[0], W.shape[1]), dtype=Xt.dtype)
+
+        def fn():
+            with torch.no_grad():
+                torch.addmm(bt, Xt, Wt, out=buf)
+                torch.cos(buf, out=buf)
+                buf.mul_(scale)
+    else:
+        def fn():
+            with torch.no_grad():
+                return torch.cos(torch.addmm(bt, Xt, Wt)) * scale
+
+    return fn, f"PyTorch {torch.__version__}, {threads} threads"
+
+
+def _jax_fn(X, W, b, scale, threads, output):
+    if output != "fresh":
+        raise ValueError("JAX arrays are immutable: output=fresh only")
+    import jax
+
+    if X.dtype == np.float64:
+        jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    f = jax.jit(lambda X, W, b: jnp.cos(X @ W + b) * scale)
+    Xj, Wj, bj = (jax.device_put(a) for a in (X, W, b))
+
+    def fn():
+        return f(Xj, Wj, bj).block_until_ready()
+
+    return fn, f"JAX {jax.__version__} (XLA CPU threads from XLA_FLAGS, {threads} cores)"
+
+
+def _median_spread(fn, repeats):
+    fn()  # warm-up: the peer's first call (JIT, first-touch page faults)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), float(np.max(times) - np.min(times))
+
+
+def worker(directory, peer, threads, repeats, output):
+    """The worker's side: one JSON line on stdout (median, spread, note) or an error."""
+    d = Path(directory)
+    X, W, b = (np.load(d / f"{k}.npy", allow_pickle=False) for k in ("X", "W", "b"))
+    scale = X.dtype.type(math.sqrt(2.0 / W.shape[1]))
+    make = {"torch": _torch_fn, "jax": _jax_fn}[peer]
+    try:
+        fn, note = make(X, W, b, scale, threads, output)
+    except Exception as exc:  # not installed or unusable here: the record says why
+        return dict(error=f"{peer} cannot be used: {type(exc).__name__}: {exc}")
+    median, spread = _median_spread(fn, repeats)
+    return dict(median=median, spread=spread, note=note, output=output)
+
+
+def time_peer(peer, X, W, b, threads, repeats, output="fresh"):
+    """(median s, spread s, note) of ``peer`` (PEERS) on the cos + offset map of X with
+    these W and b, timed in its own process with ``threads`` threads; median None and
+    the reason in the note where it cannot run."""
+    if peer not in PEERS:
+        raise ValueError(f"unknown peer {peer!r}: use one of {', '.join(PEERS)}")
+    if output not in OUTPUTS:
+        raise ValueError(f"output={output!r}: use one of {', '.join(OUTPUTS)}")
+    if not installed(peer):
+        return None, None, f"{peer} not installed: an optional peer (pip install {peer})"
+    with tempfile.TemporaryDirectory(prefix="rffbench-peer-") as tmp:
+        for k, a in (("X", X), ("W", W), ("b", b)):
+            np.save(Path(tmp) / f"{k}.npy", np.ascontiguousarray(a), allow_pickle=False)
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        if peer == "jax":
+            env.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen=true "
+                                        f"intra_op_parallelism_threads={threads}")
+        try:
+            proc = subprocess.run([sys.executable, "-m", "rffbench.peers", tmp, peer,
+                                   str(threads), str(repeats), output], capture_output=True,
+                                  text=True, timeout=WORKER_TIMEOUT_S, env=env)
+        except subprocess.TimeoutExpired:
+            return None, None, f"{peer} worker took more than {WORKER_TIMEOUT_S} s"
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, None, f"{peer} worker failed (exit {proc.returncode}): {tail}"
+    res = json.loads(lines[-1])
+    if "error" in res:
+        return None, None, res["error"]
+    how = "one preallocated output reused" if output == "out" else "a fresh output per call"
+    return res["median"], res["spread"], (f"{res['note']}, own process, same W and b, "
+                                          f"{how}, median of {repeats}")
+
+
+if __name__ == "__main__":
+    directory, peer, threads, repeats, output = sys.argv[1:6]
+    print(json.dumps(worker(directory, peer, int(threads), int(repeats), output)))
