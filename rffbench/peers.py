@@ -28,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-#: the peers, by the module that must be importable
-PEERS = {"torch": "torch", "jax": "jax"}
+#: the peers, by the module that must be importable (numpy: the plain reference in a process
+#: of its own, which also keeps the worker's plumbing tested where no optional peer is installed)
+PEERS = {"torch": "torch", "jax": "jax", "numpy": "numpy"}
 OUTPUTS = ("fresh", "out")
 #: seconds a worker may take (warm-up, repeats and the import of the peer)
 WORKER_TIMEOUT_S = 900
@@ -59,6 +60,22 @@ def _torch_fn(X, W, b, scale, threads, output):
                 return torch.cos(torch.addmm(bt, Xt, Wt)) * scale
 
     return fn, f"PyTorch {torch.__version__}, {threads} threads"
+
+
+def _numpy_fn(X, W, b, scale, threads, output):
+    if output == "out":
+        buf = np.empty((X.shape[0], W.shape[1]), dtype=X.dtype)
+
+        def fn():
+            np.matmul(X, W, out=buf)
+            np.add(buf, b, out=buf)
+            np.cos(buf, out=buf)
+            np.multiply(buf, scale, out=buf)
+    else:
+        def fn():
+            return np.cos(X @ W + b) * scale
+
+    return fn, f"numpy {np.__version__} (its BLAS's threads)"
 
 
 def _jax_fn(X, W, b, scale, threads, output):
@@ -95,7 +112,7 @@ def worker(directory, peer, threads, repeats, output):
     d = Path(directory)
     X, W, b = (np.load(d / f"{k}.npy", allow_pickle=False) for k in ("X", "W", "b"))
     scale = X.dtype.type(math.sqrt(2.0 / W.shape[1]))
-    make = {"torch": _torch_fn, "jax": _jax_fn}[peer]
+    make = {"torch": _torch_fn, "jax": _jax_fn, "numpy": _numpy_fn}[peer]
     try:
         fn, note = make(X, W, b, scale, threads, output)
     except Exception as exc:  # not installed or unusable here: the record says why

@@ -136,3 +136,39 @@ def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
                           capture_output=True, text=True)
     assert slow.returncode == 1
     assert f"3 row(s) more than 1000x slower than {saved}" in slow.stdout
+
+
+@pytest.mark.parametrize("output", ["fresh", "out"])
+def test_peer_worker_process_times_the_same_map(output, rng):
+    """rffbench.peers: the arrays go to a worker process through .npy files and come back
+    as one JSON line (here the numpy peer, installed everywhere); the worker computes the
+    rff map of the same W and b."""
+    import numpy as np
+
+    from rffbench.peers import time_peer
+
+    X = rng.standard_normal((300, 5))
+    W = rng.standard_normal((5, 64))
+    b = rng.uniform(0, 2 * np.pi, 64)
+    t, spread, note = time_peer("numpy", X, W, b, threads=1, repeats=3, output=output)
+    assert t > 0 and spread >= 0 and "own process, same W and b" in note
+    assert ("reused" in note) == (output == "out")
+    if not installed("jax"):  # an optional peer that is absent: one line, no worker
+        missing, _, why = time_peer("jax", X, W, b, 1, 3)
+        assert missing is None and "jax not installed" in why
+    with pytest.raises(ValueError, match="unknown peer 'tf'"):
+        time_peer("tf", X, W, b, 1, 3)
+
+
+def test_peer_worker_refuses_pickled_arrays(tmp_path):
+    """The worker loads its arrays without pickle: an object array (which would need it)
+    is refused, nothing is run."""
+    import numpy as np
+
+    from rffbench.peers import worker
+
+    np.save(tmp_path / "X.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    np.save(tmp_path / "W.npy", np.ones((1, 2)))
+    np.save(tmp_path / "b.npy", np.ones(2))
+    with pytest.raises(ValueError, match="allow_pickle=False"):
+        worker(str(tmp_path), "numpy", 1, 1, "fresh")
