@@ -63,15 +63,22 @@ EXP_MIN_ARG = -708.0
 FMA = {"contract"}
 
 
-@intrinsic
-def _i64_as_f64(typingctx, x):
-    """Reinterpret the bits of an int64 as a float64 (vectorisable bit-cast)."""
-    sig = nb.types.float64(nb.types.int64)
+def _bitcast(src, dst, llvm_type):
+    """An intrinsic reinterpreting the bits of a ``src`` integer as a ``dst`` float of
+    the same width (a vectorisable bit-cast: how 2**k enters the exponent field)."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
+    @intrinsic
+    def cast(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], llvm_type)
 
-    return sig, codegen
+        return dst(src), codegen
+
+    return cast
+
+
+_i64_as_f64 = _bitcast(nb.types.int64, nb.types.float64, ir.DoubleType())
+_i32_as_f32 = _bitcast(nb.types.int32, nb.types.float32, ir.FloatType())
 
 
 @nb.njit(inline="always", cache=True, fastmath=FMA)
@@ -149,17 +156,6 @@ LN2_HI_F = F32(0.693359375)
 LN2_LO_F = F32(-2.12194440e-4)
 EXP_MIN_ARG_F = F32(-87.0)  # exp(-87) = 1.6e-38, above float32's smallest normal
 EXP_TAYLOR_F = tuple(F32(1.0 / math.factorial(n)) for n in range(7, -1, -1))
-
-
-@intrinsic
-def _i32_as_f32(typingctx, x):
-    """Reinterpret the bits of an int32 as a float32 (vectorisable bit-cast)."""
-    sig = nb.types.float32(nb.types.int32)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return sig, codegen
 
 
 @nb.njit(inline="always", cache=True, fastmath=FMA)
@@ -878,26 +874,15 @@ def _kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, 
                 K[r, j] = G[r, j]
 
 
-def _wide_buffer(G):
-    """A float64 buffer of G's shape for a float32 tile (float64: unused, 1 x 1)."""
+def _float64_tile(G):
+    """Where a tile's float64 values go: G itself, or a new float64 array for a float32 G."""
 
 
-@overload(_wide_buffer)
-def _ov_wide_buffer(G):
+@overload(_float64_tile)
+def _ov_float64_tile(G):
     if G.dtype == types.float32:
         return lambda G: np.empty(G.shape)
-    return lambda G: np.empty((1, 1))
-
-
-def _wide(G, Gw):
-    """Where the tile's float64 values go: G itself, or Gw for a float32 G."""
-
-
-@overload(_wide)
-def _ov_wide(G, Gw):
-    if G.dtype == types.float32:
-        return lambda G, Gw: Gw
-    return lambda G, Gw: G
+    return lambda G: G
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, fastmath=FMA)
@@ -916,9 +901,8 @@ def kernel_times(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric,
     for c in prange(starts.shape[0] - 1):
         G = np.empty((T, T), X.dtype)
         tmp = np.empty((T, m))
-        Gw = _wide_buffer(G)
+        K = _float64_tile(G)
         out = parts[c] if symmetric else parts[0]
-        K = _wide(G, Gw)
         for t in range(starts[c], starts[c + 1]):
             i0 = ti[t] * T
             j0 = tj[t] * T

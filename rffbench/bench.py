@@ -41,16 +41,14 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
     note]).  ``rff_out``: rff's transform into a reused buffer; each of ``peers``
     (rffbench.peers) in its own process with rff's W and b, with a fresh output per call
     (``torch``) and into a reused buffer (``torch_out``)."""
-    from .peers import time_peer
-
-    from sklearn.kernel_approximation import RBFSampler
-
     import numba
+    from sklearn.kernel_approximation import RBFSampler
 
     from . import _numba as nbk
     from .features import FEATURE_MAPS
     from .kernels import Gaussian
     from .measure.speed import interleaved
+    from .peers import time_peer_outputs
 
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((N, d)).astype(dtype)
@@ -79,14 +77,9 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
         Wr = fitted["rff"].random_weights_.astype(dtype)
         br = fitted["rff"].random_offset_.astype(dtype)
         for peer in peers:
-            for output, key in (("fresh", peer), ("out", f"{peer}_out")):
-                if peer == "jax" and output == "out":
-                    continue
-                t, spread, note = time_peer(peer, X, Wr, br, numba.get_num_threads(), repeats,
-                                            output)
-                res[key] = (t, spread, note)
-                if t is None:
-                    break
+            for output, t, spread, note in time_peer_outputs(peer, X, Wr, br,
+                                                             numba.get_num_threads(), repeats):
+                res[peer + ("_out" if output == "out" else "")] = (t, spread, note)
     return res
 
 
@@ -295,16 +288,12 @@ def _elementwise_seconds(op, threads, n=1 << 16, repeats=50):
     float64 buffer, divided by the threads: the machine's rate for that function."""
     x = np.random.default_rng(0).uniform(0.01, 0.99, n)
     out = np.empty_like(x)
+    from .measure.speed import interleaved
+
     fn = {"exp": lambda: np.exp(-x, out=out), "sqrt": lambda: np.sqrt(x, out=out),
           "arccos": lambda: np.arccos(x, out=out),
           "divide": lambda: np.divide(1.0, x, out=out)}[op]
-    fn()
-    t = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        t.append(time.perf_counter() - t0)
-    return float(np.median(t)) / n / threads
+    return interleaved({op: fn}, repeats)[op][0] / n / threads
 
 
 def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, threads=None):
@@ -335,8 +324,8 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
     pairs = n * n / 2.0
     rows = []
     for name in kernels:
-        k = make_kernel(name).fit(np.abs(X) if name in ("additive_chi2", "skewed_chi2") else X)
-        Xk = np.abs(X) if name in ("additive_chi2", "skewed_chi2") else X
+        Xk = np.abs(X) if name in ("additive_chi2", "skewed_chi2") else X  # their domain
+        k = make_kernel(name).fit(Xk)
         ops = {"float64": KernelOperator(k, Xk), "mixed": KernelOperator(k, Xk, precision="mixed"),
                "python_tiles": KernelOperator(k, Xk, fused=False)}
         res = interleaved({key: (lambda op=op: op.matvec(V)) for key, op in ops.items()},

@@ -519,18 +519,17 @@ class KernelOperator:
     from the same tiles."""
 
     def __init__(self, kernel, X, tile=TILE, precision="float64", fused=True):
-        if precision not in PRECISIONS:
-            raise ConfigError(f"model.exact_precision={precision!r} is not allowed: use one "
-                              f"of {', '.join(PRECISIONS)}")
+        check_constraints(dict(exact_precision=precision), "model",
+                          {"exact_precision": CG_CONSTRAINTS["exact_precision"]})
         self.kernel = kernel
         self.Xw = kernel.inputs(X, dtype=np.float64)
         self.n = self.Xw.shape[0]
         self.tile = int(tile)
         self.precision = precision
         self.products = 0
+        self._buf = np.empty(min(self.tile, self.n) ** 2)  # the Python tiles (and diagonal)
         self.spec = kernel.tile_spec() if fused else None
         if self.spec is None:  # a kernel with only _gram_into: tiles from Python
-            self._buf = np.empty(min(self.tile, self.n) ** 2)
             return
         self.rows = TiledRows(self.spec, self.Xw)
         self.tile_rows = self.rows if precision == "float64" else \
@@ -563,12 +562,9 @@ class KernelOperator:
     def diagonal(self):
         """The diagonal k(x_i, x_i) of K, from the diagonal tiles (n T evaluations)."""
         out = np.empty(self.n)
-        buf = np.empty(min(self.tile, self.n) ** 2)
         for i0 in range(0, self.n, self.tile):
             i1 = min(i0 + self.tile, self.n)
-            Kt = buf[:(i1 - i0) ** 2].reshape(i1 - i0, i1 - i0)
-            self.kernel._gram_into(self.Xw[i0:i1], self.Xw[i0:i1], Kt)
-            out[i0:i1] = np.diagonal(Kt)
+            out[i0:i1] = np.diagonal(self._block(i0, i1, i0, i1))
         return out
 
     def columns(self, idx):

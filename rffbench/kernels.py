@@ -334,7 +334,7 @@ class Kernel(BaseEstimator):
             nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, spec.kind, spec.profile,
                                 spec.a)
         elif spec.tile == nbk.TILE_SQDIST:
-            _sqdist_gram(X, Y, out, spec.profile, spec.a)
+            _sqdist_gram(X, Y, out, spec)
         else:
             _dot_gram(X, Y, out, spec)
 
@@ -352,44 +352,42 @@ class TileSpec(NamedTuple):
     b: float = 0.0
     p: float = 0.0
 
-    def aux(self, X):
+    def aux(self, X, dtype=None):
         """Per-row numbers the tile code takes: squared norms (TILE_SQDIST), norms times
-        sqrt(a) (TILE_DOT: |x| / l), else none; in X's precision."""
+        sqrt(a) (TILE_DOT: |x| / l), else none; computed in float64, returned in
+        ``dtype`` (default X's precision)."""
         if self.tile == nbk.TILE_COORD:
-            return np.zeros(X.shape[0], dtype=X.dtype)
+            return np.zeros(X.shape[0], dtype=dtype or X.dtype)
         sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
         if self.tile == nbk.TILE_DOT:
             sq = np.sqrt(sq) * math.sqrt(self.a)
-        return sq.astype(X.dtype, copy=False)
+        return sq.astype(dtype or X.dtype, copy=False)
 
 
 def _dot_gram(X, Y, out, spec):
     Yt = np.ascontiguousarray(Y.T)
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
         np.matmul(X[s:s + GRAM_BLOCK_ROWS], Yt, out=out[s:s + GRAM_BLOCK_ROWS])
-    xn = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64)) * math.sqrt(spec.a)
-    yn = np.sqrt(np.einsum("ij,ij->i", Y, Y, dtype=np.float64)) * math.sqrt(spec.a)
-    nbk.dot_profile_inplace(out, xn, yn, spec.profile, spec.a, spec.b, spec.p)
+    nbk.dot_profile_inplace(out, spec.aux(X, np.float64), spec.aux(Y, np.float64),
+                            spec.profile, spec.a, spec.b, spec.p)
 
 
-def _sqdist_gram(X, Y, out, profile, a, exact=False):
-    """Squared Euclidean distances followed by a profile, into ``out``.
-
-    The GEMM path computes |x|^2 + |y|^2 - 2 x.y, whose cancellation error
-    (~1e-16 |x|^2) is harmless for profiles smooth in s = d^2 but becomes
-    ~1e-8 after a sqrt (Matern 1/2 is not differentiable at 0): ``exact``
-    forces the direct loop.
-    """
-    if exact or X.shape[1] <= DIRECT_SQDIST_MAX_D:
-        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SQDIST, profile, a)
+def _sqdist_gram(X, Y, out, spec):
+    """Squared Euclidean distances followed by the spec's profile, into ``out``: exact
+    (the coordinate loop) up to DIRECT_SQDIST_MAX_D coordinates, else |x|^2 + |y|^2 -
+    2 x.y through a GEMM, whose cancellation error (~1e-16 |x|^2) is harmless for
+    profiles smooth in s = d^2 (Matern 1/2, which is not, takes the coordinate loop
+    through its spec at every d)."""
+    if X.shape[1] <= DIRECT_SQDIST_MAX_D:
+        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SQDIST, spec.profile,
+                            spec.a)
         return
-    xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-    ysq = np.einsum("ij,ij->i", Y, Y, dtype=np.float64)
+    xsq, ysq = spec.aux(X, np.float64), spec.aux(Y, np.float64)
     Yt = np.ascontiguousarray(Y.T)  # X @ Y.T through GEMM, not SYRK + symmetrisation
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
         e = min(s + GRAM_BLOCK_ROWS, X.shape[0])
         np.matmul(X[s:e], Yt, out=out[s:e])
-        nbk.sqdist_from_gemm_profile(out[s:e], xsq[s:e], ysq, profile, a)
+        nbk.sqdist_from_gemm_profile(out[s:e], xsq[s:e], ysq, spec.profile, spec.a)
 
 
 class Gaussian(Kernel):

@@ -98,6 +98,8 @@ def _jax_fn(X, W, b, scale, threads, output):
 
 
 def _median_spread(fn, repeats):
+    """rffbench.measure.timing.time_call's warm-up + median + spread, kept here: importing
+    the measurements would load numba and every map into the peer's light process."""
     fn()  # warm-up: the peer's first call (JIT, first-touch page faults)
     times = []
     for _ in range(repeats):
@@ -151,6 +153,16 @@ def time_peer(peer, X, W, b, threads, repeats, output="fresh"):
     how = "one preallocated output reused" if output == "out" else "a fresh output per call"
     return res["median"], res["spread"], (f"{res['note']}, own process, same W and b, "
                                           f"{how}, median of {repeats}")
+
+
+def time_peer_outputs(peer, X, W, b, threads, repeats):
+    """(output, median s, spread s, note) for each output mode the peer has (JAX: fresh
+    only), each timed by :func:`time_peer`; after a peer that cannot run, no more."""
+    for output in OUTPUTS if peer != "jax" else ("fresh",):  # immutable JAX arrays
+        t, spread, note = time_peer(peer, X, W, b, threads, repeats, output)
+        yield output, t, spread, note
+        if t is None:
+            return
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ from .. import _numba as nbk
 from ..checks import as_list, Check, Int, check_constraints
 from ..errors import ConfigError
 from ..memory import Need
-from ..peers import PEERS, time_peer
+from ..peers import PEERS, time_peer_outputs
 from ..results import record
 from .base import Measurement
 
@@ -175,10 +175,8 @@ def _peer_rows(name, X, W, b, threads, repeats, res, ours):
     (``transform/<peer>``, against our maps' transform) and once into a reused buffer
     (``transform/<peer>_out``, against ``transform/rff_out``, rff with ``out=``)."""
     rows = []
-    for output, method in (("fresh", f"transform/{name}"), ("out", f"transform/{name}_out")):
-        if name == "jax" and output == "out":
-            continue  # immutable arrays: no reused output
-        t, spread, note = time_peer(name, X, W, b, threads, repeats, output)
+    for output, t, spread, note in time_peer_outputs(name, X, W, b, threads, repeats):
+        method = f"transform/{name}" + ("_out" if output == "out" else "")
         rows.append(record("speed", "time_s", t, "s", method=method, spread=spread,
                            n_repeats=repeats if t is not None else None, note=note))
         if t is None:
