@@ -184,7 +184,7 @@ def exact_bench(ns, solvers=("cholesky", "cg"), cholesky_max_n=20000, **kw):
                 if p.returncode:
                     raise RuntimeError(p.stderr[-2000:])
                 row = json.loads(p.stdout.strip().splitlines()[-1])
-                preds[solver] = np.load(out)
+                preds[solver] = np.load(out, allow_pickle=False)
                 rows.append(row)
                 print(row, flush=True)
             if len(preds) == 2:

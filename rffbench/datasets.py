@@ -435,7 +435,12 @@ def _read_mlbench(name, path, mtime, target):
     except Exception as exc:
         raise DataError(f"dataset={name}: cannot read {path}: {type(exc).__name__}: "
                         f"{exc}") from None
-    df = next(iter(frames.values()))
+    import pandas as pd
+
+    df = next(iter(frames.values()), None)
+    if not isinstance(df, pd.DataFrame):
+        raise DataError(f"dataset={name}: {path} holds no data frame (found "
+                        f"{type(df).__name__}): not mlbench's file")
     if target not in df.columns:
         raise DataError(f"dataset={name}: {path} has no column {target!r}")
     feats = df.drop(columns=[target])
@@ -541,7 +546,7 @@ def _stream_rows(cfg):
     path = os.path.expanduser(cfg.path)
     try:
         if _streamed_format(cfg) == "npy":
-            return int(np.load(path, mmap_mode="r").shape[0])
+            return int(np.load(path, mmap_mode="r", allow_pickle=False).shape[0])
         import pyarrow.parquet as pq
 
         return int(pq.ParquetFile(path).metadata.num_rows)

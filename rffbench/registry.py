@@ -15,6 +15,10 @@ A registry is a read-only mapping.  A name is found, in this order:
 3. as an import path ``"package.module:attribute"`` (not listed, found on use),
    e.g. ``features.name=my_package.maps:StratifiedRFF`` on the command line.
 
+Names read from files (records, config.json, shared sweep folders) resolve with
+:meth:`Registry.installed`: only 1 and 2, never an import path, so reading results
+never imports anything from where they came from.
+
 Iterating lists 1 and 2 (entry points by their metadata: nothing is imported
 until a name is used).  A plug-in that fails to import, or an object of the
 wrong kind, raises a one-line :class:`~rffbench.errors.ConfigError` naming it.
@@ -122,6 +126,22 @@ class Registry(Mapping):
         where the plug-in that made the runs is not installed)."""
         try:
             return self[name] if name in self else None
+        except ConfigError:
+            return None
+
+    def installed(self, name):
+        """The entry if ``name`` is built in or an installed plug-in's entry point, else
+        None.  Never follows an import path: this is how names read from files (records,
+        config.json, a shared sweep folder) resolve, so that reading results runs no code
+        from the folder they came with.  Import paths are a command-line feature."""
+        if not isinstance(name, str):
+            return None
+        if name in self._builtins:
+            return self._builtins[name]
+        if name not in self.plugin_names():
+            return None
+        try:
+            return self._load(name)
         except ConfigError:
             return None
 

@@ -628,7 +628,8 @@ class BoundsTail(Figure):
         used = diam_rows[diam_rows.note.fillna("").str.contains("used by the bounds")]
         diam = float((used if not used.empty else diam_rows).value.iloc[0])
         sigma_p2 = float(rec[rec.metric == "sigma_p2"].value.iloc[0])
-        fam = getattr(FEATURE_MAPS.find(r0.features), "variance", None)
+        # a name from a records file: built-ins and installed plug-ins only (never an import path)
+        fam = getattr(FEATURE_MAPS.installed(r0.features), "variance", None)
         all_sup = np.concatenate(sups)
         eb = sel.applies[sel.applies.run_id == r0.run_id]
         hi = max(all_sup.max() * 3, float(eb.value.max()) * 1.5 if not eb.empty else 0)
