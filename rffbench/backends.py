@@ -47,8 +47,37 @@ def _import_distributed():
     return distributed
 
 
-def client(address=None, workers=2, threads_per_worker=1):
+#: the port a Dask scheduler listens on unless told otherwise
+DEFAULT_PORT = 8786
+SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
+
+
+def normalise_address(address):
+    """A scheduler address as distributed takes it, from the ways people write one:
+    spaces and a trailing slash dropped, ``tcp://`` added to ``host:port``, the default
+    port 8786 added to a bare host.  ConfigError (one line) for what is not an address."""
+    from .errors import ConfigError
+
+    a = str(address).strip().rstrip("/")
+    scheme, sep, rest = a.rpartition("://")
+    scheme = scheme.lower() if sep else "tcp"
+    if scheme not in SCHEMES or not rest:
+        raise ConfigError(f"backend.address={address!r} is not a Dask scheduler address: write "
+                          f"tcp://host:{DEFAULT_PORT} (schemes: {', '.join(SCHEMES)})")
+    if scheme != "inproc":
+        host, colon, port = rest.rpartition(":")
+        if not colon or host.endswith(":") or (rest.startswith("[") and not host.endswith("]")):
+            host, port = rest, str(DEFAULT_PORT)  # a bare host (or IPv6 in brackets)
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigError(f"backend.address={address!r} is not a Dask scheduler address: "
+                              f"write tcp://host:{DEFAULT_PORT} (a port in 1..65535)")
+        rest = f"{host}:{port}"
+    return f"{scheme}://{rest}"
+
+
+def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
     """The process's Dask client for these settings (started once, reused)."""
+    address = normalise_address(address) if address else None
     key = (address, workers, threads_per_worker)
     c = _CLIENT.get(key)
     if c is not None and c.status == "running":
@@ -56,10 +85,11 @@ def client(address=None, workers=2, threads_per_worker=1):
     distributed = _import_distributed()
     if address:
         try:
-            c = distributed.Client(address)
-        except (OSError, TimeoutError) as exc:  # unreachable, refused, timed out
+            c = distributed.Client(address, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as exc:  # unreachable, refused, timed out
             raise RffbenchError(f"backend.address={address!r}: cannot connect to a Dask "
-                                f"scheduler there ({str(exc).splitlines()[0]})") from None
+                                f"scheduler there ({str(exc).splitlines()[0]}; waited up to "
+                                f"backend.timeout={timeout:g} s)") from None
     else:
         t = str(threads_per_worker)  # numba and BLAS inside a worker: its own threads only
         env = {"NUMBA_NUM_THREADS": t, "OMP_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,
@@ -67,9 +97,79 @@ def client(address=None, workers=2, threads_per_worker=1):
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
                                            processes=True, dashboard_address=None, env=env)
         c = distributed.Client(cluster)
+    c.rffbench_timeout = timeout
     log.info("dask: %s", c)
     _CLIENT[key] = c
     return c
+
+
+def gather(c, futs, what):
+    """The results of ``futs``, waiting in slices: RffbenchError (one line) when the
+    scheduler is lost, or when no worker has been left for ``backend.timeout`` seconds
+    (instead of waiting forever).  A worker lost while others remain is Dask's to
+    handle (it reschedules the tasks); :func:`workers_lost` counts such losses."""
+    import time
+
+    from distributed import wait
+
+    timeout = getattr(c, "rffbench_timeout", 60.0)
+    alone_since = None
+    try:
+        while True:
+            try:
+                wait(futs, timeout=min(1.0, timeout), return_when="ALL_COMPLETED")
+                return c.gather(futs)
+            except TimeoutError:  # not done within the slice: is any worker left?
+                pass
+            n = len(c.scheduler_info().get("workers", {}))
+            if n:
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since > timeout:
+                raise RffbenchError(f"backend=dask: no worker left for backend.timeout={timeout:g}"
+                                    f" s during {what} (all workers gone?); start workers or "
+                                    "raise backend.timeout")
+    except RffbenchError:
+        raise
+    except Exception as exc:  # the scheduler lost, a task cancelled, a worker's error
+        first = (str(exc).strip().splitlines() or [""])[0]
+        if type(exc).__name__ in ("CommClosedError", "CancelledError", "FutureCancelledError",
+                                  "TimeoutError", "OSError", "StreamClosedError"):
+            raise RffbenchError(f"backend=dask: {what} failed, the cluster was lost "
+                                f"({type(exc).__name__}: {first})") from None
+        raise
+
+
+def scatter(c, obj, what):
+    """``obj`` on every worker under a key of its own (``hash=False``: two scatters of
+    equal data must not share a key, or releasing one loses the other's data, the
+    'lost dependencies' of a second cg solve).  One line when no worker comes within
+    ``backend.timeout``."""
+    timeout = getattr(c, "rffbench_timeout", 60.0)
+    try:
+        return c.scatter(obj, broadcast=True, hash=False, timeout=timeout)
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise RffbenchError(f"backend=dask: cannot send {what} to the workers within "
+                            f"backend.timeout={timeout:g} s ({type(exc).__name__}: {first}); "
+                            "no worker left?") from None
+
+
+def _removed_workers(dask_scheduler=None):
+    """(On the scheduler) how many remove-worker events it has logged."""
+    return sum(1 for _, e in dask_scheduler.get_events("all")
+               if isinstance(e, dict) and e.get("action") == "remove-worker")
+
+
+def workers_lost(c):
+    """How many workers left the cluster since it started (Dask reschedules their
+    tasks; the records say so), counted on the scheduler (its events hold objects
+    that do not travel to the client)."""
+    try:
+        return int(c.run_on_scheduler(_removed_workers))
+    except Exception:  # a scheduler that refuses run_on_scheduler: unknown
+        return 0
 
 
 def close_all():
@@ -89,8 +189,8 @@ class DaskBackend:
 
     name = "dask"
 
-    def __init__(self, address=None, workers=2, threads_per_worker=1):
-        self.client = client(address, workers, threads_per_worker)
+    def __init__(self, address=None, workers=2, threads_per_worker=1, timeout=60.0):
+        self.client = client(address, workers, threads_per_worker, timeout)
 
     # -- ridge ---------------------------------------------------------------
     def accumulate(self, fmap, X, Y, rows):
@@ -99,8 +199,8 @@ class DaskBackend:
         from .models import NormalEquations, block_sums
 
         c = self.client
-        fmap_f = c.scatter(fmap, broadcast=True)
-        src = c.scatter(X, broadcast=True) if is_streamed(X) else None
+        fmap_f = scatter(c, fmap, "the feature map")
+        src = scatter(c, X, "the streamed rows' source") if is_streamed(X) else None
         parts = []
         for s in range(0, X.shape[0], rows):
             e = min(s + rows, X.shape[0])
@@ -115,7 +215,7 @@ class DaskBackend:
             if len(parts) % 2:
                 nxt.append(parts[-1])
             parts = nxt
-        G, b, zsum, ysum, n = parts[0].result()
+        G, b, zsum, ysum, n = gather(c, [parts[0]], "the ridge accumulation")[0]
         ne = NormalEquations(fmap.n_components, Y.shape[1])
         ne.G[...] = G
         ne.b[...], ne.zsum[...], ne.ysum[...], ne.n = b, zsum, ysum, n
@@ -154,18 +254,18 @@ class DaskKernelOperator:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.rows = rows or max(512, -(-self.n // (4 * n_workers)))
         # the workers' rows in the tiles' precision (mixed: float32 tiles, float64 sums)
-        self._X = client.scatter(self.local.Xw if precision == "float64"
-                                 else self.local.Xw.astype(np.float32), broadcast=True)
-        self._k = client.scatter(kernel, broadcast=True)
+        self._X = scatter(client, self.local.Xw if precision == "float64"
+                          else self.local.Xw.astype(np.float32), "the training rows")
+        self._k = scatter(client, kernel, "the kernel")
         self.products = 0
 
     def matvec(self, V):
         V = np.ascontiguousarray(V, dtype=np.float64)
-        Vf = self.client.scatter(V, broadcast=True)
+        Vf = scatter(self.client, V, "a kernel product's right-hand side")
         futs = [self.client.submit(_rows_times, self._k, self._X, s, min(s + self.rows, self.n),
                                    Vf, pure=False) for s in range(0, self.n, self.rows)]
         self.products += 1
-        return np.vstack(self.client.gather(futs))
+        return np.vstack(gather(self.client, futs, "a kernel product of exact KRR"))
 
     def columns(self, idx):
         return self.local.columns(idx)
@@ -185,4 +285,4 @@ def get_backend(bcfg):
     """A backend object for ``backend`` config (None: local)."""
     if bcfg is None or bcfg.name == "local":
         return None
-    return DaskBackend(bcfg.address, bcfg.workers, bcfg.threads_per_worker)
+    return DaskBackend(bcfg.address, bcfg.workers, bcfg.threads_per_worker, bcfg.timeout)

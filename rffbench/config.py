@@ -314,14 +314,21 @@ class BackendConfig:
     workers: int = 2
     #: dask LocalCluster: threads per worker
     threads_per_worker: int = 1
+    #: dask: seconds to wait for the scheduler, and for a worker while none is left
+    #: (then one line and exit 1 instead of waiting forever)
+    timeout: float = 60.0
 
     constraints = {
         "name": OneOf(_backends),
-        "workers": Int(1), "threads_per_worker": Int(1),
+        "workers": Int(1), "threads_per_worker": Int(1), "timeout": Real(ge=1),
     }
 
     def __post_init__(self):
         check_constraints(self, "backend")
+        if self.address is not None:
+            from .backends import normalise_address
+
+            normalise_address(self.address)  # ConfigError naming the key
 
 
 @dataclass

@@ -222,11 +222,26 @@ def run(cfg, threads=None, store=None, rid=None):
         ctx.startup_s = process_age_s()
         if ctx.startup_s is not None:
             log.info("first measurement %.2f s after the interpreter started", ctx.startup_s)
+    lost0 = _workers_lost(ctx)
     for m, block in enabled:
         rows.extend(m.run(ctx, block))
+    if lost0 is not None:  # Dask reschedules a lost worker's tasks: say that it happened
+        rows.append(dict(measurement="learning", metric="dask_workers_lost", method="backend",
+                         value=float(_workers_lost(ctx) - lost0),
+                         note="Dask workers that left the cluster during this run; their "
+                              "tasks were rescheduled (same results to the solver's tolerance)"))
     tables = {name: t.assign(run_id=identity["run_id"])[["run_id", *t.columns]]
               for name, t in ctx.tables.items()}
     return records_frame(identity, rows), tables
+
+
+def _workers_lost(ctx):
+    """Workers the Dask cluster lost so far (None on the local backend)."""
+    if ctx.cfg.backend.name == "local" or ctx.backend is None:
+        return None
+    from .backends import workers_lost
+
+    return workers_lost(ctx.backend.client)
 
 
 #: frequencies (about 1 / lengthscale) times the data must stay this far inside the dtype

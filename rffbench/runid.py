@@ -26,8 +26,9 @@ from pathlib import Path
 
 from .store import CONFIG_FILE
 
-#: top-level config blocks that are not part of a run's identity
-NOT_IDENTITY = ("report",)
+#: config blocks and keys that are not part of a run's identity (how a sweep is
+#: summarised; how long to wait for a cluster)
+NOT_IDENTITY = ("report", "backend.timeout")
 
 
 def _hash(obj) -> str:
@@ -38,7 +39,12 @@ def _hash(obj) -> str:
 def _identity_dict(conf) -> dict:
     d = asdict(conf) if not isinstance(conf, dict) else copy.deepcopy(conf)
     for key in NOT_IDENTITY:
-        d.pop(key, None)
+        *parents, last = key.split(".")
+        node = d
+        for p in parents:
+            node = node.get(p) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(last, None)
     return d
 
 

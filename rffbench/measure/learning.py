@@ -264,7 +264,7 @@ def _exact(ctx, cfg):
                threads=ctx.threads, learning=dict(repeats=cfg.repeats, cheap_s=cfg.cheap_s),
                model={k: getattr(m, k) for k in EXACT_MODEL_KEYS})
     if c.backend.name != "local":  # (absent when local: keys stay those of older sweeps)
-        key["backend"] = asdict(c.backend)
+        key["backend"] = {k: v for k, v in asdict(c.backend).items() if k != "timeout"}
     return ctx.shared("exact_krr", key, lambda: _exact_rows(ctx, cfg))
 
 
