@@ -23,10 +23,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+from .clock import time_call
 
 #: the peers, by the module that must be importable (numpy: the plain reference in a process
 #: of its own, which also keeps the worker's plumbing tested where no optional peer is installed)
@@ -97,18 +98,6 @@ def _jax_fn(X, W, b, scale, threads, output):
     return fn, f"JAX {jax.__version__}, XLA's own CPU threads ({os.cpu_count()} cores)"
 
 
-def _median_spread(fn, repeats):
-    """rffbench.measure.timing.time_call's warm-up + median + spread, kept here: importing
-    the measurements would load numba and every map into the peer's light process."""
-    fn()  # warm-up: the peer's first call (JIT, first-touch page faults)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), float(np.max(times) - np.min(times))
-
-
 def worker(directory, peer, threads, repeats, output):
     """The worker's side: one JSON line on stdout (median, spread, note) or an error."""
     d = Path(directory)
@@ -119,7 +108,7 @@ def worker(directory, peer, threads, repeats, output):
         fn, note = make(X, W, b, scale, threads, output)
     except Exception as exc:  # not installed or unusable here: the record says why
         return dict(error=f"{peer} cannot be used: {type(exc).__name__}: {exc}")
-    median, spread = _median_spread(fn, repeats)
+    median, spread = time_call(fn, repeats)
     return dict(median=median, spread=spread, note=note, output=output)
 
 

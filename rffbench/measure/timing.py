@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..checks import Int, check_constraints
+from ..clock import time_call
 from ..memory import Need
 from ..results import record
 from .base import Measurement
@@ -27,21 +25,6 @@ class TimingConfig:
 
     def __post_init__(self):
         check_constraints(self, "measure.timing")
-
-
-def time_call(fn, repeats):
-    """Call once to warm up (numba compile, caches), then time ``repeats`` calls.
-
-    Returns (median, spread = max - min) in seconds; perf_counter around
-    exactly the call.
-    """
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), float(np.max(times) - np.min(times))
 
 
 def _startup(ctx):
