@@ -97,22 +97,22 @@ def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
                                            processes=True, dashboard_address=None, env=env)
         c = distributed.Client(cluster)
-    c.rffbench_timeout = timeout
     log.info("dask: %s", c)
     _CLIENT[key] = c
     return c
 
 
-def gather(c, futs, what):
+def gather(c, futs, what, timeout):
     """The results of ``futs``, waiting in slices: RffbenchError (one line) when the
-    scheduler is lost, or when no worker has been left for ``backend.timeout`` seconds
-    (instead of waiting forever).  A worker lost while others remain is Dask's to
-    handle (it reschedules the tasks); :func:`workers_lost` counts such losses."""
+    scheduler is lost, or when no worker has been left for ``timeout`` seconds
+    (``backend.timeout``; instead of waiting forever).  A worker lost while others
+    remain is Dask's to handle (it reschedules the tasks); :func:`workers_lost` counts
+    such losses."""
     import time
+    from concurrent.futures import CancelledError
 
     from distributed import wait
 
-    timeout = getattr(c, "rffbench_timeout", 60.0)
     alone_since = None
     try:
         while True:
@@ -130,23 +130,20 @@ def gather(c, futs, what):
                 raise RffbenchError(f"backend=dask: no worker left for backend.timeout={timeout:g}"
                                     f" s during {what} (all workers gone?); start workers or "
                                     "raise backend.timeout")
-    except RffbenchError:
-        raise
-    except Exception as exc:  # the scheduler lost, a task cancelled, a worker's error
+    except (OSError, TimeoutError, CancelledError) as exc:
+        # the scheduler lost (distributed's CommClosedError and tornado's StreamClosedError
+        # are OSErrors), or the tasks cancelled (FutureCancelledError); a task's own error
+        # is raised as it is
         first = (str(exc).strip().splitlines() or [""])[0]
-        if type(exc).__name__ in ("CommClosedError", "CancelledError", "FutureCancelledError",
-                                  "TimeoutError", "OSError", "StreamClosedError"):
-            raise RffbenchError(f"backend=dask: {what} failed, the cluster was lost "
-                                f"({type(exc).__name__}: {first})") from None
-        raise
+        raise RffbenchError(f"backend=dask: {what} failed, the cluster was lost "
+                            f"({type(exc).__name__}: {first})") from None
 
 
-def scatter(c, obj, what):
+def scatter(c, obj, what, timeout):
     """``obj`` on every worker under a key of its own (``hash=False``: two scatters of
     equal data must not share a key, or releasing one loses the other's data, the
     'lost dependencies' of a second cg solve).  One line when no worker comes within
-    ``backend.timeout``."""
-    timeout = getattr(c, "rffbench_timeout", 60.0)
+    ``timeout`` seconds (``backend.timeout``)."""
     try:
         return c.scatter(obj, broadcast=True, hash=False, timeout=timeout)
     except Exception as exc:
@@ -191,6 +188,7 @@ class DaskBackend:
 
     def __init__(self, address=None, workers=2, threads_per_worker=1, timeout=60.0):
         self.client = client(address, workers, threads_per_worker, timeout)
+        self.timeout = timeout
 
     # -- ridge ---------------------------------------------------------------
     def accumulate(self, fmap, X, Y, rows):
@@ -199,8 +197,8 @@ class DaskBackend:
         from .models import NormalEquations, block_sums
 
         c = self.client
-        fmap_f = scatter(c, fmap, "the feature map")
-        src = scatter(c, X, "the streamed rows' source") if is_streamed(X) else None
+        fmap_f = scatter(c, fmap, "the feature map", self.timeout)
+        src = scatter(c, X, "the streamed rows' source", self.timeout) if is_streamed(X) else None
         parts = []
         for s in range(0, X.shape[0], rows):
             e = min(s + rows, X.shape[0])
@@ -215,7 +213,7 @@ class DaskBackend:
             if len(parts) % 2:
                 nxt.append(parts[-1])
             parts = nxt
-        G, b, zsum, ysum, n = gather(c, [parts[0]], "the ridge accumulation")[0]
+        G, b, zsum, ysum, n = gather(c, [parts[0]], "the ridge accumulation", self.timeout)[0]
         ne = NormalEquations(fmap.n_components, Y.shape[1])
         ne.G[...] = G
         ne.b[...], ne.zsum[...], ne.ysum[...], ne.n = b, zsum, ysum, n
@@ -223,7 +221,8 @@ class DaskBackend:
 
     # -- exact KRR -----------------------------------------------------------
     def kernel_operator(self, kernel, X, precision="float64"):
-        return DaskKernelOperator(self.client, kernel, X, precision=precision)
+        return DaskKernelOperator(self.client, kernel, X, precision=precision,
+                                  timeout=self.timeout)
 
 
 def _streamed_block_sums(fmap, X, s, e, Y):
@@ -244,28 +243,29 @@ class DaskKernelOperator:
     instead of n^2 / 2, in parallel over the workers.  Each task is the fused numba
     product of rffbench.exact (``prepared_times``)."""
 
-    def __init__(self, client, kernel, X, rows=None, precision="float64"):
+    def __init__(self, client, kernel, X, rows=None, precision="float64", timeout=60.0):
         from .exact import KernelOperator
 
         # columns and diagonal (n r work) stay here
         self.local = KernelOperator(kernel, X, precision=precision)
         self.n = self.local.n
-        self.client = client
+        self.client, self.timeout = client, timeout
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.rows = rows or max(512, -(-self.n // (4 * n_workers)))
         # the workers' rows in the tiles' precision (mixed: float32 tiles, float64 sums)
         self._X = scatter(client, self.local.Xw if precision == "float64"
-                          else self.local.Xw.astype(np.float32), "the training rows")
-        self._k = scatter(client, kernel, "the kernel")
+                          else self.local.Xw.astype(np.float32), "the training rows", timeout)
+        self._k = scatter(client, kernel, "the kernel", timeout)
         self.products = 0
 
     def matvec(self, V):
         V = np.ascontiguousarray(V, dtype=np.float64)
-        Vf = scatter(self.client, V, "a kernel product's right-hand side")
+        Vf = scatter(self.client, V, "a kernel product's right-hand side", self.timeout)
         futs = [self.client.submit(_rows_times, self._k, self._X, s, min(s + self.rows, self.n),
                                    Vf, pure=False) for s in range(0, self.n, self.rows)]
         self.products += 1
-        return np.vstack(gather(self.client, futs, "a kernel product of exact KRR"))
+        return np.vstack(gather(self.client, futs, "a kernel product of exact KRR",
+                                self.timeout))
 
     def columns(self, idx):
         return self.local.columns(idx)

@@ -237,7 +237,7 @@ def run(cfg, threads=None, store=None, rid=None):
 
 def _workers_lost(ctx):
     """Workers the Dask cluster lost so far (None on the local backend)."""
-    if ctx.cfg.backend.name == "local" or ctx.backend is None:
+    if ctx.backend is None:
         return None
     from .backends import workers_lost
 

@@ -48,6 +48,12 @@ def _identity_dict(conf) -> dict:
     return d
 
 
+def block_identity(name, block) -> dict:
+    """The part of config block ``name`` (a dataclass or dict) that is part of a run's
+    identity (NOT_IDENTITY's keys of that block dropped), e.g. for a shared result's key."""
+    return _identity_dict({name: asdict(block) if not isinstance(block, dict) else block})[name]
+
+
 @lru_cache(maxsize=None)
 def _defaults_of(cls) -> dict:
     return _identity_dict(cls())

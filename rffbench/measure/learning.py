@@ -51,6 +51,7 @@ from ..exact import select_lambda as exact_select_lambda
 from ..memory import Need
 from ..models import MODELS, chunk_rows, decode, encode_targets
 from ..results import record
+from ..runid import block_identity
 from ..stream import subset
 from .base import Measurement
 
@@ -264,7 +265,7 @@ def _exact(ctx, cfg):
                threads=ctx.threads, learning=dict(repeats=cfg.repeats, cheap_s=cfg.cheap_s),
                model={k: getattr(m, k) for k in EXACT_MODEL_KEYS})
     if c.backend.name != "local":  # (absent when local: keys stay those of older sweeps)
-        key["backend"] = {k: v for k, v in asdict(c.backend).items() if k != "timeout"}
+        key["backend"] = block_identity("backend", c.backend)  # not backend.timeout
     return ctx.shared("exact_krr", key, lambda: _exact_rows(ctx, cfg))
 
 
