@@ -1,4 +1,4 @@
-"""Data past memory: ``.npy`` (memory-mapped) and Parquet (row groups) files, streamed.
+"""Data past memory: ``.npy`` and Parquet (row groups) files, streamed.
 
 ``dataset=file`` with a ``.npy`` or ``.parquet`` path never loads the features
 whole.  One pass over the file (in blocks of ``SPLIT_CHUNK`` rows) checks the
@@ -22,7 +22,7 @@ pyarrow (``pip install 'rffbench[parquet]'``).
 """
 from __future__ import annotations
 
-import mmap
+import os
 
 import numpy as np
 
@@ -54,60 +54,148 @@ def _target_index(cfg, columns):
     raise DataError(f"dataset.target={t!r} is not a column of {cfg.path}: columns are {shown}")
 
 
-class NpySource:
-    """A 2-d .npy array, memory-mapped: no row is read before it is asked for."""
+class _FileSource:
+    """What the two formats share: the file's identity (size, modification time, inode)
+    taken when it is opened and compared before and after every read, so a file
+    truncated, rewritten or replaced while a run streams it stops the run with one line
+    naming the file and the rows being read (a mapped file would instead crash the
+    process with SIGBUS when truncated, or go on reading the replaced file's old data);
+    and read errors (EIO from a failing disk or network file system) as one line too."""
 
-    def __getstate__(self):  # to a Dask worker: the path, not the mapped data
-        return dict(path=self.path, t=self.t, cols=self.cols, n=self.n)
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.a = np.load(self.path, mmap_mode="r", allow_pickle=False)
-
-    def __init__(self, cfg, path):
-        self.path = path
+    def _stamp(self):
         try:
-            self.a = np.load(path, mmap_mode="r", allow_pickle=False)
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise DataError(f"dataset.path={cfg.path!r}: cannot read as npy: {first}") from None
-        if self.a.ndim != 2 or self.a.shape[1] < 2:
-            raise DataError(f"dataset.path={cfg.path!r}: a .npy dataset is one 2-d array of "
-                            f"feature columns and a target column, got shape {self.a.shape}")
-        if not np.issubdtype(self.a.dtype, np.number) \
-                or np.issubdtype(self.a.dtype, np.complexfloating):
-            raise DataError(f"dataset.path={cfg.path!r}: the array is not real numbers "
-                            f"(dtype {self.a.dtype})")
-        self.n = self.a.shape[0]
-        self.t = _target_index(cfg, list(range(self.a.shape[1])))
-        self.cols = [j for j in range(self.a.shape[1]) if j != self.t]
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise DataError(f"{self.where}: the file became unreadable while the run "
+                            f"streamed it ({exc.strerror or exc}); nothing recorded") from None
+        return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+    def _check(self, start, stop):
+        now = self._stamp()
+        if now != self.stamp:
+            what = (f"size {self.stamp[0]} -> {now[0]} bytes" if now[0] != self.stamp[0]
+                    else "replaced by another file" if now[2:] != self.stamp[2:]
+                    else "rewritten (its modification time changed)")
+            raise DataError(f"{self.where}: the file changed while the run streamed it "
+                            f"({what}; at rows {start}-{stop}); nothing recorded: re-run once "
+                            "the file stays put")
+
+    def _failed(self, exc, start, stop):
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return DataError(f"{self.where}: reading rows {start}-{stop} failed: {first}; "
+                         "nothing recorded")
 
     def read(self, start, stop):
-        block = np.array(self.a[start:stop], dtype=np.float64)
-        self._release()
+        """(features, target) of file rows start:stop, as float64."""
+        self._check(start, stop)
+        block = self._read(start, stop)
+        self._check(start, stop)
         return block[:, self.cols], block[:, self.t]
 
     def take(self, rows):
-        """Features of the given file rows (sorted): only their pages are read."""
-        out = np.array(self.a[rows][:, self.cols], dtype=np.float64)
-        self._release()
-        return out
-
-    def _release(self):
-        """Drop the file's pages from this process's mapping once their rows are copied
-        out: they stay in the page cache, but the process does not keep them resident
-        (its RSS would otherwise grow with every row read, up to the file's size)."""
-        mm = getattr(self.a, "_mmap", None)
-        if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-            mm.madvise(mmap.MADV_DONTNEED)
+        """Features of the given file rows (sorted)."""
+        lo, hi = (int(rows[0]), int(rows[-1]) + 1) if len(rows) else (0, 0)
+        self._check(lo, hi)
+        out = self._take(rows)
+        self._check(lo, hi)
+        return out[:, self.cols]
 
 
-class ParquetSource:
+class NpySource(_FileSource):
+    """A 2-d .npy array read with positioned reads (``os.pread``): no row is read
+    before it is asked for, nothing is mapped, and the header is parsed without
+    unpickling anything."""
+
+    def __getstate__(self):  # to a Dask worker: the path and what the header said
+        return {k: v for k, v in self.__dict__.items() if k != "_fd"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._fd = None
+
+    def __del__(self):
+        if getattr(self, "_fd", None) is not None:
+            os.close(self._fd)
+
+    def __init__(self, cfg, path):
+        self.path, self.where, self._fd = path, f"dataset.path={cfg.path!r}", None
+        fmt = np.lib.format
+        try:
+            with open(path, "rb") as f:
+                version = fmt.read_magic(f)
+                if version == (1, 0):
+                    shape, fortran, dtype = fmt.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    shape, fortran, dtype = fmt.read_array_header_2_0(f)
+                else:
+                    raise ValueError(f"npy format version {version} is not supported "
+                                     "(1.0 and 2.0 are)")
+                self.offset = f.tell()
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise DataError(f"{self.where}: cannot read as npy: {first}") from None
+        if len(shape) != 2 or shape[1] < 2:
+            raise DataError(f"{self.where}: a .npy dataset is one 2-d array of feature "
+                            f"columns and a target column, got shape {shape}")
+        if not np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.complexfloating):
+            raise DataError(f"{self.where}: the array is not real numbers (dtype {dtype})")
+        self.shape, self.fortran, self.dtype = tuple(shape), bool(fortran), dtype
+        self.stamp = self._stamp()
+        need = self.offset + shape[0] * shape[1] * dtype.itemsize
+        if self.stamp[0] < need:
+            raise DataError(f"{self.where}: the file is truncated: its header announces "
+                            f"{shape[0]} x {shape[1]} values ({need} bytes), it holds "
+                            f"{self.stamp[0]} bytes")
+        self.n = shape[0]
+        self.t = _target_index(cfg, list(range(shape[1])))
+        self.cols = [j for j in range(shape[1]) if j != self.t]
+
+    def _pread(self, out, offset, start, stop):
+        """Fill the array ``out`` with the bytes at ``offset`` (a short read: the file
+        shrank under us)."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        view, got = memoryview(out).cast("B"), 0
+        try:
+            while got < len(view):
+                k = os.preadv(self._fd, [view[got:]], offset + got)
+                if k == 0:
+                    self._check(start, stop)  # names the change if there is one
+                    raise DataError(f"{self.where}: the file ends before rows "
+                                    f"{start}-{stop}; nothing recorded")
+                got += k
+        except OSError as exc:
+            raise self._failed(exc, start, stop) from None
+
+    def _read(self, start, stop):
+        n, d = self.shape
+        item = self.dtype.itemsize
+        if not self.fortran:
+            raw = np.empty((stop - start, d), dtype=self.dtype)
+            self._pread(raw, self.offset + start * d * item, start, stop)
+        else:  # column-major: one read per column
+            raw = np.empty((d, stop - start), dtype=self.dtype)
+            for j in range(d):
+                self._pread(raw[j], self.offset + (j * n + start) * item, start, stop)
+            raw = raw.T
+        return np.asarray(raw, dtype=np.float64)
+
+    def _take(self, rows):
+        if self.fortran or len(rows) == 0:
+            lo = int(rows[0]) if len(rows) else 0
+            return self._read(lo, int(rows[-1]) + 1 if len(rows) else 0)[rows - lo]
+        d, item = self.shape[1], self.dtype.itemsize
+        raw = np.empty((len(rows), d), dtype=self.dtype)
+        for i, r in enumerate(rows):  # sorted: the reads move forward through the file
+            self._pread(raw[i], self.offset + int(r) * d * item, int(r), int(r) + 1)
+        return np.asarray(raw, dtype=np.float64)
+
+
+class ParquetSource(_FileSource):
     """A Parquet file read by row groups (the last group read is kept)."""
 
     def __getstate__(self):  # to a Dask worker: the path, reopened there
-        return dict(path=self.path, names=self.names, t=self.t, cols=self.cols, n=self.n,
-                    starts=self.starts)
+        return {k: v for k, v in self.__dict__.items() if k not in ("f", "_cache")}
 
     def __setstate__(self, state):
         import pyarrow.parquet as pq
@@ -117,7 +205,7 @@ class ParquetSource:
         self._cache = (None, None)
 
     def __init__(self, cfg, path):
-        self.path = path
+        self.path, self.where = path, f"dataset.path={cfg.path!r}"
         try:
             import pyarrow.parquet as pq
         except ImportError:
@@ -127,13 +215,17 @@ class ParquetSource:
             self.f = pq.ParquetFile(path)
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise DataError(f"dataset.path={cfg.path!r}: cannot read as parquet: "
-                            f"{first}") from None
+            raise DataError(f"{self.where}: cannot read as parquet: {first}") from None
+        self.stamp = self._stamp()
         schema = self.f.schema_arrow
         names = list(schema.names)
         if len(names) < 2:
-            raise DataError(f"dataset.path={cfg.path!r}: a dataset needs feature columns and a "
+            raise DataError(f"{self.where}: a dataset needs feature columns and a "
                             f"target column, found {len(names)} column(s)")
+        twice = sorted({nm for nm in names if names.count(nm) > 1})
+        if twice:
+            raise DataError(f"{self.where}: repeated column name(s) "
+                            f"{', '.join(map(repr, twice))}; give every column its own name")
         import pyarrow as pa
 
         bad = [nm for nm in names if not (pa.types.is_integer(schema.field(nm).type)
@@ -141,12 +233,12 @@ class ParquetSource:
                                           or pa.types.is_boolean(schema.field(nm).type))]
         t = _target_index(cfg, names)
         if any(nm != names[t] for nm in bad):
-            raise DataError(f"dataset.path={cfg.path!r}: non-numeric feature column(s) "
+            raise DataError(f"{self.where}: non-numeric feature column(s) "
                             f"{', '.join(nm for nm in bad if nm != names[t])}; encode or drop them")
         if names[t] in bad:
-            raise DataError(f"dataset.path={cfg.path!r}: the target column {names[t]!r} is not "
+            raise DataError(f"{self.where}: the target column {names[t]!r} is not "
                             "numeric; encode the classes as integers")
-        self.names, self.t = names, t
+        self.names, self.t, self.schema = names, t, schema
         self.cols = [i for i in range(len(names)) if i != t]  # feature columns of a group
         md = self.f.metadata
         self.n = md.num_rows
@@ -155,13 +247,27 @@ class ParquetSource:
 
     def _group(self, g):
         if self._cache[0] != g:
-            table = self.f.read_row_group(int(g), columns=self.names)
+            a, b = int(self.starts[g]), int(self.starts[g + 1])
+            try:
+                table = self.f.read_row_group(int(g), columns=self.names)
+            except Exception as exc:  # EIO, a damaged page, a file cut short
+                self._check(a, b)
+                raise self._failed(exc, a, b) from None
+            if not table.schema.equals(self.schema):
+                raise DataError(f"{self.where}: row group {g} (rows {a}-{b}) has the schema "
+                                f"{_schema_line(table.schema)}, the file "
+                                f"{_schema_line(self.schema)}")
+            nulls = [nm for nm in self.names if table.column(nm).null_count]
+            if nulls:
+                raise DataError(f"{self.where}: missing (null) values in column(s) "
+                                f"{', '.join(nulls)} of row group {g} (rows {a}-{b}); "
+                                "clean or impute the data first")
             arr = np.column_stack([table.column(nm).to_numpy(zero_copy_only=False)
                                    .astype(np.float64) for nm in self.names])
             self._cache = (g, arr)
         return self._cache[1]
 
-    def read(self, start, stop):
+    def _read(self, start, stop):
         parts = []
         g = int(np.searchsorted(self.starts, start, side="right")) - 1
         while start < stop:
@@ -171,17 +277,19 @@ class ParquetSource:
             parts.append(arr[lo:hi])
             start = self.starts[g] + hi
             g += 1
-        block = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        return block[:, self.cols], block[:, self.t]
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
-    def take(self, rows):
-        """Features of the given file rows (sorted), row group by row group."""
+    def _take(self, rows):
         out = []
         groups = np.searchsorted(self.starts, rows, side="right") - 1
         for g in np.unique(groups):
             r = rows[groups == g]
             out.append(self._group(g)[r - self.starts[g]])
-        return np.concatenate(out)[:, self.cols]
+        return np.concatenate(out)
+
+
+def _schema_line(schema):
+    return ", ".join(f"{f.name}: {f.type}" for f in schema)
 
 
 def open_source(cfg, path, fmt):

@@ -1,8 +1,12 @@
-"""Data past memory: .npy (memory-mapped) and Parquet files streamed through a run.
+"""Data past memory: .npy and Parquet files streamed through a run.
 The lazy matrices against the materialised rows, the split, the statistics, ridge on
 streamed rows against the same rows in memory, a run that never loads the data whole,
-and bad input."""
+bad input, and files that change or fail while a run streams them."""
+import os
+import shutil
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -183,9 +187,8 @@ def test_parquet_without_pyarrow_names_the_extra(files, monkeypatch, tmp_path, c
 
 def test_reading_a_file_through_keeps_memory_bounded(tmp_path):
     """A 256 MB .npy read whole, block by block (each standardised block then dropped),
-    in a fresh process: its peak RSS grows by far less than the file (the mapped pages
-    are released after each copy; without that the process keeps every page it read)."""
-    import subprocess
+    in a fresh process: its peak RSS grows by far less than the file (the file is read
+    with positioned reads; a mapped file's pages would stay resident as they are read)."""
 
     path = tmp_path / "big.npy"
     a = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(2_000_000, 16))
@@ -225,3 +228,158 @@ def test_ordered_split_and_max_scale_streamed_as_in_memory(files):
     np.testing.assert_allclose(data.X_test[:], X[80_000:100_000] / peak, rtol=1e-15)
     np.testing.assert_array_equal(data.y_train, files["y"][:80_000])
     assert any("rows 1..80000 train" in n for n in data.notes)
+
+
+# --------------------------------------------------------------------------
+# files that change or fail while a run streams them
+# --------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _change(path, kind):
+    """Truncate, rewrite in place (same size, new contents and time) or replace (a new
+    file renamed over it, same contents)."""
+    if kind == "truncated":
+        os.truncate(path, os.path.getsize(path) // 2)
+    elif kind == "rewritten":
+        st = os.stat(path)
+        with open(path, "r+b") as f:
+            f.seek(st.st_size - 64)
+            f.write(b"\0" * 64)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    else:
+        shutil.copy(path, str(path) + ".new")
+        os.replace(str(path) + ".new", path)
+
+
+@pytest.mark.parametrize("kind", ["truncated", "rewritten", "replaced"])
+@pytest.mark.parametrize("fmt", ["npy", "parquet"])
+def test_a_file_changed_while_streamed_stops_the_run(files, tmp_path, monkeypatch, capsys,
+                                                      fmt, kind):
+    """The file changes after the loading pass, before the ridge's pass: one line naming
+    the file, the change and the rows being read; exit 2; no records."""
+    path = tmp_path / f"data.{fmt}"
+    shutil.copy(files[fmt], path)
+    scan = stream.scan
+
+    def scan_then_change(*a, **kw):
+        out = scan(*a, **kw)
+        _change(path, kind)
+        return out
+
+    monkeypatch.setattr(stream, "scan", scan_then_change)
+    target = "0" if fmt == "npy" else "target"
+    cfg = compose_config(["dataset=file", f"dataset.path={path}", f"dataset.target={target}",
+                          "D=32", "measure.bounds.trials=2"])
+    out = tmp_path / "out"
+    assert run_main(cfg, out) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"dataset.path='{path}'" in err, err
+    assert "the file changed while the run streamed it" in err and "at rows " in err, err
+    assert {"truncated": "size ", "rewritten": "rewritten",
+            "replaced": "replaced by another file"}[kind] in err, err
+    assert not (out / RECORDS_FILE).exists()
+
+
+def test_files_damaged_before_the_run_through_run_py(tmp_path):
+    """What users type: a .npy cut short (its header announces more rows than it holds),
+    a Parquet file with a repeated column name, one with missing values, strings among
+    the features: one line each."""
+    a = np.random.default_rng(0).standard_normal((500, 4))
+    np.save(tmp_path / "cut.npy", a)
+    os.truncate(tmp_path / "cut.npy", os.path.getsize(tmp_path / "cut.npy") - 800)
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    cols = [pa.array(a[:, j]) for j in range(3)]
+    pq.write_table(pa.table(cols, names=["x", "x", "y"]), tmp_path / "twice.parquet")
+    pq.write_table(pa.table({"x": pa.array([1, None] * 250, type=pa.int64()),
+                             "y": pa.array(a[:, 0])}), tmp_path / "nulls.parquet",
+                   row_group_size=200)
+    pq.write_table(pa.table({"x": pa.array(a[:, 0]), "s": pa.array(["a"] * 500),
+                             "y": pa.array(a[:, 1])}), tmp_path / "strings.parquet")
+    np.save(tmp_path / "strings.npy", np.array([["1", "2", "x"]] * 50))
+    cases = {"strings.parquet": "non-numeric feature column(s) s; encode or drop them",
+             "strings.npy": "the array is not real numbers (dtype <U1)",
+             "cut.npy": "the file is truncated: its header announces 500 x 4 values",
+             "twice.parquet": "repeated column name(s) 'x'; give every column its own name",
+             "nulls.parquet": "missing (null) values in column(s) x of row group 0 (rows 0-200)"}
+    for name, match in cases.items():
+        p = subprocess.run([sys.executable, "run.py", "dataset=file",
+                            f"dataset.path={tmp_path / name}",
+                            f"hydra.run.dir={tmp_path / ('out-' + name)}"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+        err = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and match in err[-1] and len(err) == 1, (name, p.stderr)
+        assert not (tmp_path / ("out-" + name) / RECORDS_FILE).exists()
+
+
+def test_a_row_group_of_another_schema_is_named(files, monkeypatch):
+    """Every row group is checked against the file's schema (a single file cannot hold
+    two through pyarrow's writer; the check guards what a reader may still hand back)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    read = pq.ParquetFile.read_row_group
+
+    def other_schema(self, g, **kw):
+        table = read(self, g, **kw)
+        return table.cast(pa.schema([(f.name, pa.float32()) for f in table.schema])) \
+            if g == 1 else table
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", other_schema)
+    with pytest.raises(DataError, match=r"row group 1 \(rows 40000-80000\) has the schema "
+                                        r"x0: float, .* the file x0: double"):
+        _load(files["parquet"])
+
+
+@pytest.fixture
+def eio_mount(tmp_path):
+    """A FUSE stub (tests/fixtures/eio_fuse.py, the kernel protocol spoken directly)
+    serving one file whose reads fail with EIO as configured; skipped where mounting is
+    not allowed."""
+    procs = []
+
+    def mount(source, fail_from, fail_after=None):
+        if not os.path.exists("/dev/fuse"):
+            pytest.skip("no /dev/fuse: the EIO test needs a FUSE mount")
+        mnt = tmp_path / f"mnt{len(procs)}"
+        mnt.mkdir()
+        args = [sys.executable, str(ROOT / "tests/fixtures/eio_fuse.py"), str(mnt),
+                str(source), str(fail_from)] + ([str(fail_after)] if fail_after else [])
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        procs.append((proc, mnt))
+        line = proc.stdout.readline()
+        if "ready" not in line:
+            proc.wait(timeout=10)
+            pytest.skip(f"cannot mount a FUSE file system here ({line.strip() or 'no reply'})")
+        return mnt / "data.npy"
+
+    yield mount
+    for proc, mnt in procs:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("when", ["during the loading pass", "after the loading pass"])
+def test_a_file_that_becomes_unreadable_is_one_line(tmp_path, eio_mount, when):
+    """EIO from a failing file system (a FUSE stub): in the second block of the loading
+    pass, or on every read once the first pass is over.  One line naming the file and
+    the rows, exit 2, no records."""
+    src = tmp_path / "src.npy"
+    np.save(src, np.random.default_rng(0).standard_normal((100_000, 5)))  # 4 MB, 2 blocks
+    size = os.path.getsize(src)
+    path = eio_mount(src, 3_500_000) if when.startswith("during") \
+        else eio_mount(src, size + 1, fail_after=size)
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "run.py", "dataset=file", f"dataset.path={path}",
+                        "dataset.target=0", "D=32", f"hydra.run.dir={out}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    err = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(err) == 1, p.stderr
+    assert f"dataset.path='{path}': reading rows " in err[0], err
+    assert "Input/output error; nothing recorded" in err[0], err
+    if when.startswith("during"):
+        assert "rows 65536-100000" in err[0]
+    assert not (out / RECORDS_FILE).exists()
