@@ -128,10 +128,17 @@ def loader_check(name, obj):
     """The registry's check of a plug-in dataset: a DatasetLoader or a function."""
     from .errors import ConfigError
 
-    if not (isinstance(obj, DatasetLoader) or callable(obj)):
+    from .registry import unimplemented
+
+    cls = obj if isinstance(obj, type) else type(obj)
+    if isinstance(obj, type) and not issubclass(obj, DatasetLoader) or not callable(obj):
         raise ConfigError(f"{name!r} is not a dataset: it must be a "
-                          "rffbench.datasets.DatasetLoader or a function (cfg, seed) -> "
-                          f"(X, y, info) (got {obj!r})")
+                          "rffbench.datasets.DatasetLoader (class or instance) or a function "
+                          f"(cfg, seed) -> (X, y, info) (got {obj!r})")
+    if issubclass(cls, DatasetLoader) and unimplemented(cls, DatasetLoader, [("load",)]) \
+            and not isinstance(obj, FunctionLoader):
+        raise ConfigError(f"{name!r} is not a usable dataset: {cls.__qualname__} does not "
+                          "implement load (it leaves it to DatasetLoader)")
 
 
 def synthetic_blocks(cfg, seed):
@@ -593,6 +600,15 @@ def standardize(X_train, X_test):
     return (A - mu) / sd, (B - mu) / sd
 
 
+def _as_array(a, where, name):
+    """A loader's X or y as a numpy array (one line if it cannot be one)."""
+    try:
+        return np.asarray(a)
+    except Exception as exc:  # ragged lists
+        raise DataError(f"{where}: the loader's {name} is not an array: "
+                        f"{(str(exc).splitlines() or [''])[0]}") from None
+
+
 def _checked_targets(y, task, where):
     """Class codes 0..k-1 (at least 2 classes) or float64 regression targets in range."""
     if task == "classification":
@@ -631,16 +647,26 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     .parquet file: streamed, see rffbench.stream)."""
     if _streamed_format(cfg):
         return _load_streamed(cfg, seed, dtype)
-    X, y, info = as_loader(DATASETS[cfg.name]).load(cfg, seed)
+    from .plugins import load_with
+
     where = f"dataset={cfg.name}" + (f" ({cfg.path})" if cfg.name == "file" else "")
-    X = np.asarray(X)
-    if X.ndim != 2 or np.asarray(y).shape != (X.shape[0],):
+    X, y, info = load_with(as_loader(DATASETS[cfg.name]), cfg, seed, where)
+    if cfg.name not in DATASETS.builtins():
+        where += f" ({DATASETS.describe(cfg.name)})"
+    X, y = _as_array(X, where, "X"), _as_array(y, where, "y")
+    if X.ndim != 2 or y.shape != (X.shape[0],):
         raise DataError(f"{where}: the loader returned X of shape {X.shape} and y of shape "
-                        f"{np.asarray(y).shape}; a loader returns X (n, d) and y (n,)")
+                        f"{y.shape}; a loader returns X (n, d) and y (n,), one label per row")
     missing = [k for k in ("task", "source", "licence") if k not in info]
     if missing or info["task"] not in ("regression", "classification"):
         raise DataError(f"{where}: the loader's info must name task (regression | "
                         f"classification), source and licence; got {sorted(info)}")
+    if X.dtype.kind not in "iubf":
+        raise DataError(f"{where}: X is not real numbers (dtype {X.dtype}); encode or drop "
+                        "the non-numeric columns")
+    if y.dtype.kind not in "iubf" and info["task"] == "regression":
+        raise DataError(f"{where}: the regression target is not numbers (dtype {y.dtype}, "
+                        f"e.g. {y[0]!r}); class labels need info task=classification")
     X = X.astype(np.float64, copy=False) if X.dtype.kind in "iub" else X
     if X.shape[0] == 0:
         raise DataError(f"{where}: no rows")
@@ -654,8 +680,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
         i, j = np.argwhere(bad)[0]
         raise DataError(f"{where}: {int(bad.sum())} NaN/inf value(s) in the features "
                         f"(first at row {i}, column {j}); clean or impute the data first")
-    y = np.asarray(y)
-    if not np.all(np.isfinite(y.astype(np.float64))):
+    if y.dtype.kind in "iubf" and not np.all(np.isfinite(y.astype(np.float64))):
         raise DataError(f"{where}: NaN/inf value(s) in the target")
     task = info["task"]
     y = _checked_targets(y, task, where)

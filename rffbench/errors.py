@@ -15,3 +15,8 @@ class DataError(RffbenchError):
 
 class RunDirError(RffbenchError):
     """An output directory that cannot be created or written."""
+
+
+class PluginError(RffbenchError):
+    """A plug-in (map, kernel, dataset) that misbehaved: names it, what was checked and the
+    key to change (rffbench.plugins)."""

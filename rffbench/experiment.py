@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import sys
 import zlib
@@ -22,9 +23,9 @@ import numpy as np
 from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
-from .features import feature_map_class
 from .kernels import Kernel, data_rule, make_kernel
 from .memory import Need, Plan
+from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
 from .runid import find_run, run_id, stored_disagreement
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
@@ -92,7 +93,8 @@ class RunContext:
 
     @property
     def map_cls(self):
-        return feature_map_class(self.cfg.features.name)
+        """The run's map class (a plug-in's inside rffbench.plugins' checks)."""
+        return checked_map_class(self.cfg.features.name)
 
     @property
     def map_params(self):
@@ -119,7 +121,7 @@ class RunContext:
         """An unfitted feature map with this run's D: the run's map and its configured
         parameters, or map ``name`` with its defaults (seed: the run's by default)."""
         cls, params = (self.map_cls, self.cfg.features.map_params()) if name is None \
-            else (feature_map_class(name), {})
+            else (checked_map_class(name), {})
         return cls(kernel=kernel or self.kernel, n_components=self.cfg.D,
                    random_state=self.cfg.seed if seed is None else seed,
                    chunk_rows=self.cfg.features.chunk_rows, **params)
@@ -151,6 +153,19 @@ class RunContext:
     def rng(self, purpose: str):
         """A Generator for one purpose, derived from the seed (stable across runs)."""
         return np.random.default_rng([self.cfg.seed, zlib.crc32(purpose.encode())])
+
+
+def _max_norm(X):
+    """The largest Euclidean norm of X's rows (dense or scipy.sparse), chunk by chunk."""
+    import scipy.sparse as sp
+
+    top = 0.0
+    for s in range(0, X.shape[0], 65536):
+        B = X[s:s + 65536]
+        sq = np.asarray(B.multiply(B).sum(axis=1)).ravel() if sp.issparse(B) \
+            else np.einsum("ij,ij->i", B, B, dtype=np.float64)
+        top = max(top, float(sq.max()) if sq.size else 0.0)
+    return math.sqrt(top)
 
 
 def resolve_kernel(kcfg, X_train, seed) -> Kernel:
@@ -193,11 +208,18 @@ def run(cfg, threads=None, store=None, rid=None):
         ctx.backend  # connects (or starts a LocalCluster); a missing extra stops here
     run_plan(ctx, enabled).check()  # every allocation that grows with n, d, D, before any
     ctx.kernel = kernel = resolve_kernel(conf.kernel, ctx.fit_rows, conf.seed)
+    check_kernel(conf.kernel.name, kernel, ctx.fit_rows)  # a plug-in's Gram on the data
     if data.streamed:  # the training columns' range, from the loading pass
         kernel.check_domain(np.vstack(data.col_range), f"dataset={data.name}: the training data")
+        # a bound on the rows' norms from the columns' ranges
+        radius = float(np.linalg.norm(np.maximum(np.abs(data.col_range[0]),
+                                                 np.abs(data.col_range[1]))))
+        kernel.check_values(radius, f"dataset={data.name}")
     else:
         for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
             kernel.check_domain(part, f"dataset={data.name}: {what}")
+        kernel.check_values(max(_max_norm(data.X_train), _max_norm(data.X_test)),
+                            f"dataset={data.name}")
     check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts
         m.check(ctx, block)

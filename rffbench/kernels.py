@@ -106,6 +106,11 @@ def check_lengthscale(ls, median_of=None):
     return float(ls)
 
 
+#: the largest |k(x, y)| a run accepts (Kernel.check_values): the measurements square
+#: kernel values and take fourth powers of estimates' deviations (sample variances)
+MAX_KERNEL_VALUE = 1e60
+
+
 class Kernel(BaseEstimator):
     """Base class.  Subclasses set ``name``, ``metric`` and implement the
     spectral pieces.  Estimator-style so that feature maps can hold a kernel
@@ -281,6 +286,12 @@ class Kernel(BaseEstimator):
 
     #: the floor itself is allowed (additive chi2: x >= 0)
     input_floor_inclusive = False
+
+    def check_values(self, radius, what="the data"):
+        """DataError if the kernel's values on data of norm <= ``radius`` leave the range
+        where the measurements' squares and fourth powers (sample variances of estimates)
+        stay finite (|k| <= MAX_KERNEL_VALUE).  Kernels bounded by 1 (every shift-invariant
+        one) have nothing to check; see Polynomial."""
 
     def gram(self, X, Y=None):
         """Exact Gram matrix K[i, j] = k(X[i], Y[j]) by numba (parallel, blocked).
@@ -614,6 +625,27 @@ class Polynomial(DotProductKernel):
     def _profile_args(self):
         return 1.0 / self.ls**2, float(self.coef0), float(self.degree)
 
+    def check_values(self, radius, what="the data"):
+        """|k(x, y)| <= (R^2 / l^2 + c)^p for |x|, |y| <= R (Cauchy-Schwarz): a badly scaled
+        run (a small lengthscale, a large coef0, a high degree) would otherwise overflow to
+        inf and NaN in the errors and variances without a word."""
+        p, c, ls = self.degree, float(self.coef0), self.ls
+        log_top = p * math.log10(radius * radius / ls**2 + c) if radius > 0 or c > 0 \
+            else -math.inf
+        if log_top <= math.log10(MAX_KERNEL_VALUE):
+            return
+        room = MAX_KERNEL_VALUE ** (1.0 / p)  # the largest R^2 / l^2 + c allowed
+        if room > c:
+            fix = f"kernel.lengthscale >= {radius / math.sqrt(room - c) * 1.001:.4g}"
+        else:  # coef0 alone is too large: half the room for it, half for R^2 / l^2
+            ls_min = radius / math.sqrt(room / 2) * 1.001
+            fix = f"kernel.coef0 <= {room / 2:.4g}" + (
+                f" with kernel.lengthscale >= {ls_min:.4g}" if ls < ls_min else "")
+        raise DataError(f"kernel=polynomial(degree={p}, coef0={c:g}, lengthscale={ls:.3g}): its "
+                        f"values on {what} (norms up to {radius:.3g}) reach 1e{log_top:.0f}, "
+                        f"beyond {MAX_KERNEL_VALUE:g} where the errors' squares and variances "
+                        f"overflow; use {fix} or a lower kernel.degree")
+
 
 # --------------------------------------------------------------------------
 # chi-squared kernels: non-negative data (histograms, counts, pixels)
@@ -685,7 +717,8 @@ class SkewedChi2(Kernel):
 KERNELS = Registry("rffbench.kernels", "kernel",
                    {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern, ArcCosine0,
                                               ArcCosine1, Polynomial, AdditiveChi2, SkewedChi2)},
-                   subclass_check(Kernel, "a kernel"))
+                   subclass_check(Kernel, "a kernel",
+                                  hooks=[("tile_spec", "_gram_into")]))
 
 
 def kernel_with(kernel, lengthscale=None, gamma=None):

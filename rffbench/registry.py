@@ -78,6 +78,18 @@ class Registry(Mapping):
             return f"plug-in {dist.name if dist else ep.value}"
         return "import path"
 
+    def describe(self, name):
+        """Who provides ``name``, for messages: "rffbench's own", "plug-in DIST, entry point
+        GROUP: NAME = VALUE" or "import path NAME"."""
+        if name in self._builtins:
+            return "rffbench's own"
+        ep = self.plugin_names().get(name)
+        if ep is not None:
+            dist = getattr(ep, "dist", None)
+            return (f"plug-in {dist.name if dist else '?'}, entry point {self.group}: "
+                    f"{ep.name} = {ep.value}")
+        return f"import path {name}"
+
     def _load(self, name):
         if name in self._loaded:
             return self._loaded[name]
@@ -154,12 +166,28 @@ class Registry(Mapping):
         return self[name]
 
 
-def subclass_check(base, kind):
-    """A ``check`` for Registry: the object must be a subclass of ``base``."""
+def unimplemented(cls, base, hooks):
+    """The methods ``cls`` leaves to ``base``: ``hooks`` lists what it must implement, each
+    a tuple of alternatives (e.g. ``("_fit", "fit")``); returns the tuples of which it
+    implements none (empty: nothing missing)."""
+    return [alts for alts in hooks if all(getattr(cls, h) is getattr(base, h) for h in alts)]
+
+
+def subclass_check(base, kind, hooks=()):
+    """A ``check`` for Registry: the object must be a subclass of ``base`` that implements
+    ``hooks`` (:func:`unimplemented`), so that an abstract base given as a plug-in is
+    refused here, by name, rather than failing inside a run."""
     def check(name, obj):
         if not (isinstance(obj, type) and issubclass(obj, base)):
             raise ConfigError(f"{name!r} is not {kind}: it must be a subclass of "
                               f"{base.__module__}.{base.__qualname__} (got {obj!r})")
+        missing = unimplemented(obj, base, hooks)
+        if missing:
+            what = " and ".join(" (or ".join(alts) + ")" * (len(alts) - 1) for alts in missing)
+            raise ConfigError(f"{name!r} is not a usable {kind.split(' ', 1)[1]}: "
+                              f"{obj.__qualname__} does not implement {what}; it leaves "
+                              f"{'it' if len(missing) == 1 else 'them'} to "
+                              f"{base.__qualname__}")
     return check
 
 

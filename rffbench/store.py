@@ -125,6 +125,36 @@ class Claim:
             pass
 
 
+def json_shaped(text, shape):
+    """``text`` parsed as a JSON object whose keys in ``shape`` (key -> allowed types; a
+    list ``[type]`` = a list of those) have those types when present; None if it is not
+    JSON or not of that shape (a file cut by a crash, edited or from elsewhere: its
+    readers treat it as absent or damaged rather than fail on it)."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    for key, kind in shape.items():
+        if key not in obj:
+            continue
+        v = obj[key]
+        if isinstance(kind, list):
+            if not (isinstance(v, list) and all(isinstance(x, kind[0]) for x in v)):
+                return None
+        elif not isinstance(v, kind):
+            return None
+    return obj
+
+
+#: the shapes of the sweep's JSON files (json_shaped)
+CONFIG_SHAPE = {"run_id": str, "overrides": [str], "config": dict}
+TICKET_SHAPE = {"overrides": [str], "run_id": (str, type(None)), "error": (str, type(None)),
+                "job_dir": (str, type(None))}
+CLAIM_SHAPE = {"host": str, "pid": int}
+
+
 def read_claim(path):
     """(holder dict, mtime) of a claim file, or (None, None) if it is gone."""
     try:
@@ -132,10 +162,8 @@ def read_claim(path):
         text = Path(path).read_text()
     except OSError:
         return None, None
-    try:
-        holder = json.loads(text)
-    except ValueError:  # being written right now, or cut by a crash
-        holder = {}
+    # being written right now, cut by a crash, or not a claim: an anonymous holder
+    holder = json_shaped(text, CLAIM_SHAPE) or {}
     return holder, mtime
 
 
@@ -238,9 +266,11 @@ class SweepStore:
         if d.is_dir():
             for f in d.glob("*.json"):
                 try:
-                    out[f.stem] = json.loads(f.read_text())
-                except (OSError, ValueError):
+                    ticket = json_shaped(f.read_text(), TICKET_SHAPE)
+                except OSError:
                     continue
+                if ticket is not None and "overrides" in ticket:
+                    out[f.stem] = ticket
         return out
 
     def link_job(self, job_dir, rid):
@@ -283,7 +313,8 @@ class SweepStore:
                 return rows
             finally:
                 claim.release()
-        by = json.loads((d / SHARED_KEY_FILE).read_text()).get("computed_by", "?")
+        by = (json_shaped((d / SHARED_KEY_FILE).read_text(), {"computed_by": str})
+              or {}).get("computed_by", "?")
         df = pd.read_csv(d / SHARED_ROWS_FILE, keep_default_na=False, na_values=[""])
         rows = df.astype(object).where(df.notna(), None).to_dict("records")
         for r in rows:

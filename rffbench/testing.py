@@ -9,6 +9,10 @@ you benchmark it (rffbench runs it over every registered map in its test-suite):
 
 The checks (each ``passed``, ``failed`` or ``skipped`` with its reason and numbers):
 
+``output float64`` / ``output float32``
+    what a run checks of a plug-in map's output (:mod:`rffbench.plugins`): transform
+    returns an array (or scipy.sparse matrix) of shape (rows, n_components) in the
+    input's dtype, all finite, without raising; the other checks run only if these pass.
 ``sklearn_api``
     scikit-learn's ``check_estimator`` (maps that refuse D = 1, e.g. cos/sin pairs,
     are excused from the checks that force n_components = 1).
@@ -48,6 +52,7 @@ import scipy.sparse as sp
 from scipy.special import ndtri
 
 from .errors import ConfigError
+from .plugins import output_dim, output_problem
 
 #: checks of scikit-learn's check_estimator that set n_components = 1
 D1_CHECKS = ("check_dont_overwrite_parameters", "check_methods_sample_order_invariance",
@@ -155,6 +160,23 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
         add(Check("construct", "failed", f"fit with n_components={n_components}, lengthscale="
                   f"{lengthscale} "
                   f"and kernel={kernel!r} raised {type(exc).__name__}: {exc}"))
+        return _finish(report, raise_on_fail)
+
+    # -- what a run checks of a plug-in's output (rffbench.plugins) ----------------
+    for dt in (np.float64, np.float32):
+        A = P.astype(dt)
+        try:
+            f = make(0).fit(A)
+            Z = f.transform(A)
+        except Exception as exc:
+            add(Check(f"output {np.dtype(dt).name}", "failed",
+                      f"transform raised {type(exc).__name__}: {exc}"))
+            continue
+        problem = output_problem(Z, len(A), output_dim(f), dt)
+        add(Check(f"output {np.dtype(dt).name}", "failed" if problem else "passed",
+                  f"transform {problem}" if problem else
+                  f"({len(A)}, {output_dim(f)}) finite {np.dtype(dt).name} values"))
+    if any(c.status == "failed" for c in report.checks):
         return _finish(report, raise_on_fail)
 
     # -- scikit-learn API ---------------------------------------------------------

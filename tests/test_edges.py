@@ -258,3 +258,43 @@ def test_full_disk_run_and_sweep(tmp_path):
         assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
         assert "No space left on device" in p.stderr
         assert len(list((room / "sw").glob(f"runs/*/{RECORDS_FILE}"))) >= 1
+
+
+@pytest.mark.parametrize("overrides,fix", [
+    (["kernel.degree=20", "kernel.lengthscale=0.01"], "kernel.lengthscale >= "),
+    (["kernel.degree=20", "kernel.coef0=1000000", "kernel.lengthscale=1"], "kernel.coef0 <= "),
+    (["kernel.degree=12", "dataset.scale=none", "kernel.lengthscale=0.01"],
+     "kernel.lengthscale >= "),
+])
+def test_a_badly_scaled_polynomial_run_is_one_line_not_a_silent_nan(tmp_path, capsys,
+                                                                     overrides, fix):
+    """Valid values whose kernel overflows the squares and variances (before: inf and NaN
+    in the approximation errors and bounds, no message): one line with the value that fits;
+    the values it names then run with every number finite or explained."""
+    err = one_line_error(tmp_path, capsys, ["kernel=polynomial", "features=maclaurin",
+                                            *overrides])
+    assert "kernel=polynomial(degree=" in err and fix in err, err
+    fixes = dict(re.findall(r"(kernel\.\w+) [<>]= ([0-9.e+-]+)", err))
+    fixed = [o for o in overrides if o.split("=")[0] not in fixes]
+    fixed += [f"{k}={v}" for k, v in fixes.items()]
+    out = tmp_path / "fixed"
+    # (learning off: kernel values up to 1e60 need a lambda grid of that scale)
+    assert run_main(compose_config([*FAST, "kernel=polynomial", "features=maclaurin",
+                                    "measure.learning.enabled=false", *fixed]), out) == 0, \
+        capsys.readouterr().err
+    df = pd.read_csv(out / RECORDS_FILE)
+    vals = pd.to_numeric(df.value, errors="coerce")
+    assert np.isfinite(vals[vals.notna()]).all()
+    assert df[vals.isna()].note.fillna("").str.len().gt(0).all()
+
+
+def test_the_polynomial_value_bound_holds(rng):
+    """check_values' bound (R^2 / l^2 + c)^p is at least the Gram's largest entry."""
+    from rffbench.experiment import _max_norm
+
+    X = rng.normal(size=(50, 4)) * 3
+    k = make_kernel("polynomial", degree=7, coef0=2.0, lengthscale=0.7).fit(None)
+    top = np.abs(k.gram(X)).max()
+    R = _max_norm(X)
+    assert top <= (R * R / 0.49 + 2.0) ** 7 * (1 + 1e-12)
+    assert top >= 0.5 * (np.einsum("ij,ij->i", X, X).max() / 0.49 + 2.0) ** 7  # the diagonal

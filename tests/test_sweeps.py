@@ -269,3 +269,43 @@ def test_a_run_recorded_under_another_default_is_not_reused(tmp_path):
     assert len(line) == 1 and "dataset.noise=0.5" in line[0] and one.name in line[0], p.stderr
     assert "not reused" in line[0]
     assert p.stdout.count("skipped (resume)") == 3
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+    sweep = tmp_path_factory.mktemp("small") / "sweep"
+    p = run_cli("-m", *TINY, "D=16,24", "model.exact_max_n=400", f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 0, p.stderr[-2000:]
+    return sweep
+
+
+@pytest.mark.parametrize("what,text", [
+    ("config", "[]"), ("config", '"x"'),
+    ("config", '{"config": 5, "run_id": 7, "overrides": "D=3"}'),
+    ("config", '{"config": {"D": 16}, "overrides": [1, 2]}'),
+    ("ticket", "[1, 2]"), ("ticket", '{"overrides": "D=16", "run_id": 3}'),
+    ("claim", '["host", 1]'), ("shared", '"computed"'),
+], ids=lambda v: v if len(v) < 12 else None)
+def test_sweep_files_of_the_wrong_json_shape(tmp_path, small_sweep, what, text):
+    """Valid JSON of the wrong shape in a run's config.json, a job ticket, a claim or a
+    shared result's key.json: the report and a re-run of the sweep go on without a
+    traceback; a damaged config.json is named in the report."""
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(small_sweep, sweep, symlinks=True)
+    run_dir = sorted((sweep / "runs").iterdir())[0]
+    target = {"config": run_dir / "config.json",
+              "ticket": sorted((sweep / ".jobs").glob("*.json"))[0],
+              "claim": run_dir / "claim",
+              "shared": next((sweep / "shared").glob("*/key.json"), None)}[what]
+    assert target is not None, list(sweep.rglob("*"))
+    target.write_text(text)
+    rep = subprocess.run([sys.executable, "-m", "rffbench.report", str(sweep), "--no-pdf"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in rep.stderr and rep.returncode in (0, 1), rep.stderr[-2000:]
+    if what == "config":
+        assert rep.returncode == 1 and "config.json: not a run's config" in rep.stderr, rep.stderr
+    again = run_cli("-m", *TINY, "D=16,24", "model.exact_max_n=400", f"hydra.sweep.dir={sweep}")
+    assert "Traceback" not in again.stderr, again.stderr[-3000:]
+    assert again.returncode in (0, 1), again.stderr[-2000:]

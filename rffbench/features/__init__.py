@@ -26,7 +26,8 @@ FEATURE_MAPS = Registry("rffbench.feature_maps", "features", {cls.name: cls for 
     StructuredOrthogonalRandomFeatures, Fastfood, QuasiMonteCarloFeatures, RandomBinning,
     SklearnRBF, Nystrom, PositiveRandomFeatures, ArcCosineFeatures, RandomMaclaurin, TensorSketch,
     SklearnPolynomialCountSketch, SphericalRadialFeatures, GaussHermiteFeatures, LeverageRFF, SklearnAdditiveChi2,
-    SklearnSkewedChi2)}, subclass_check(FeatureMap, "a feature map"))
+    SklearnSkewedChi2)}, subclass_check(FeatureMap, "a feature map",
+                                hooks=[("_fit", "fit"), ("_transform_into", "transform")]))
 
 
 def gram_of(Z, rows=slice(None), out=None):

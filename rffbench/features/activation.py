@@ -31,6 +31,7 @@ class ActivationMap(FeatureMap):
     sparse input.  Attributes: ``random_weights_`` (d, D), ``n_freq_``."""
 
     SPARSE_NATIVE = True
+    KERNEL_NEEDS = ("sample_frequencies",)
 
     def _fit(self, X, rng):
         self.n_freq_ = self.n_components

@@ -146,6 +146,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     EXTRA_KERNELS = ()
     #: default of the ``pairs`` parameter for maps that have one
     PAIRS_DEFAULT = True
+    #: the kernel's methods the map draws from (a plug-in kernel that leaves one of them
+    #: to Kernel, e.g. without a spectral sampler, is refused by check_kernel, by name)
+    KERNEL_NEEDS = ()
 
     #: the values of the map's own parameters (rffbench.checks), checked by
     #: :meth:`check_params` for the config (``features.NAME`` for CONFIG_PARAMS, else
@@ -189,6 +192,22 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                                   "samples the spectral density of a shift-invariant kernel and "
                                   f"{kname} is not one; use features="
                                   f"{' or '.join(maps_for_kernel(kname))}")
+        lacks = cls.kernel_lacks(kernel)
+        if lacks:
+            raise ConfigError(f"features={cls.name} is not allowed with kernel={kname}: the "
+                              f"map draws from the kernel's {' and '.join(lacks)}, which "
+                              f"{kname} does not implement (e.g. a kernel without a spectral "
+                              f"sampler); use features={' or '.join(maps_for_kernel(kname))}")
+
+    @classmethod
+    def kernel_lacks(cls, kernel):
+        """The methods of KERNEL_NEEDS that ``kernel``'s class leaves to Kernel."""
+        from ..registry import unimplemented
+
+        kcls = kernel_class(kernel)
+        if kcls is None or not cls.KERNEL_NEEDS:
+            return []
+        return [alts[0] for alts in unimplemented(kcls, Kernel, [(m,) for m in cls.KERNEL_NEEDS])]
 
     @classmethod
     def outputs_per_freq(cls, kernel=None, **params):
@@ -365,6 +384,7 @@ class FourierMap(FeatureMap):
     """
 
     pairs = False
+    KERNEL_NEEDS = ("sample_frequencies",)
 
     @classmethod
     def outputs_per_freq(cls, kernel=None, **params):
@@ -482,7 +502,8 @@ def maps_for_kernel(kname):
         cls = FEATURE_MAPS.find(name)
         if cls is not None and (kname in (cls.KERNELS or ()) or (
                 cls.KERNELS is None and (not cls.SHIFT_INVARIANT_ONLY
-                                         or kname in cls.EXTRA_KERNELS))):
+                                         or kname in cls.EXTRA_KERNELS))) \
+                and not cls.kernel_lacks(kname):
             out.append(name)
     return out
 

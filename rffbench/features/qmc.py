@@ -47,6 +47,7 @@ class QuasiMonteCarloFeatures(FourierMap):
     CONFIG_PARAMS = ("pairs", "sequence")
     constraints = {"sequence": OneOf(SEQUENCES)}
     EXTRA_KERNELS = ("arccos0", "arccos1")
+    KERNEL_NEEDS = ("frequencies_from_uniform",)
 
     @property
     def BIAS(self):  # noqa: N802 (the class attribute of the other maps)

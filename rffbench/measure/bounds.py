@@ -57,6 +57,8 @@ from .. import theory
 from ..checks import N_POINTS, Check, Int, OneOf, Real, check_constraints
 from ..errors import ConfigError
 from ..features import gram_of
+from ..kernels import KERNELS, Kernel
+from ..registry import unimplemented
 from ..memory import Need
 from ..progress import Progress
 from ..results import TRIALS_FILE, record
@@ -279,6 +281,14 @@ class Bounds(Measurement):
 
     def check(self, ctx, cfg):
         n, _ = resolve_n_points(ctx, "bounds", cfg)
+        kcls = KERNELS[ctx.cfg.kernel.name]
+        lacks = unimplemented(kcls, Kernel, [("sigma_p2",), ("k_of_delta",)]) \
+            if kcls.shift_invariant else []
+        if lacks:  # a plug-in kernel without its spectral constants
+            raise ConfigError(f"measure.bounds.enabled=true is not allowed with kernel="
+                              f"{ctx.cfg.kernel.name}: the bounds need the kernel's "
+                              f"{' and '.join(a[0] for a in lacks)}, which it does not "
+                              "implement; set measure.bounds.enabled=false")
         if cfg.diameter == "domain" and ctx.data.diameter is None:
             raise ConfigError(f"measure.bounds.diameter='domain' is not allowed for "
                               f"dataset={ctx.data.name}: its support's diameter is unknown (known "

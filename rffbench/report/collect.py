@@ -25,7 +25,7 @@ from typing import Optional
 from ..errors import RffbenchError
 from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
 from ..store import (CLAIM_FILE, CONFIG_FILE, INTERRUPTED_FILE, JOBS_DIR, RUNS_DIR, SweepStore,
-                     holder_alive, job_key, read_claim)
+                     CONFIG_SHAPE, holder_alive, job_key, json_shaped, read_claim)
 
 MULTIRUN_FILE = "multirun.yaml"
 REPORT_DIR = "report"
@@ -118,12 +118,17 @@ def _run_dirs(root):
 def read_run(path):
     """A :class:`Run` for one run directory."""
     cfg_blob = None
+    own_id = path.name if path.parent.name == RUNS_DIR else None
     cf = path / CONFIG_FILE
     if cf.exists():
         try:
-            cfg_blob = json.loads(cf.read_text())
+            text = cf.read_text()
         except (OSError, ValueError) as exc:
-            return Run(path, None, "damaged", f"{cf}: not readable JSON ({exc})")
+            return Run(path, own_id, "damaged", f"{cf}: not readable ({exc})")
+        cfg_blob = json_shaped(text, CONFIG_SHAPE)
+        if cfg_blob is None:
+            return Run(path, own_id, "damaged", f"{cf}: not a run's config (a JSON object with "
+                       "run_id, overrides: a list of strings, config: an object)")
     rid = (cfg_blob or {}).get("run_id") or (path.name if path.parent.name == RUNS_DIR else None)
     config = flatten(cfg_blob["config"]) if cfg_blob and "config" in cfg_blob else None
     overrides = (cfg_blob or {}).get("overrides", [])
