@@ -127,6 +127,11 @@ class KernelConfig:
 KernelConfig.constraints = kernel_key_constraints()
 
 
+#: a map's common parameters and the config keys that set them (not features.params)
+OWN_KEYS = {"n_components": "D", "lengthscale": "kernel.lengthscale", "gamma": "kernel.gamma",
+            "random_state": "seed", "kernel": "kernel.name", "chunk_rows": "features.chunk_rows"}
+
+
 @dataclass
 class FeaturesConfig:
     """features/: which feature map."""
@@ -154,9 +159,11 @@ class FeaturesConfig:
                   "chunk_rows"} | set(cls.CONFIG_PARAMS)
         extra = sorted(set(cls._get_param_names()) - common)
         for k in self.params:
+            own = OWN_KEYS.get(k) or (f"features.{k}" if k in cls.CONFIG_PARAMS else None)
             require(k in extra, f"features.params.{k}", self.params[k],
-                     f"features={self.name} takes " + (", ".join(extra) if extra else
-                                                      "no further parameters"))
+                    f"set it with {own}={self.params[k]}" if own else
+                    f"features={self.name} takes " + (", ".join(extra) if extra else
+                                                     "no further parameters"))
         if self.pairs is not None and "pairs" not in cls.CONFIG_PARAMS:
             raise ConfigError(f"features.pairs={self.pairs!r} is not allowed for "
                               f"features={self.name}: the map's form is fixed (use rff or "

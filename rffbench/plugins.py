@@ -71,8 +71,14 @@ class _Checked:
     are set on the generated class."""
 
     def _fail(self, what):
-        return PluginError(f"features.name={self._plugin!r} ({self._who}): {what}; fix the "
-                           "plug-in or choose another features.name")
+        from .features import FeatureMap
+
+        own = {k: v for k, v in self.get_params(deep=False).items()
+               if k not in FeatureMap._get_param_names()}
+        given = ", ".join(f"{k}={v!r}" for k, v in own.items())
+        return PluginError(f"features.name={self._plugin!r} ({self._who}): {what}; "
+                           + (f"check its parameters (features.params: {given}), " if own
+                              else "") + "fix the plug-in or choose another features.name")
 
     def fit(self, X, y=None):
         try:

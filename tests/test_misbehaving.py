@@ -147,3 +147,27 @@ def test_installed_plugins_are_named_by_distribution_and_entry_point_in_a_sweep(
     assert ("dataset=short_labels (plug-in wrongplug, entry point rffbench.datasets: "
             "short_labels = wrong_plugins:short_labels): the loader returned X of shape "
             "(300, 3) and y of shape (299,)") in err[0], err
+
+
+@pytest.mark.parametrize("overrides,match", [
+    (["features.name=wrong_plugins:ParamMap", "+features.params.damping=abc"],
+     "fit raised TypeError: unsupported operand type(s) for -: 'float' and 'str'; check its "
+     "parameters (features.params: damping='abc')"),
+    (["features.name=wrong_plugins:ParamMap", "+features.params.damping=2"],
+     "transform returned 64000 NaN/inf value(s) (first at row 0, column 0) for finite input; "
+     "check its parameters (features.params: damping=2)"),
+    (["features=orf", "+features.params.pairs=false"],
+     "features.params.pairs=False is not allowed: set it with features.pairs=False"),
+    (["+features.params.n_components=5"],
+     "features.params.n_components=5 is not allowed: set it with D=5"),
+    (["+features.params.lengthscale=2"],
+     "features.params.lengthscale=2 is not allowed: set it with kernel.lengthscale=2"),
+])
+def test_map_parameters_through_features_params(wrong, tmp_path, capsys, overrides, match):
+    """A map's own parameters given through features.params: a value its class does not
+    check fails inside the map (named with the parameters given); a common parameter or a
+    map option with a key of its own names that key."""
+    code = run_main(compose_config(overrides + SMALL), tmp_path / "out")
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and match in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "out" / RECORDS_FILE).exists()
