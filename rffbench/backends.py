@@ -83,6 +83,11 @@ def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
     if c is not None and c.status == "running":
         return c
     distributed = _import_distributed()
+    # distributed logs every connection, worker start and close at INFO: a screenful per
+    # run under Hydra's INFO logging.  Its warnings and errors still show (and rffbench
+    # says what happened to the run: a worker lost, the cluster lost).
+    if logging.getLogger("distributed").getEffectiveLevel() < logging.WARNING:
+        logging.getLogger("distributed").setLevel(logging.WARNING)
     if address:
         try:
             c = distributed.Client(address, timeout=timeout)

@@ -34,10 +34,11 @@ CONF_DIR = Path(__file__).resolve().parent / "conf"
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _main(cfg):
     from .experiment import main as run_main
-    from .launch import threads_per_job
+    from .launch import log_job, threads_per_job
 
     hc = HydraConfig.get()
     if hc.mode == RunMode.MULTIRUN:
+        log_job(hc.sweep.dir, hc.job.num, hc.launcher)
         return run_main(cfg, hc.runtime.output_dir, sweep_dir=hc.sweep.dir,
                         jobs_threads=threads_per_job(hc.launcher),
                         overrides=list(hc.overrides.task))

@@ -52,6 +52,7 @@ from .errors import ConfigError, RffbenchError
 from . import _numba as nbk
 from .features.fourier import blas_single_thread
 from .kernels import Kernel, kernel_with
+from .progress import Progress
 
 #: rows x columns of one block of K(test, train) in predict (16 MiB float64)
 PREDICT_BLOCK_ROWS = 512
@@ -611,6 +612,7 @@ class NystromPreconditioner:
         floor = self.BLOCK_RTOL * float(diag.max(initial=0.0))  # rounding level of K
         r = 0
         pivots = []
+        progress = Progress("exact KRR: Nystrom preconditioner", rank, "columns")
         while r < rank:
             total = diag.sum()
             if not total > self.BLOCK_RTOL * self.initial_trace:  # K is reproduced
@@ -631,6 +633,7 @@ class NystromPreconditioner:
             diag[S] = 0.0
             pivots.append(S)
             r += k
+            progress.step(k)
         self.F = F[:, :r] if r < rank else F
         self.rank = r
         self.landmarks = np.concatenate(pivots) if pivots else np.empty(0, dtype=np.int64)
@@ -651,6 +654,16 @@ class NystromPreconditioner:
         if not self.rank:
             return Rm.copy()
         return Rm - self.F @ cho_solve(self._factor(lam), self.F.T @ Rm, check_finite=False)
+
+
+def _iterations_left(first, it, res, tol, max_iter):
+    """Iterations cg still needs at the residual's geometric rate since ``first`` =
+    (iteration, residual), capped by max_iter (for the progress line's estimate)."""
+    i0, r0 = first
+    if it <= i0 or not 0 < res < r0:
+        return max_iter - it
+    rate = (res / r0) ** (1.0 / (it - i0))
+    return min(max_iter - it, int(np.ceil(np.log(tol / res) / np.log(rate))))
 
 
 def pcg(op, Y, lam, precond=None, tol=1e-6, max_iter=200):
@@ -674,6 +687,8 @@ def pcg(op, Y, lam, precond=None, tol=1e-6, max_iter=200):
     A = np.zeros_like(Y)
     R = Y.copy()
     it = products = 0
+    progress = Progress("exact KRR (cg)", None, f"iterations (of at most {max_iter})")
+    first = None
     while True:
         res = np.linalg.norm(R, axis=0) / safe
         active = res > tol
@@ -691,9 +706,14 @@ def pcg(op, Y, lam, precond=None, tol=1e-6, max_iter=200):
             alpha = np.where(ok, rz / np.where(ok, pq, 1.0), 0.0)
             A += alpha * P
             R -= alpha * Q
-            active &= ok & (np.linalg.norm(R, axis=0) / safe > tol)
+            now = np.linalg.norm(R, axis=0) / safe
+            active &= ok & (now > tol)
             if not active.any():
                 break
+            worst = float(np.max(now[active]))
+            first = first or (it, worst)
+            progress.step(left=_iterations_left(first, it, worst, tol, max_iter),
+                          note=f"relative residual {worst:.2e} (tol {tol:g})")
             Z = apply_p(R)
             rz_new = np.einsum("ij,ij->j", R, Z)
             beta = np.where(active, rz_new / np.where(rz != 0, rz, 1.0), 0.0)

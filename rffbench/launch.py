@@ -44,6 +44,48 @@ def threads_per_job(launcher):
 
 
 # --------------------------------------------------------------------------
+# a sweep's progress: "job i/N", with an estimate of the time left
+# --------------------------------------------------------------------------
+_SWEEPS = {}
+
+
+def _total_jobs(sweep_dir):
+    """The number of jobs of the sweep (its multirun.yaml expanded), or None."""
+    from pathlib import Path
+
+    from .report.collect import MULTIRUN_FILE, expand_jobs
+
+    try:
+        jobs = expand_jobs(Path(sweep_dir) / MULTIRUN_FILE)[1]
+    except Exception:  # an unusual sweeper: the line says "job i"
+        return None
+    return len(jobs) if jobs is not None else None
+
+
+def log_job(sweep_dir, num, launcher):
+    """Log ``sweep: job i/N`` as a job of a multirun starts, with the time left at the
+    rate of this process's jobs so far times the jobs the launcher runs at once."""
+    import logging
+    import time
+
+    st = _SWEEPS.get(str(sweep_dir))
+    if st is None:
+        st = _SWEEPS[str(sweep_dir)] = dict(t0=time.perf_counter(), started=0,
+                                            total=_total_jobs(sweep_dir))
+    total, done = st["total"], st["started"]
+    elapsed = time.perf_counter() - st["t0"]
+    st["started"] += 1
+    line = f"sweep: job {num + 1}" + (f"/{total}" if total else "")
+    if done and total:
+        from .progress import duration
+
+        parallel = max(1, cores() // threads_per_job(launcher))
+        left = elapsed / done * max(total - num, 0) / parallel
+        line += f", {duration(elapsed)} elapsed here, about {duration(left)} left"
+    logging.getLogger("rffbench").info(line)
+
+
+# --------------------------------------------------------------------------
 # the output directory, checked before Hydra writes into it
 # --------------------------------------------------------------------------
 def check_output_dir(path, key):

@@ -178,7 +178,7 @@ def accumulate(fmap, X, Y, rows=None, timer=None, backend=None):
         return ne
     ne = NormalEquations(fmap.n_components, Y.shape[1])
     rows = chunk_rows(fmap.n_components, rows)
-    progress = Progress("ridge: accumulating Z^T Z, chunks", -(-X.shape[0] // rows))
+    progress = Progress("ridge: accumulating Z^T Z", -(-X.shape[0] // rows), "chunks")
     for s in range(0, X.shape[0], rows):
         t0 = time.perf_counter()
         Z = fmap.transform(X[s:s + rows])

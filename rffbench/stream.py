@@ -27,6 +27,7 @@ import os
 import numpy as np
 
 from .errors import DataError, RffbenchError
+from .progress import Progress
 
 #: rows per block of the split and of every read pass (fixed: the split, and so the
 #: results, must not depend on how the data is read)
@@ -452,6 +453,7 @@ def scan(cfg, path, fmt, seed, dtype, limits):
     cnt, mean, m2 = 0, np.zeros(d), np.zeros(d)
     lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
     ys = {"train": [], "test": []}
+    progress = Progress(f"{where}: loading pass", len(split.blocks), "blocks")
     for c, (s, e) in enumerate(split.blocks):
         X, y = src.read(s, e)
         bad = ~np.isfinite(X)
@@ -479,6 +481,7 @@ def scan(cfg, path, fmt, seed, dtype, limits):
             m2 = m2 + ((Xt - mu) ** 2).sum(axis=0) + delta**2 * (cnt * k / tot)
             cnt = tot
             lo, hi = np.minimum(lo, Xt.min(axis=0)), np.maximum(hi, Xt.max(axis=0))
+        progress.step()
     if cfg.scale == "standardize":
         scale = np.sqrt(m2 / cnt)
         scale[scale == 0] = 1.0

@@ -243,7 +243,7 @@ class Approximation(Measurement):
         R = cfg.redraws
         values = {m: np.empty(R) for m in METRICS}
         offsets = np.empty(R)
-        progress = Progress("approximation: redraws", R) if R > 1 else None
+        progress = Progress("approximation", R, "redraws") if R > 1 else None
         fmap = None
         for r, seed in enumerate(redraw_seeds(ctx.cfg.seed, R)):
             fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))

@@ -164,7 +164,7 @@ def run_trials(make_map, X_fit, M, K, I, J, seeds, workers):
     sup = np.empty(T)
     pointwise = np.empty((T, len(I)))
     local = threading.local()
-    progress = Progress("bounds: trials", T)
+    progress = Progress("bounds", T, "trials")
 
     def one(t):
         G = getattr(local, "G", None)

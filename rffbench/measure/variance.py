@@ -148,7 +148,7 @@ class Variance(Measurement):
         seeds = [ctx.cfg.seed] + list(np.random.SeedSequence([ctx.cfg.seed, 0x7A91]).spawn(R - 1))
         log.info("variance: %d redraws of %s (D=%d) at %d pairs (%s)", R, ctx.map_cls.name,
                  ctx.cfg.D, n, cfg.pairs)
-        progress = Progress("variance: redraws", R)
+        progress = Progress("variance", R, "redraws")
         for r, seed in enumerate(seeds):
             fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))
             fmap.fit(ctx.fit_rows)

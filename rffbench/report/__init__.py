@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import RffbenchError
+from ..progress import Progress
 from ..results import write_atomic, write_file_atomic
 from ..store import write_text_atomic
 from .collect import BAD, ReportError, collect
@@ -185,6 +186,7 @@ def _draw(rep, ctx, out, pdf, dpi):
             for name, frame in sec.files:
                 write_atomic(frame, out / name)
         figures = all_figures()
+        progress = Progress("report: drawing", len(figures), "figure specs")
         for name, fn in figures.items():
             try:
                 drawn, why = fn(ctx)
@@ -196,6 +198,7 @@ def _draw(rep, ctx, out, pdf, dpi):
             for d in drawn:
                 save(d)
                 rep.figures.append(d)
+            progress.step()
     for f in list(out.glob("*.png")) + list(out.glob("*.pdf")):  # figures of an older report
         stem = f.stem.split("__")[0]
         if f.name not in made and (stem in figures or stem.startswith("reproduction_")):

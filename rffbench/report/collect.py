@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import RffbenchError
+from ..progress import Progress
 from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
 from ..store import (CLAIM_FILE, CONFIG_FILE, INTERRUPTED_FILE, JOBS_DIR, RUNS_DIR, SweepStore,
                      CONFIG_SHAPE, holder_alive, job_key, json_shaped, read_claim)
@@ -206,7 +207,12 @@ def collect(root):
     root = Path(root)
     if not root.is_dir():
         raise ReportError(f"{root}: no such directory")
-    runs = [read_run(p) for p in _run_dirs(root)]
+    dirs = _run_dirs(root)
+    progress = Progress("report: reading runs", len(dirs), "runs")
+    runs = []
+    for p in dirs:
+        runs.append(read_run(p))
+        progress.step()
     by_id = {}
     for r in runs:
         if r.run_id is not None:
