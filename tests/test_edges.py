@@ -298,3 +298,17 @@ def test_the_polynomial_value_bound_holds(rng):
     R = _max_norm(X)
     assert top <= (R * R / 0.49 + 2.0) ** 7 * (1 + 1e-12)
     assert top >= 0.5 * (np.einsum("ij,ij->i", X, X).max() / 0.49 + 2.0) ** 7  # the diagonal
+
+
+@pytest.mark.parametrize("kernel,features,domain", [
+    ("additive_chi2", "sklearn_chi2", "inputs >= 0"), ("skewed_chi2", "rff", "inputs > -1")])
+def test_variance_grid_pairs_outside_a_kernels_domain(tmp_path, capsys, kernel, features,
+                                                      domain):
+    """The variance measurement's grid pairs lie around 0: a kernel of non-negative data
+    refuses them by name (a DataError about 'the data' before, which the user had not
+    given)."""
+    err = one_line_error(tmp_path, capsys, [f"kernel={kernel}", f"features={features}",
+                                            "dataset.scale=none", "D=64",
+                                            "measure.variance.enabled=true"])
+    assert f"measure.variance.pairs='grid' is not allowed with kernel={kernel}" in err, err
+    assert f"({domain}); use measure.variance.pairs=data" in err, err

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .. import _numba as nbk
 from ..checks import Int, Real
 from ..errors import ConfigError
-from .fourier import FourierMap, check_even
+from .fourier import FourierMap, blas_single_thread, check_even
 
 #: candidate features per fit row above which the leverage Gram is refused
 MAX_CANDIDATES = 8192
@@ -86,13 +86,17 @@ class LeverageRFF(FourierMap):
         rows = np.sort(rng.choice(n, min(n, self.fit_rows), replace=False))
         Xs = X[rows]
         Xs = np.asarray(Xs.toarray() if sp.issparse(Xs) else Xs, dtype=np.float64)
-        A = self.kernel_.warp(Xs) @ W.T  # the coordinates the frequencies act on
-        Z = np.hstack([np.cos(A), np.sin(A)]) / math.sqrt(M)
-        G = Z.T @ Z
-        ns = Xs.shape[0]
-        # diag(G (G + n lam I)^-1) = 1 - n lam diag((G + n lam I)^-1); Cholesky of the SPD system
-        c, low = scipy.linalg.cho_factor(G + ns * self.leverage_lam * np.eye(2 * M))
-        inv_diag = np.diag(scipy.linalg.cho_solve((c, low), np.eye(2 * M)))
+        # one BLAS thread: the leverages, and so the frequencies picked, are then the same
+        # bits at every thread count (a threaded GEMM / Cholesky sums in another order)
+        with blas_single_thread():
+            A = self.kernel_.warp(Xs) @ W.T  # the coordinates the frequencies act on
+            Z = np.hstack([np.cos(A), np.sin(A)]) / math.sqrt(M)
+            G = Z.T @ Z
+            ns = Xs.shape[0]
+            # diag(G (G + n lam I)^-1) = 1 - n lam diag((G + n lam I)^-1); Cholesky of the
+            # SPD system
+            c, low = scipy.linalg.cho_factor(G + ns * self.leverage_lam * np.eye(2 * M))
+            inv_diag = np.diag(scipy.linalg.cho_solve((c, low), np.eye(2 * M)))
         lev_cols = 1.0 - ns * self.leverage_lam * inv_diag
         lev = np.maximum(lev_cols[:M] + lev_cols[M:], 0.0)
         q = lev / lev.sum() if lev.sum() > 0 else np.full(M, 1.0 / M)

@@ -32,6 +32,11 @@ from __future__ import annotations
 
 import inspect
 
+#: metrics that are measurements of time or memory (every measurement's): they differ from
+#: run to run; the report's results.csv says so in its ``varies`` column
+MEASURED = ("*time_s", "peak_rss_mb", "throughput_*", "speedup_*", "fraction_of_limit",
+            "dask_workers_lost")
+
 
 class Measurement:
     """One measurement (module docs).  Subclasses set :attr:`name` and :attr:`Config`
@@ -49,6 +54,26 @@ class Measurement:
     #: prefixes of config keys outside ``measure.<name>`` that condition the values (the
     #: kernel, map, data and run keys always do), e.g. ``("model.",)`` for a model's error
     conditioned_by: tuple = ()
+
+    #: which of its values are not bit-for-bit the same for the same config and seed
+    #: (:meth:`varies`): metric name patterns (fnmatch) -> why the last bits may depend on
+    #: the thread count (a BLAS or LAPACK reduction whose order does); every other value,
+    #: apart from the measured times and memory (MEASURED), is the same bits across runs,
+    #: launchers and thread counts (tested for every registered map at 1 and 2 threads)
+    thread_dependent: dict = {}
+
+    def varies(self, metric):
+        """('measured' | 'threads', why) for a metric whose value is not the same bits for
+        the same config and seed, or None."""
+        from fnmatch import fnmatch
+
+        for pat in MEASURED:
+            if fnmatch(metric, pat):
+                return "measured", "a measured time or memory: differs from run to run"
+        for pat, why in self.thread_dependent.items():
+            if fnmatch(metric, pat):
+                return "threads", why
+        return None
 
     def check(self, ctx, cfg):
         """Raise ConfigError for a request that cannot be met with this data (sizes,

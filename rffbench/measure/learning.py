@@ -374,6 +374,12 @@ class Learning(Measurement):
 
     name = "learning"
     Config = LearningConfig
+    thread_dependent = {
+        m: "the ridge's and the exact KRR's BLAS/LAPACK solves (and sparse products) sum in "
+           "an order that depends on the thread count: errors differ by ~1e-13 relative; a "
+           "selected lambda or an iteration count can change where candidates tie"
+        for m in ("test_rmse", "test_rel_rmse", "test_error_rate", "lambda", "cg_iterations",
+                  "cg_residual", "iterations", "residual")}
     selection_keys = ('exact',)
     conditioned_by = ('model.',)
     report_tables = ('table_learning',)

@@ -120,6 +120,17 @@ class Variance(Measurement):
             raise ConfigError(f"measure.variance.n_pairs={cfg.n_pairs} is not allowed: "
                               f"dataset={ctx.data.name} has {ctx.n_train} training points, enough "
                               f"for at most {ctx.n_train // 2} pairs")
+        if cfg.pairs == "grid":
+            from ..kernels import make_kernel
+
+            kc = ctx.cfg.kernel
+            k = make_kernel(kc.name, **kc.kernel_params(lengthscale=1.0, gamma=None))
+            floor = k.input_floor()
+            if floor > -math.inf:
+                raise ConfigError(f"measure.variance.pairs='grid' is not allowed with kernel="
+                                  f"{kc.name}: the grid's pairs lie around 0 and leave the "
+                                  f"kernel's domain (inputs {'>=' if k.input_floor_inclusive else '>'}"
+                                  f" {floor:g}); use measure.variance.pairs=data")
         if cfg.pairs == "grid" and ctx.data.d == 1 and any(b for b in cfg.sums) \
                 and any(a for a in cfg.distances):
             raise ConfigError("measure.variance.sums is not allowed with d=1: x + y cannot be "

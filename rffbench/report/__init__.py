@@ -158,12 +158,33 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
         rep.skipped.append("every figure: no complete run")
     if tables:
         if df is not None:
-            write_atomic(df, out / "results.csv")
+            write_atomic(with_varies(df), out / "results.csv")
         write_atomic(jobs, out / "jobs.csv")
     env = _environment(df)
     write_text_atomic(rep.summary, render_markdown(rep, col, env))
     write_text_atomic(rep.index, render_html(rep, col, env))
     return rep
+
+
+def with_varies(df):
+    """``df`` with a ``varies`` column: '' where a value is the same bits for the same
+    config and seed, 'measured' (a time or memory) or 'threads' (its last bits depend on
+    the thread count): each measurement's :meth:`~rffbench.measure.Measurement.varies`."""
+    from ..measure import measurement_classes
+
+    classes = measurement_classes()
+    cache = {}
+
+    def kind(m, metric):
+        if (m, metric) not in cache:
+            cls = classes.get(m)
+            v = cls().varies(metric) if cls is not None else None
+            cache[m, metric] = v[0] if v else ""
+        return cache[m, metric]
+
+    out = df.copy()
+    out["varies"] = [kind(m, k) for m, k in zip(df.measurement, df.metric)]
+    return out
 
 
 def _draw(rep, ctx, out, pdf, dpi):
