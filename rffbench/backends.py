@@ -153,6 +153,11 @@ def scatter(c, obj, what, timeout):
         return c.scatter(obj, broadcast=True, hash=False, timeout=timeout)
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
+        if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) \
+                or c.status != "running":  # CommClosedError: the scheduler is gone
+            raise RffbenchError(f"backend=dask: cannot send {what} to the workers: the "
+                                f"cluster was lost ({type(exc).__name__}: {first}); nothing "
+                                "recorded, re-run the same command once it is back") from None
         raise RffbenchError(f"backend=dask: cannot send {what} to the workers within "
                             f"backend.timeout={timeout:g} s ({type(exc).__name__}: {first}); "
                             "no worker left?") from None

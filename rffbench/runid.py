@@ -27,8 +27,9 @@ from pathlib import Path
 from .store import CONFIG_FILE
 
 #: config blocks and keys that are not part of a run's identity (how a sweep is
-#: summarised; how long to wait for a cluster)
-NOT_IDENTITY = ("report", "backend.timeout")
+#: summarised; how long to wait for a cluster and where it is: a scheduler restarted at
+#: another address computes the same run)
+NOT_IDENTITY = ("report", "backend.timeout", "backend.address")
 
 
 def _hash(obj) -> str:

@@ -208,3 +208,92 @@ def test_a_killed_worker_is_rescheduled_and_counted():
     diff = np.linalg.norm(K @ (got.dual_coef_ - ref.dual_coef_) + 1e-2 * (got.dual_coef_ - ref.dual_coef_))
     assert diff <= 2 * tol * np.linalg.norm(y) * (1 + 1e-6)
     backends.close_all()
+
+
+def _cluster(tmp_path, tag):
+    """A scheduler and one worker in their own processes (killable by pid); returns
+    (address, [processes])."""
+    import subprocess
+    import time
+
+    sf = tmp_path / f"scheduler-{tag}.json"
+    env = dict(__import__("os").environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1")
+    sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                              "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                              "--scheduler-file", str(sf)], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.time()
+    while not sf.exists():
+        assert time.time() - t0 < 60, "the scheduler did not start"
+        time.sleep(0.2)
+    time.sleep(0.3)  # the file is written whole
+    import json
+
+    address = json.loads(sf.read_text())["address"]
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                               "--nthreads", "1", "--nworkers", "1", "--no-dashboard"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import distributed
+
+    with distributed.Client(address, timeout=60) as c:
+        c.wait_for_workers(1, timeout=60)
+    return address, [sched, worker]
+
+
+def test_the_scheduler_lost_mid_sweep_then_the_same_command_resumes(tmp_path):
+    """A sweep on a scheduler of its own; the scheduler killed (SIGKILL) while the second
+    run computes: that run (and the next, which cannot connect) fail with one line each,
+    no traceback, their claims released, the sweep exits non-zero; the same command on a
+    new cluster recomputes only those two runs."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import ROOT
+
+    sweep = tmp_path / "sweep"
+    address, procs = _cluster(tmp_path, "a")
+    # three runs, each with its own exact KRR (lam is part of its key: no sharing)
+    args = ["-m", "model.lam=1e-3,1e-4,1e-5", "D=32", "dataset=synthetic", "dataset.n=8000",
+            "dataset.d=4", "model.exact_solver=cg", "model.exact_max_n=8000",
+            "measure.approximation.enabled=false", "measure.bounds.enabled=false",
+            "measure.timing.enabled=false", "measure.learning.repeats=1",
+            "backend.name=dask", "backend.timeout=5", f"hydra.sweep.dir={sweep}"]
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
+    p = subprocess.Popen([sys.executable, "run.py", *args, f"backend.address={address}"],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        t0 = time.time()
+        while not (len(list(sweep.glob("runs/*/records.csv"))) == 1
+                   and any(not (d / "records.csv").exists() and (d / "claim").exists()
+                           for d in (sweep / "runs").iterdir())):
+            assert p.poll() is None and time.time() - t0 < 300, p.communicate()[1][-2000:]
+            time.sleep(0.1)
+        procs[0].send_signal(signal.SIGKILL)  # the second run has started
+        out, err = p.communicate(timeout=300)
+    finally:
+        for q in procs:
+            q.kill()
+            q.wait(timeout=30)
+    assert p.returncode != 0 and "Traceback" not in err, (out[-3000:], err[-3000:])
+    failed = [ln for ln in err.splitlines() if ln.startswith("rffbench: error:")]
+    assert len(failed) == 2, err
+    assert "the cluster was lost" in failed[0] and "backend.address=" in failed[1], failed
+    assert not list(sweep.glob("runs/*/claim"))  # released
+    done = {f.parent.name: f.stat().st_mtime_ns for f in sweep.glob("runs/*/records.csv")}
+    assert len(done) == 1
+    address, procs = _cluster(tmp_path, "b")
+    try:
+        again = subprocess.run([sys.executable, "run.py", *args, f"backend.address={address}"],
+                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        for q in procs:
+            q.kill()
+            q.wait(timeout=30)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.count("skipped (resume)") == 1
+    now = {f.parent.name: f.stat().st_mtime_ns for f in sweep.glob("runs/*/records.csv")}
+    assert len(now) == 3 and all(now[k] == v for k, v in done.items())

@@ -132,8 +132,26 @@ def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
     env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
     procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    # a report of the same folder, again and again while both sweeps run: it reads only
+    # complete runs (never a partial file) and says how many are in flight
+    reports, in_flight = 0, 0
+    while any(p.poll() is None for p in procs):
+        r = subprocess.run([sys.executable, "-m", "rffbench.report", str(sweep), "--no-pdf",
+                            "--out", str(tmp_path / "live")], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+        if "no runs found" in r.stderr or "no such directory" in r.stderr:
+            continue  # not started yet
+        assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr[-2000:]
+        reports += 1
+        in_flight += "running" in r.stdout + r.stderr
+        live = tmp_path / "live" / "results.csv"
+        if live.exists():
+            done = pd.read_csv(live)
+            sizes = done.groupby("run_id").size()
+            assert (sizes == sizes.max()).all(), sizes  # every run read is whole
     outs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert reports >= 1 and in_flight >= 1, (reports, in_flight)
     computed = sum(o[0].count("records: ") for o in outs)
     assert computed == 4  # each of the 4 runs measured by exactly one of the two sweeps
     res = pd.read_csv(sweep / "report" / "results.csv")
@@ -309,3 +327,29 @@ def test_sweep_files_of_the_wrong_json_shape(tmp_path, small_sweep, what, text):
     again = run_cli("-m", *TINY, "D=16,24", "model.exact_max_n=400", f"hydra.sweep.dir={sweep}")
     assert "Traceback" not in again.stderr, again.stderr[-3000:]
     assert again.returncode in (0, 1), again.stderr[-2000:]
+
+
+def test_a_sweep_of_5000_jobs_starts_its_first_job_in_the_first_batch(tmp_path):
+    """Hydra's basic sweeper composes and checks every job of a batch before launching
+    it; the batches are hydra.sweeper.max_batch_size jobs (32), not the whole sweep (which
+    took ~2 of the 1,050-job quadrature preset's 9 minutes before its first job).  The
+    5000-job sweep is stopped once its first job has started."""
+    sweep = tmp_path / "sweep"
+    args = [sys.executable, str(ROOT / "run.py"), "-m", "seed=range(0,5000)", *TINY, "D=8",
+            "measure.bounds.enabled=false", "measure.learning.enabled=false",
+            f"hydra.sweep.dir={sweep}"]
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
+    p = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    seen = []
+    try:
+        for line in p.stdout:
+            seen.append(line)
+            if "sweep: job 1/5000" in line:
+                break
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=60)
+    text = "".join(seen)
+    assert "sweep: job 1/5000" in text, text[-2000:]
+    assert "Launching 32 jobs locally" in text and "Launching 5000 jobs" not in text, text
