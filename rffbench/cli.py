@@ -48,8 +48,42 @@ def _main(cfg):
     return code
 
 
+#: what parallel launchers raise when a job's process dies (SIGKILL, out of memory):
+#: joblib/loky, concurrent.futures, submitit
+_DEAD_JOB_ERRORS = ("TerminatedWorkerError", "BrokenProcessPool", "FailedJobError",
+                    "UncompletedJobError")
+
+
+def _dead_job_is_one_line():
+    """A sweep whose job process dies under a parallel launcher: one line (the launcher's
+    exception would reach Hydra's error printing as a traceback), exit 1.  The runs already
+    recorded are kept and the same command resumes (the dead job's claim is taken over)."""
+    from hydra._internal.hydra import Hydra
+
+    if getattr(Hydra.multirun, "_rffbench", False):
+        return
+    multirun = Hydra.multirun
+
+    def wrapped(self, *args, **kwargs):
+        try:
+            return multirun(self, *args, **kwargs)
+        except Exception as exc:
+            names = {c.__name__ for c in type(exc).__mro__}
+            if not names & set(_DEAD_JOB_ERRORS):
+                raise
+            first = (str(exc).strip().splitlines() or [""])[0]
+            print(f"rffbench: error: a job process of the sweep died ({type(exc).__name__}: "
+                  f"{first}); the runs already recorded are kept: run the same command again "
+                  "to compute the others", file=sys.stderr)
+            raise SystemExit(1) from None  # not an Exception: Hydra prints nothing more
+
+    wrapped._rffbench = True
+    Hydra.multirun = wrapped
+
+
 def main():
     """Console entry point: Hydra's command line, Ctrl-C as one line and exit 130."""
+    _dead_job_is_one_line()
     try:
         _main()
     except KeyboardInterrupt as exc:

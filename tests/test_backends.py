@@ -136,6 +136,43 @@ def test_the_dask_cg_command_runs_through_run_py(tmp_path, attempt):
     assert df[(df.method == "exact_krr") & (df.metric == "test_accuracy")].value.notna().all()
 
 
+@pytest.fixture(scope="module")
+def streamed_npy(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dask-stream") / "data.npy"
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((70_000, 4))  # two loading blocks
+    np.save(path, np.column_stack([X, np.sin(X[:, 0]) + 0.1 * rng.standard_normal(len(X))]))
+    return path
+
+
+@pytest.mark.parametrize("attempt", range(2))
+@pytest.mark.parametrize("solver", ["ridge", "cg"])
+def test_every_dask_path_through_run_py(tmp_path, streamed_npy, solver, attempt):
+    """Streamed rows read by the workers (the hang reported with a streamed .npy), lambda
+    selection (model.lam=auto) on the workers, and cg on a subsample: each through
+    run.py, repeated, against the same command without Dask."""
+    import pandas as pd
+
+    from conftest import run_cli
+
+    args = ["dataset=file", f"dataset.path={streamed_npy}", "model.lam=auto", "D=64",
+            "measure.approximation.enabled=false", "measure.bounds.enabled=false",
+            "measure.timing.enabled=false", "measure.learning.repeats=1"]
+    if solver == "cg":
+        args += ["model.exact_solver=cg", "dataset.n_max=6000", "model.exact_max_n=6000"]
+    got = {}
+    for where in ("dask", "local"):
+        out = tmp_path / where
+        p = run_cli(*args, f"backend.name={where}", f"hydra.run.dir={out}", timeout=600)
+        assert p.returncode == 0, (where, p.stderr[-3000:])
+        df = pd.read_csv(out / RECORDS_FILE)
+        got[where] = df[df.measurement == "learning"].set_index(["method", "metric"]).value
+    for method in (["ridge", "exact_krr"] if solver == "cg" else ["ridge"]):
+        assert got["dask"][method, "lambda"] == got["local"][method, "lambda"]
+        np.testing.assert_allclose(got["dask"][method, "test_rmse"],
+                                   got["local"][method, "test_rmse"], rtol=1e-6)
+
+
 @pytest.mark.parametrize("written,address", [
     ("127.0.0.1:8786", "tcp://127.0.0.1:8786"), ("localhost", "tcp://localhost:8786"),
     (" tcp://host:8786/ ", "tcp://host:8786"), ("TLS://h:1", "tls://h:1"),
@@ -207,6 +244,49 @@ def test_a_killed_worker_is_rescheduled_and_counted():
     K = k.gram(X)
     diff = np.linalg.norm(K @ (got.dual_coef_ - ref.dual_coef_) + 1e-2 * (got.dual_coef_ - ref.dual_coef_))
     assert diff <= 2 * tol * np.linalg.norm(y) * (1 + 1e-6)
+    backends.close_all()
+
+
+def test_a_worker_killed_mid_ridge_accumulation_is_rescheduled():
+    """A worker killed (SIGKILL, by its pid) while the ridge's Z^T Z is accumulated on
+    the workers: Dask recomputes its chunks elsewhere and the coefficients equal the
+    undisturbed ones to rounding; workers_lost counts it."""
+    import os
+    import signal
+    import threading
+
+    be = backends.DaskBackend(workers=2, threads_per_worker=1)  # its own cluster
+    c = be.client
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((200_000, 8))
+    Y = np.sin(X[:, :1])
+    fmap = FEATURE_MAPS["rff"](n_components=512, lengthscale=2.0, random_state=0).fit(X[:5])
+    import time
+
+    FeatureRidge(1e-3, chunk_rows=5000, backend=be).fit(fmap, X, Y)  # workers warmed up
+    t0 = time.perf_counter()
+    ref = FeatureRidge(1e-3, chunk_rows=5000, backend=be).fit(fmap, X, Y)
+    half = (time.perf_counter() - t0) / 2  # the kill lands mid-accumulation
+    lost0 = backends.workers_lost(c)
+    pid = next(iter(c.run(os.getpid).values()))
+    killed = []
+
+    def kill():
+        os.kill(pid, signal.SIGKILL)
+        killed.append(time.perf_counter())
+
+    timer = threading.Timer(half, kill)
+    timer.start()
+    got = FeatureRidge(1e-3, chunk_rows=5000, backend=be).fit(fmap, X, Y)
+    done = time.perf_counter()
+    timer.join()
+    assert killed and killed[0] < done  # during the accumulation
+    t0 = time.monotonic()  # the scheduler logs the removal once it notices
+    while backends.workers_lost(c) == lost0 and time.monotonic() - t0 < 30:
+        time.sleep(0.2)
+    assert backends.workers_lost(c) == lost0 + 1
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=0,
+                               atol=1e-9 * np.abs(ref.coef_).max())
     backends.close_all()
 
 

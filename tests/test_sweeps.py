@@ -353,3 +353,50 @@ def test_a_sweep_of_5000_jobs_starts_its_first_job_in_the_first_batch(tmp_path):
     text = "".join(seen)
     assert "sweep: job 1/5000" in text, text[-2000:]
     assert "Launching 32 jobs locally" in text and "Launching 5000 jobs" not in text, text
+
+
+@pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
+def test_a_job_process_killed_mid_sweep_then_the_same_command(tmp_path, launcher):
+    """SIGKILL to the process computing a run (its pid from the run's claim) under a
+    parallel launcher; then the same command: the runs already recorded are kept as they
+    are, the killed one (its stale claim taken over) and any not started are computed."""
+    import json
+
+    sweep = tmp_path / "sweep"
+    extra = {"joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
+             "submitit_local": ["hydra/launcher=submitit_local",
+                                "hydra.launcher.cpus_per_task=1"]}[launcher]
+    p = _sweep_process(sweep, "16,24,32,40", extra)
+    victim = {}
+
+    def claimed_and_running():
+        for d in (sweep / "runs").iterdir() if (sweep / "runs").exists() else []:
+            c = d / "claim"
+            if c.exists() and not (d / RECORDS_FILE).exists():
+                try:
+                    holder = json.loads(c.read_text())
+                except (OSError, ValueError):
+                    continue
+                if holder.get("pid") and holder["pid"] != p.pid:
+                    victim.update(holder, run=d.name)
+                    return True
+        return False
+
+    _wait_for(claimed_and_running)
+    os.kill(victim["pid"], signal.SIGKILL)
+    out, err = p.communicate(timeout=600)
+    assert "Traceback" not in err, err[-3000:]
+    errors = [ln for ln in err.splitlines() if ln.startswith("rffbench: error:")]
+    assert p.returncode == 1 and len(errors) == 1, err[-3000:]
+    assert "a job process of the sweep died" in errors[0] and "run the same command" in \
+        errors[0], errors
+    done_before = {rid: f.stat().st_mtime_ns for rid, f in _records(sweep).items()}
+    assert victim["run"] not in done_before
+    r = _sweep_process(sweep, "16,24,32,40", extra)
+    out2, err2 = r.communicate(timeout=600)
+    assert r.returncode == 0, err2[-3000:]
+    after = _records(sweep)
+    assert len(after) == 4 and victim["run"] in after
+    assert {rid: f.stat().st_mtime_ns for rid, f in after.items()
+            if rid in done_before} == done_before  # nothing recomputed, nothing lost
+    assert not list(sweep.glob("runs/*/claim"))
