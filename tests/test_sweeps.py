@@ -127,8 +127,10 @@ def test_resume_with_changed_value_lists_loses_nothing(tmp_path):
 
 def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
     sweep = tmp_path / "sweep"
+    # runs long enough (400 bound trials) for the reports to find some in flight
     args = [sys.executable, str(ROOT / "run.py"), "-m", *TINY, "D=16,32,48,64",
-            "measure.bounds.enabled=false", f"hydra.sweep.dir={sweep}"]
+            "measure.bounds.trials=400", "measure.bounds.n_points=100",
+            f"hydra.sweep.dir={sweep}"]
     env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
     procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
