@@ -126,34 +126,48 @@ def test_resume_with_changed_value_lists_loses_nothing(tmp_path):
 
 
 def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
+    from rffbench.runid import run_id
+    from rffbench.store import acquire
+
     sweep = tmp_path / "sweep"
-    # runs long enough (400 bound trials) for the reports to find some in flight
-    args = [sys.executable, str(ROOT / "run.py"), "-m", *TINY, "D=16,32,48,64",
-            "measure.bounds.trials=400", "measure.bounds.n_points=100",
+    extra = ["measure.bounds.trials=400", "measure.bounds.n_points=100"]
+    # this test holds the last run's claim, as a third sweep computing it would: both sweeps
+    # wait for it, and the reports made meanwhile find it in flight (not left to timing)
+    held = sweep / "runs" / run_id(validate(compose_config([*TINY, *extra, "D=64"])))
+    held.mkdir(parents=True)
+    claim = acquire(held)
+    args = [sys.executable, str(ROOT / "run.py"), "-m", *TINY, "D=16,32,48,64", *extra,
             f"hydra.sweep.dir={sweep}"]
     env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
     procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    # a report of the same folder, again and again while both sweeps run: it reads only
-    # complete runs (never a partial file) and says how many are in flight
-    reports, in_flight = 0, 0
-    while any(p.poll() is None for p in procs):
+
+    def report():
+        """A report of the same folder while the sweeps run: it reads only complete runs
+        (never a partial file); (its exit code, what it printed)."""
         r = subprocess.run([sys.executable, "-m", "rffbench.report", str(sweep), "--no-pdf",
                             "--out", str(tmp_path / "live")], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=300)
-        if "no runs found" in r.stderr or "no such directory" in r.stderr:
-            continue  # not started yet
         assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr[-2000:]
-        reports += 1
-        in_flight += "running" in r.stdout + r.stderr
         live = tmp_path / "live" / "results.csv"
         if live.exists():
-            done = pd.read_csv(live)
-            sizes = done.groupby("run_id").size()
+            sizes = pd.read_csv(live).groupby("run_id").size()
             assert (sizes == sizes.max()).all(), sizes  # every run read is whole
+        return r.returncode, r.stdout + r.stderr
+
+    try:
+        t0 = time.time()
+        while len(_records(sweep)) < 3:  # reports again and again while the others run
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            assert time.time() - t0 < 600, "timed out"
+            report()
+        code, said = report()  # the held run: in flight, said so, the report incomplete
+        assert code == 1 and "3 complete, 1 running" in said, said
+        assert "D=64" in said and f"claimed by pid {os.getpid()}" in said, said
+    finally:
+        claim.release()  # one of the two sweeps takes the run over
     outs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
-    assert reports >= 1 and in_flight >= 1, (reports, in_flight)
     computed = sum(o[0].count("records: ") for o in outs)
     assert computed == 4  # each of the 4 runs measured by exactly one of the two sweeps
     res = pd.read_csv(sweep / "report" / "results.csv")
