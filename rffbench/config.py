@@ -464,8 +464,11 @@ def register_configs() -> None:
     from .features import FEATURE_MAPS
     from .kernels import KERNELS
 
+    from .runid import forget_defaults
+
     measure.refresh()
     MeasureConfig = measure_config_class()
+    forget_defaults()  # a run's id compares with the defaults of the block just rebuilt
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
     for group, registry in (("features", FEATURE_MAPS), ("kernel", KERNELS),

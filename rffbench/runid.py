@@ -60,6 +60,14 @@ def _defaults_of(cls) -> dict:
     return _identity_dict(cls())
 
 
+def forget_defaults():
+    """Forget the cached defaults (the config's ``measure`` block was rebuilt with the
+    measurements installed now): otherwise a plug-in measurement's defaults, installed
+    after a first id was computed, would count as changes and give its runs other ids
+    than in a fresh process."""
+    _defaults_of.cache_clear()
+
+
 def flatten(d, prefix="") -> dict:
     """{"a.b.c": value} of a nested dict; dicts are walked, everything else is a value
     (an empty dict, such as ``features.params`` unset, is a value)."""

@@ -239,3 +239,43 @@ def test_the_measure_block_comes_from_the_registered_measurements(monkeypatch, c
     finally:
         monkeypatch.undo()
         measure.refresh()
+
+
+def test_a_run_id_does_not_depend_on_when_a_measurement_plugin_was_installed(monkeypatch):
+    """A plug-in measurement installed after a first id was computed in this process (then
+    ``register_configs``, as run.py and the plug-in docs do): a config at the defaults keeps
+    its id, as in a fresh process with the plug-in installed (its block is at defaults)."""
+    from dataclasses import dataclass
+
+    import rffbench.config
+    from rffbench import measure
+    from rffbench.runid import run_id
+
+    base = run_id(validate(compose_config(["D=64"])))  # the defaults now cached
+
+    @dataclass
+    class ExtraConfig:
+        enabled: bool = False
+        size: int = 3
+
+    class Extra(measure.Measurement):
+        name = "extra"
+        Config = ExtraConfig
+
+    class EP:
+        name, value, dist = "extra", "x:Extra", None
+
+        def load(self):
+            return Extra
+
+    monkeypatch.setattr(measure.MEASUREMENTS, "plugin_names", lambda: {"extra": EP()})
+    rffbench.config.register_configs()
+    try:
+        conf = validate(compose_config(["D=64"]))
+        assert conf.measure.extra.size == 3
+        assert run_id(conf) == base
+        assert run_id(validate(compose_config(["D=64", "measure.extra.size=4"]))) != base
+    finally:
+        monkeypatch.undo()
+        rffbench.config.register_configs()
+    assert run_id(validate(compose_config(["D=64"]))) == base

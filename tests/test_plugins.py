@@ -38,6 +38,8 @@ def plugin():
     if not installed_before:
         subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", DIST],
                        capture_output=True, timeout=300)
+        importlib.invalidate_caches()
+        rffbench.config.register_configs()  # the later tests see the config without it
 
 
 def test_registries_list_the_plugin(plugin):
