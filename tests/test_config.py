@@ -190,6 +190,19 @@ def test_a_changed_default_is_caught_by_the_stored_config():
     assert disagreement(conf, stored) is None
 
 
+class FakeEntryPoint:
+    """An installed plug-in's entry point, as a registry's ``plugin_names`` gives it:
+    ``load`` returns ``obj`` (or raises it, an exception: a plug-in that fails to import)."""
+
+    def __init__(self, name, obj):
+        self.name, self.obj, self.value, self.dist = name, obj, f"x:{name}", None
+
+    def load(self):
+        if isinstance(self.obj, Exception):
+            raise self.obj
+        return self.obj
+
+
 def test_the_measure_block_comes_from_the_registered_measurements(monkeypatch, caplog):
     """One field per measurement, each its class's Config; a plug-in that does not load,
     has no Config with ``enabled`` or a different name is left out with a warning."""
@@ -215,17 +228,8 @@ def test_the_measure_block_comes_from_the_registered_measurements(monkeypatch, c
         name = "other"
         Config = measure.MEASUREMENTS["timing"].Config
 
-    class EP:
-        def __init__(self, name, obj):
-            self.name, self.obj, self.value, self.dist = name, obj, f"x:{name}", None
-
-        def load(self):
-            if isinstance(self.obj, Exception):
-                raise self.obj
-            return self.obj
-
-    eps = {"bad": EP("bad", Bad), "renamed": EP("renamed", Renamed),
-           "broken": EP("broken", ImportError("no module named y"))}
+    eps = {"bad": FakeEntryPoint("bad", Bad), "renamed": FakeEntryPoint("renamed", Renamed),
+           "broken": FakeEntryPoint("broken", ImportError("no module named y"))}
     monkeypatch.setattr(measure.MEASUREMENTS, "plugin_names", lambda: eps)
     measure.refresh()
     try:
@@ -262,13 +266,8 @@ def test_a_run_id_does_not_depend_on_when_a_measurement_plugin_was_installed(mon
         name = "extra"
         Config = ExtraConfig
 
-    class EP:
-        name, value, dist = "extra", "x:Extra", None
-
-        def load(self):
-            return Extra
-
-    monkeypatch.setattr(measure.MEASUREMENTS, "plugin_names", lambda: {"extra": EP()})
+    monkeypatch.setattr(measure.MEASUREMENTS, "plugin_names",
+                        lambda: {"extra": FakeEntryPoint("extra", Extra)})
     rffbench.config.register_configs()
     try:
         conf = validate(compose_config(["D=64"]))
