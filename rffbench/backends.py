@@ -7,7 +7,7 @@ Two loops are distributed, the ones that grow with n:
   of ``model.chunk_rows``, one task per block computing the block's features and its
   sums (Z^T Z, Z^T Y, sum z, sum y, n), then a tree reduction of those sums;
 * the kernel products of exact KRR's conjugate gradients (rffbench.exact): the
-  training rows are scattered to the workers once; each product is one task per
+  training rows are sent to the cluster once; each product is one task per
   block of rows, K[rows, :] V.
 
 The feature map is fitted here, as on the local path, and shipped to the workers
@@ -121,8 +121,11 @@ def gather(c, futs, what, timeout):
     alone_since = None
     try:
         while True:
+            if c.status not in ("running", "connecting"):  # it gave up reconnecting
+                raise OSError(f"the client is {c.status}")
             try:
-                wait(futs, timeout=min(1.0, timeout), return_when="ALL_COMPLETED")
+                with c.as_current():  # distributed.wait takes the default client
+                    wait(futs, timeout=min(1.0, timeout), return_when="ALL_COMPLETED")
                 return c.gather(futs)
             except TimeoutError:  # not done within the slice: is any worker left?
                 pass
@@ -144,29 +147,47 @@ def gather(c, futs, what, timeout):
                             f"({type(exc).__name__}: {first})") from None
 
 
-def scatter(c, obj, what, timeout):
-    """``obj`` on every worker under a key of its own (``hash=False``: two scatters of
-    equal data must not share a key, or releasing one loses the other's data, the
-    'lost dependencies' of a second cg solve).  One line when no worker comes within
-    ``timeout`` seconds (``backend.timeout``)."""
+def share(c, obj, what, timeout):
+    """``obj`` on the cluster for the tasks that use it, as the result of a task of its
+    own that holds it (a future), not as scattered data.  Scattered data has no lineage:
+    lost with its worker, it cannot be recomputed; and a broadcast scatter hangs for
+    good when a worker dies during it (distributed's ``Scheduler.replicate`` waits for
+    the dead worker to receive its copy while holding the scheduler's replication lock,
+    so every later scatter waits too: a worker killed mid cg hung the run).  A task's
+    result is recomputed from the task, which the scheduler keeps, when its worker is
+    lost; the workers copy it from each other as their tasks need it.  Its own key
+    (``pure=False``): two equal objects under one content-hashed key lose each other's
+    data when one is released (the 'lost dependencies' of a second cg solve).  A lost
+    scheduler is one line; no worker for ``timeout`` seconds is :func:`gather`'s line."""
+    import warnings
+
     try:
-        return c.scatter(obj, broadcast=True, hash=False, timeout=timeout)
+        with warnings.catch_warnings():
+            # the data travels inside the task on purpose (that is its lineage)
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            return c.submit(_held, obj, pure=False)
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]
-        if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) \
-                or c.status != "running":  # CommClosedError: the scheduler is gone
+        if isinstance(exc, OSError) or c.status != "running":  # the scheduler is gone
+            first = (str(exc).strip().splitlines() or [""])[0]
             raise RffbenchError(f"backend=dask: cannot send {what} to the workers: the "
                                 f"cluster was lost ({type(exc).__name__}: {first}); nothing "
                                 "recorded, re-run the same command once it is back") from None
-        raise RffbenchError(f"backend=dask: cannot send {what} to the workers within "
-                            f"backend.timeout={timeout:g} s ({type(exc).__name__}: {first}); "
-                            "no worker left?") from None
+        raise
+
+
+def _held(obj):
+    return obj
 
 
 def _removed_workers(dask_scheduler=None):
-    """(On the scheduler) how many remove-worker events it has logged."""
-    return sum(1 for _, e in dask_scheduler.get_events("all")
-               if isinstance(e, dict) and e.get("action") == "remove-worker")
+    """(On the scheduler) how many workers it has removed without being asked to (killed,
+    crashed, out of memory; not those retired on purpose).  Counted in each worker's own
+    event topic: the shared "all" topic keeps only the last 1000 events and every gather
+    logs one there, so a long cg run pushed the removals out of it (counted 0)."""
+    return sum(1 for topic, events in dask_scheduler.get_events().items() if topic != "all"
+               for _, e in events
+               if isinstance(e, dict) and e.get("action") == "remove-worker"
+               and not e.get("expected"))
 
 
 def workers_lost(c):
@@ -207,8 +228,8 @@ class DaskBackend:
         from .models import NormalEquations, block_sums
 
         c = self.client
-        fmap_f = scatter(c, fmap, "the feature map", self.timeout)
-        src = scatter(c, X, "the streamed rows' source", self.timeout) if is_streamed(X) else None
+        fmap_f = share(c, fmap, "the feature map", self.timeout)
+        src = share(c, X, "the streamed rows' source", self.timeout) if is_streamed(X) else None
         parts = []
         for s in range(0, X.shape[0], rows):
             e = min(s + rows, X.shape[0])
@@ -246,7 +267,7 @@ def _add_sums(a, b):
 
 
 class DaskKernelOperator:
-    """K V on the workers: X scattered once, one task per block of rows computing
+    """K V on the workers: X sent once (:func:`share`), one task per block of rows computing
     K[rows, :] V with the kernel's numba Gram in tiles.  The same interface as
     rffbench.exact.KernelOperator (matvec, columns, diagonal, n); it does not use the
     symmetry (each task owns its rows), so it evaluates the kernel n^2 times a product
@@ -263,14 +284,14 @@ class DaskKernelOperator:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.rows = rows or max(512, -(-self.n // (4 * n_workers)))
         # the workers' rows in the tiles' precision (mixed: float32 tiles, float64 sums)
-        self._X = scatter(client, self.local.Xw if precision == "float64"
+        self._X = share(client, self.local.Xw if precision == "float64"
                           else self.local.Xw.astype(np.float32), "the training rows", timeout)
-        self._k = scatter(client, kernel, "the kernel", timeout)
+        self._k = share(client, kernel, "the kernel", timeout)
         self.products = 0
 
     def matvec(self, V):
         V = np.ascontiguousarray(V, dtype=np.float64)
-        Vf = scatter(self.client, V, "a kernel product's right-hand side", self.timeout)
+        Vf = share(self.client, V, "a kernel product's right-hand side", self.timeout)
         futs = [self.client.submit(_rows_times, self._k, self._X, s, min(s + self.rows, self.n),
                                    Vf, pure=False) for s in range(0, self.n, self.rows)]
         self.products += 1
