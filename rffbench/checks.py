@@ -211,5 +211,51 @@ def declared(cls):
     return {k: c for k, c in out.items() if k in takes}
 
 
+# --------------------------------------------------------------------------
+# where a key has an effect
+# --------------------------------------------------------------------------
+class Applies:
+    """Where a config key has an effect, declared beside its block's constraints
+    (``applies = {name: Applies(...)}``): ``when(conf)`` is True where the key changes
+    what is computed, given the whole checked config ``conf``; ``why(conf)`` says why it
+    does not (a phrase naming the key that decides).  A key set to anything but its
+    default where it has no effect is refused (:func:`check_effects`): it would be
+    recorded as a condition of runs that it did not change."""
+
+    def __init__(self, when, why):
+        self.when, self._why = when, why
+
+    def why(self, conf):
+        return self._why(conf) if callable(self._why) else self._why
+
+
+def field_default(obj, name):
+    """The default of dataclass field ``name`` of ``obj``'s class."""
+    import dataclasses
+
+    f = obj.__dataclass_fields__[name]
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+
+
+def is_default(obj, name):
+    """Does field ``name`` of dataclass ``obj`` hold its default?"""
+    return getattr(obj, name) == field_default(obj, name)
+
+
+def check_effects(block, prefix, conf, applies=None):
+    """ConfigError for the first key of ``block`` (a config dataclass) that is not at its
+    default where it has no effect (``applies``, default ``block.applies``), naming it and
+    why: ``features.sequence='halton' is not allowed: it has no effect here (...)``."""
+    for name, a in (block.applies if applies is None else applies).items():
+        if not is_default(block, name) and not a.when(conf):
+            key = f"{prefix}.{name}" if prefix else name
+            default = field_default(block, name)
+            raise ConfigError(f"{key}={getattr(block, name)!r} is not allowed: it has no "
+                              f"effect here ({a.why(conf)}); leave it at its default "
+                              + ("(null)" if default is None else repr(default)))
+
+
 #: a measurement's n_points
 N_POINTS = Int(2, none=True, text="use an integer >= 2 (at most the training-set size) or null")

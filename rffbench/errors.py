@@ -20,3 +20,10 @@ class RunDirError(RffbenchError):
 class PluginError(RffbenchError):
     """A plug-in (map, kernel, dataset) that misbehaved: names it, what was checked and the
     key to change (rffbench.plugins)."""
+
+
+def os_error_text(exc, what):
+    """One line for an OSError: ``what`` (the path where there is one, and the system's
+    reason)."""
+    where = f"{exc.filename}: " if exc.filename is not None else ""
+    return f"{what} ({where}{exc.strerror or exc})"

@@ -43,6 +43,19 @@ def available_bytes():
         return None
 
 
+def cores():
+    """The cores this process may use: SLURM_CPUS_PER_TASK or NUMBA_NUM_THREADS when set,
+    else its CPU affinity."""
+    for var in ("SLURM_CPUS_PER_TASK", "NUMBA_NUM_THREADS"):
+        v = os.environ.get(var)
+        if v and v.isdigit() and int(v) > 0:
+            return int(v)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def human(nbytes):
     """1536 -> '1.5 KiB'."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
@@ -69,6 +82,15 @@ class Need:
 class Plan:
     base: list = field(default_factory=list)
     phases: dict = field(default_factory=dict)  # name -> list of Need
+    #: plan key -> (the key the user set, its value, its value -> the plan key's value,
+    #: its smallest value): e.g. the output dimension D from D_n, or from D frequencies
+    units: dict = field(default_factory=dict)
+
+    def in_user_units(self, key, user_key, user_value, to_plan, lo=1):
+        """Refusals about ``key`` name ``user_key`` and its values instead (the key the
+        user set, in the user's unit), ``to_plan`` converting them."""
+        self.units[key] = (user_key, user_value, to_plan, lo)
+        return self
 
     def add(self, phase, needs):
         """Needs of one phase (None: the base, live all run long)."""
@@ -111,26 +133,35 @@ class Plan:
             return
         live = self.base + (self.phases[phase] if phase else [])
         culprit = max(live, key=lambda n: n.at(values))
-        keys = list(culprit.keys) + [k for n in live for k in n.keys if k not in culprit.keys]
+        keys = list(dict.fromkeys(list(culprit.keys) + [k for n in live for k in n.keys]))
         where = f"{culprit.what} needs {human(total)} at its peak"
-        for key in dict.fromkeys(keys):
-            cur = values[key]
+
+        def user(key):  # (the key the user set, its value, -> plan value, its smallest)
             lo = next(n.keys[key][1] for n in self._all() if key in n.keys)
-            fit = self._largest(key, lo, cur, values, budget)
+            return self.units.get(key, (key, values[key], lambda v: v, lo))
+
+        def floor(key):  # the peak with this key at its smallest: the key that matters most
+            name, cur, to_plan, lo = user(key)
+            return self.peak(dict(values, **{key: to_plan(lo)}))[0]
+
+        for key in sorted(keys, key=floor):
+            name, cur, to_plan, lo = user(key)
+            fit = self._largest(key, lo, cur, values, budget, to_plan)
             if fit is not None:
-                raise ConfigError(f"{key}={cur!r} is not allowed: {where}, more than "
+                raise ConfigError(f"{name}={cur!r} is not allowed: {where}, more than "
                                   f"{MEMORY_FRACTION:.0%} of the {human(avail)} available; "
-                                  f"{key} <= {fit} fits")
-        key = next(iter(culprit.keys), None)
-        raise ConfigError((f"{key}={values[key]!r} is not allowed: " if key else "")
+                                  f"{name} <= {fit} fits")
+        key = min(keys, key=floor) if keys else None
+        raise ConfigError((f"{user(key)[0]}={user(key)[1]!r} is not allowed: " if key else "")
                           + f"{where}, more than {MEMORY_FRACTION:.0%} of the {human(avail)} "
                           "available" + (", and no single smaller value fits" if key else "")
                           + "; use a smaller problem")
 
-    def _largest(self, key, lo, cur, values, budget):
-        """Largest integer v in [lo, cur) with the peak at v within budget, or None."""
+    def _largest(self, key, lo, cur, values, budget, to_plan=lambda v: v):
+        """Largest integer v in [lo, cur) with the peak at ``to_plan(v)`` (the plan's own
+        value of ``key``) within budget, or None."""
         def fits(v):
-            return self.peak(dict(values, **{key: v}))[0] <= budget
+            return self.peak(dict(values, **{key: to_plan(v)}))[0] <= budget
 
         if not isinstance(cur, int) or cur <= lo or not fits(lo):
             return None

@@ -8,12 +8,16 @@ the same directory and renamed, so a reader never sees half a file.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
+import math
 import os
 import subprocess
 import threading
 from pathlib import Path
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 RECORDS_FILE = "records.csv"
 #: a failed job of a sweep leaves its one-line reason here (instead of records)
@@ -45,11 +49,27 @@ def _num(v):
 
 
 def record(measurement, metric, value, unit="", method="", spread=None, n_repeats=None,
-           delta=None, dist=None, note=""):
-    """One measured value (``value`` None = not available; say why in ``note``)."""
-    return dict(measurement=measurement, metric=metric, method=method, value=_num(value),
-                unit=unit, spread=_num(spread), n_repeats=n_repeats, delta=_num(delta),
-                dist=_num(dist), note=note)
+           delta=None, dist=None, note="", infinite=False):
+    """One measured value (``value`` None = not available; say why in ``note``).
+
+    A value that is not a finite number (an overflow, 0/0) is never recorded as one: it
+    becomes n/a with the reason in its note, as do a non-finite spread or distance;
+    ``infinite=True`` lets a value that is infinite by definition (sigma_p^2 of a
+    heavy-tailed spectral density) through, +inf only."""
+    v = _num(value)
+    if v is not None and not math.isfinite(v) and not (infinite and v == math.inf):
+        log.warning("%s/%s%s: %r is not a finite number: recorded as n/a", measurement, metric,
+                    f" ({method})" if method else "", v)
+        note = f"n/a: the value computed was {v!r}, not a finite number" + \
+            (f" ({note})" if note else "")
+        v = None
+    spread, dist = _num(spread), _num(dist)
+    spread = spread if spread is None or math.isfinite(spread) else None
+    if dist is not None and not math.isfinite(dist):
+        raise ValueError(f"{measurement}/{metric}: a pair at distance {dist!r}")
+    return dict(measurement=measurement, metric=metric, method=method, value=v,
+                unit=unit, spread=spread, n_repeats=n_repeats, delta=_num(delta),
+                dist=dist, note=note)
 
 
 _STATIC_ENV = {}
@@ -195,11 +215,15 @@ def read_records(path, run_id=None):
 
     import pandas as pd
 
+    from .readers import MAX_TABLE_BYTES, DamagedFile, read_bytes
+
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, MAX_TABLE_BYTES)
     except OSError as exc:
         raise DamagedRecords(path, f"cannot read ({exc.strerror or exc})") from None
+    except DamagedFile as exc:
+        raise DamagedRecords(path, exc.reason) from None
     if not raw:
         raise DamagedRecords(path, "empty file")
     if not raw.endswith(b"\n"):

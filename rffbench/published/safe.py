@@ -107,20 +107,58 @@ class ArraysOnlyUnpickler(pickle.Unpickler):
         raise UnsafePickleError("refused: the pickle uses persistent ids")
 
 
+#: what a result may expand to: containers and arrays counted as often as they are
+#: referenced (a small pickle can reference one list from two places, 60 levels deep:
+#: 2^60 paths), and how deep containers may nest
+MAX_OBJECTS = 1_000_000
+MAX_DEPTH = 100
+
+
 def _check(obj, where="the pickle"):
-    if isinstance(obj, (np.ndarray, np.generic)):
-        if obj.dtype.hasobject or obj.dtype.kind not in "biufc":
-            raise UnsafePickleError(f"refused: {where} holds an array of dtype {obj.dtype}")
-        return
-    if isinstance(obj, _NdarrayName) or not isinstance(obj, _PLAIN):
-        raise UnsafePickleError(f"refused: {where} holds a {type(obj).__name__}")
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            _check(k, where)
-            _check(v, f"{where}[{k!r}]")
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            _check(v, f"{where}[{i}]")
+    """UnsafePickleError unless ``obj`` is numeric arrays in plain containers, nesting at
+    most MAX_DEPTH deep and expanding to at most MAX_OBJECTS objects when every shared
+    reference is followed (computed once per object: no walk of the 2^n paths)."""
+    size = {}  # id -> expanded object count (None while its children are being checked)
+    keep = []  # the objects whose ids are in size (an id is unique while its object lives)
+    stack = [(obj, where, 0, False)]
+    while stack:
+        o, at, depth, done = stack.pop()
+        if isinstance(o, (np.ndarray, np.generic)):
+            if o.dtype.hasobject or o.dtype.kind not in "biufc":
+                raise UnsafePickleError(f"refused: {at} holds an array of dtype {o.dtype}")
+            continue
+        if isinstance(o, _NdarrayName) or not isinstance(o, _PLAIN):
+            raise UnsafePickleError(f"refused: {at} holds a {type(o).__name__}")
+        if not isinstance(o, (dict, list, tuple)):
+            continue
+        children = [x for kv in o.items() for x in kv] if isinstance(o, dict) else list(o)
+        if done:
+            total = 1
+            for c in children:
+                n = size.get(id(c), 1)
+                if n is None:
+                    raise UnsafePickleError(f"refused: {at} contains itself")
+                total += n
+            if total > MAX_OBJECTS:
+                raise UnsafePickleError(f"refused: {where} expands to more than "
+                                        f"{MAX_OBJECTS:,} objects (shared references)")
+            size[id(o)] = total
+            continue
+        if id(o) in size:
+            if size[id(o)] is None:
+                raise UnsafePickleError(f"refused: {at} contains itself")
+            continue
+        if depth >= MAX_DEPTH:
+            raise UnsafePickleError(f"refused: {where} nests containers more than "
+                                    f"{MAX_DEPTH} deep")
+        size[id(o)] = None
+        keep.append(o)
+        stack.append((o, at, depth, True))
+        if isinstance(o, dict):
+            stack.extend((v, f"{at}[{k!r}]", depth + 1, False) for k, v in o.items())
+            stack.extend((k, at, depth + 1, False) for k in o)
+        else:
+            stack.extend((v, f"{at}[{i}]", depth + 1, False) for i, v in enumerate(o))
 
 
 def load_arrays(source):
