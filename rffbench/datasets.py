@@ -82,6 +82,12 @@ class DatasetLoader:
     """A dataset of the registry (module docs).  The docstring's first sentence is its
     line in ``--help``; subclasses implement :meth:`load` and declare :meth:`shape`."""
 
+    #: the keys of the dataset block it reads beyond those every dataset has (name, n_max,
+    #: test_size, split, scale), among rffbench.config.LOADER_KEYS (n, d, radius, noise,
+    #: task, path, format, target, file_task); the others are refused when set, as having
+    #: no effect.  None: not declared (a plug-in function): none is refused
+    KEYS = None
+
     def load(self, cfg, seed):
         """Raw ``(X, y, info)`` (checked, split and scaled by :func:`load_dataset`)."""
         raise NotImplementedError
@@ -184,6 +190,8 @@ class Synthetic(DatasetLoader):
     f(x) + noise N(0, noise^2); classification target 1[f(x) + noise e > 0].
     """
 
+    KEYS = ("n", "d", "radius", "noise", "task")
+
     def load(self, cfg, seed):
         d = cfg.d if cfg.d is not None else 8
         n, r = cfg.n, cfg.radius
@@ -210,6 +218,8 @@ class Synthetic(DatasetLoader):
 class SklearnDataset(DatasetLoader):
     """A dataset bundled with scikit-learn (``sklearn.datasets.<fn_name>``)."""
 
+    KEYS = ()
+
     def __init__(self, fn_name, task, source, licence, shape):
         self.fn_name, self.task, self.source, self.licence = fn_name, task, source, licence
         self._shape = shape
@@ -226,6 +236,17 @@ class SklearnDataset(DatasetLoader):
         return self._shape
 
 
+def data_file(cfg):
+    """``dataset.path`` expanded; DataError when it is not a regular file (missing, or a
+    directory, a device or a pipe, which a reader would wait on or read forever)."""
+    path = os.path.expanduser(cfg.path)
+    if not os.path.isfile(path):
+        raise DataError(f"dataset.path={cfg.path!r}: " + (
+            "not a regular file (a directory, a device or a pipe): give a data file"
+            if os.path.exists(path) else "no such file"))
+    return path
+
+
 def _infer_format(path):
     ext = os.path.splitext(path)[1].lower()
     return {".csv": "csv", ".npz": "npz", ".npy": "npy", ".parquet": "parquet",
@@ -236,10 +257,10 @@ class UserFile(DatasetLoader):
     """A user file: LIBSVM/svmlight, CSV with a target column, or .npz with X, y (.npy
     and .parquet are streamed: rffbench.stream)."""
 
+    KEYS = ("path", "format", "target", "file_task")
+
     def load(self, cfg, seed):
-        path = os.path.expanduser(cfg.path)
-        if not os.path.isfile(path):
-            raise DataError(f"dataset.path={cfg.path!r}: no such file")
+        path = data_file(cfg)
         fmt = cfg.format or _infer_format(path)
         try:
             if fmt == "npz":
@@ -373,6 +394,8 @@ class FashionMNIST(DatasetLoader):
     Debian's dataset-fashion-mnist files; pixels scaled to [0, 1].  The official
     60k/10k split is pooled: the split is the seeded one of every dataset."""
 
+    KEYS = ("path",)
+
     def shape(self, cfg):
         return (70000, 784)
 
@@ -461,6 +484,8 @@ class MLBench(DatasetLoader):
     """One data frame of R's mlbench package (an .rda file read by the ``rdata``
     package): every column but ``target`` is a feature (factors of numbers, as DNA's 0/1
     indicators, become numbers), ``target`` the class."""
+
+    KEYS = ("path",)
 
     def __init__(self, file, target, about, shape):
         self.file, self.target, self.about, self._shape = file, target, about, shape
@@ -741,9 +766,7 @@ def _load_streamed(cfg, seed, dtype):
     and test matrices over the file."""
     from .stream import StreamedMatrix, scan
 
-    path = os.path.expanduser(cfg.path)
-    if not os.path.isfile(path):
-        raise DataError(f"dataset.path={cfg.path!r}: no such file")
+    path = data_file(cfg)
     fmt = _streamed_format(cfg)
     limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
     sc = scan(cfg, path, fmt, seed, dtype, (limit, MAX_ABS_VALUE))

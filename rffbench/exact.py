@@ -54,6 +54,13 @@ from .features.fourier import blas_single_thread
 from .kernels import Kernel, kernel_with
 from .progress import Progress
 
+#: the cg solver's settings at their defaults (model.<key>, ExactKRR's tol, max_iter,
+#: precond_rank, precision): set to anything else with the Cholesky solver, they have no
+#: effect and are refused (:func:`check_cg_unused`)
+CG_DEFAULTS = {"cg_tol": 1e-6, "cg_max_iter": 200, "precond_rank": None,
+               "exact_precision": "float64"}
+
+
 #: rows x columns of one block of K(test, train) in predict (16 MiB float64)
 PREDICT_BLOCK_ROWS = 512
 PREDICT_BLOCK_COLS = 4096
@@ -104,8 +111,8 @@ class ExactKRR(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, kernel="gaussian", lam=1e-3, center=True, lengthscale=None, gamma=None,
-                 solver="auto", tol=1e-6, max_iter=200, precond_rank=None, random_state=None,
-                 backend=None, precision="float64"):
+                 solver="auto", tol=CG_DEFAULTS["cg_tol"], max_iter=CG_DEFAULTS["cg_max_iter"],
+                 precond_rank=None, random_state=None, backend=None, precision="float64"):
         self.kernel = kernel
         self.lam = lam
         self.center = center
@@ -136,6 +143,15 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             raise ConfigError(f"model.lam={self.lam!r} is not allowed: use a number > 0")
         check_cg_params(self.tol, self.max_iter, self.precond_rank, self.precision)
         solver = choose_solver(self.solver, X.shape[0])
+        if solver == "cholesky":
+            check_cg_unused("solver='cholesky'" if self.solver == "cholesky" else
+                            f"solver='auto' chose cholesky for {X.shape[0]} rows",
+                            cg_tol=self.tol, cg_max_iter=self.max_iter,
+                            precond_rank=self.precond_rank, exact_precision=self.precision)
+            if self.backend is not None:
+                raise ConfigError("backend is not allowed with the Cholesky solver: it has no "
+                                  "effect (only the cg solver's kernel products run on a "
+                                  "backend); use solver='cg' or backend=None")
         self.kernel_ = self._fitted_kernel(X)
         Y = np.asarray(Y, dtype=np.float64)
         self._1d = Y.ndim == 1
@@ -348,6 +364,16 @@ CG_CONSTRAINTS = {
     "cg_max_iter": Int(1),
     "precond_rank": Int(1, none=True, text="use an integer >= 1 or null (min(n_train, 2000))"),
 }
+
+
+def check_cg_unused(why, **values):
+    """ConfigError naming the first cg setting (``values``: model key -> value) that is
+    not at its default although exact KRR is solved by Cholesky (``why`` says so)."""
+    for key, v in values.items():
+        if v != CG_DEFAULTS[key]:
+            raise ConfigError(f"model.{key}={v!r} is not allowed: it has no effect here "
+                              f"({why}: only the cg solver uses it); leave it at its default "
+                              f"{CG_DEFAULTS[key]!r}")
 
 
 def check_cg_params(tol, max_iter, precond_rank, precision="float64"):

@@ -106,6 +106,9 @@ def check_lengthscale(ls, median_of=None):
     return float(ls)
 
 
+#: kernel.median_subsample's default: the training points the median and knn rules sample
+MEDIAN_SUBSAMPLE = 1000
+
 #: the largest |k(x, y)| a run accepts (Kernel.check_values): the measurements square
 #: kernel values and take fourth powers of estimates' deviations (sample variances)
 MAX_KERNEL_VALUE = 1e60
@@ -131,7 +134,7 @@ class Kernel(BaseEstimator):
         """The constraints of this class and its bases (:func:`rffbench.checks.declared`)."""
         return declared(cls)
 
-    def __init__(self, lengthscale="median", gamma=None, median_subsample=1000, random_state=0):
+    def __init__(self, lengthscale="median", gamma=None, median_subsample=MEDIAN_SUBSAMPLE, random_state=0):
         self.lengthscale = lengthscale
         self.gamma = gamma
         self.median_subsample = median_subsample
@@ -176,6 +179,13 @@ class Kernel(BaseEstimator):
                 raise ConfigError(f"kernel.gamma={self.gamma!r} is not allowed: it is a "
                                   f"lengthscale of {ls:.3g}, outside {lo:g}..{hi:g}")
         rule = data_rule(ls) if self.gamma is None else None
+        if rule is None and self.median_subsample != MEDIAN_SUBSAMPLE:
+            raise ConfigError(f"kernel.median_subsample={self.median_subsample!r} is not "
+                              "allowed: it has no effect here (" + (
+                                  f"kernel.lengthscale={ls!r} is a number" if self.gamma is None
+                                  else "kernel.gamma is set") + ": no median or knn rule "
+                              f"samples training points); leave it at its default "
+                              f"{MEDIAN_SUBSAMPLE}")
         if rule is not None:
             if X is None:
                 raise RuntimeError(f"{self.name} kernel with lengthscale={ls!r} must be fit "
@@ -483,7 +493,7 @@ class Matern(Kernel):
     NUS = (0.5, 1.5, 2.5)
     constraints = {"nu": OneOf(NUS)}
 
-    def __init__(self, lengthscale="median", nu=1.5, gamma=None, median_subsample=1000,
+    def __init__(self, lengthscale="median", nu=1.5, gamma=None, median_subsample=MEDIAN_SUBSAMPLE,
                  random_state=0):
         super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
                          random_state=random_state)
@@ -608,7 +618,7 @@ class Polynomial(DotProductKernel):
     GAMMA = (1.0, 2)  # polynomial_kernel, PolynomialCountSketch
 
     def __init__(self, lengthscale="median", degree=2, coef0=1.0, gamma=None,
-                 median_subsample=1000, random_state=0):
+                 median_subsample=MEDIAN_SUBSAMPLE, random_state=0):
         super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
                          random_state=random_state)
         self.degree = degree
@@ -678,7 +688,7 @@ class SkewedChi2(Kernel):
 
     constraints = {"skewedness": Real(gt=0)}
 
-    def __init__(self, lengthscale="median", skewedness=1.0, gamma=None, median_subsample=1000,
+    def __init__(self, lengthscale="median", skewedness=1.0, gamma=None, median_subsample=MEDIAN_SUBSAMPLE,
                  random_state=0):
         super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
                          random_state=random_state)

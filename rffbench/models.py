@@ -93,6 +93,13 @@ class FeatureModel:
 
     #: model.name
     name: str = None
+    #: the keys of the model block it reads beyond lam, lam_grid, val_size and chunk_rows
+    #: (among center, epochs, loss; exact KRR reads center too): the others are refused
+    #: when set, as having no effect.  None: not declared (none is refused)
+    KEYS = None
+    #: its fit runs on backend=dask (the ridge accumulation): otherwise only exact KRR's
+    #: cg does
+    USES_BACKEND = False
 
     @classmethod
     def from_config(cls, m, task, seed, backend=None):
@@ -193,6 +200,8 @@ class FeatureRidge(FeatureModel):
     """Ridge regression / least-squares classifier on a fitted feature map."""
 
     name = "ridge"
+    KEYS = ("center",)
+    USES_BACKEND = True
 
     @classmethod
     def from_config(cls, m, task, seed, backend=None):
@@ -292,6 +301,7 @@ class FeatureSGD(FeatureModel):
     """scikit-learn SGD fed with feature chunks by ``partial_fit``."""
 
     name = "sgd"
+    KEYS = ("epochs", "loss")
 
     @classmethod
     def from_config(cls, m, task, seed, backend=None):

@@ -85,7 +85,7 @@ class _Checked:
             out = super().fit(X, y)
         except RffbenchError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a plug-in's sys.exit too
             raise self._fail(f"fit raised {type(exc).__name__}: {first_line(exc)}") from None
         return self if out is None else out
 
@@ -94,7 +94,7 @@ class _Checked:
             Z = super().transform(X) if out is None else super().transform(X, out=out)
         except RffbenchError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a plug-in's sys.exit too
             raise self._fail(f"transform raised {type(exc).__name__}: "
                              f"{first_line(exc)}") from None
         if not TIMED.get():
@@ -158,7 +158,7 @@ def check_kernel(name, kernel, X):
         G = kernel.gram(S, S)
     except RffbenchError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plug-in's sys.exit too
         raise fail(f"gram raised {type(exc).__name__}: {first_line(exc)}") from None
     G = G.toarray() if sp.issparse(G) else G
     if not isinstance(G, np.ndarray) or G.shape != (m, m):
@@ -189,7 +189,7 @@ def load_with(loader, cfg, seed, where):
         out = loader.load(cfg, seed)
     except RffbenchError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plug-in's sys.exit too
         raise PluginError(f"{where}{who}: the loader raised {type(exc).__name__}: "
                           f"{first_line(exc)}") from None
     if not (isinstance(out, tuple) and len(out) == 3 and isinstance(out[2], dict)):

@@ -25,7 +25,10 @@ wrong kind, raises a one-line :class:`~rffbench.errors.ConfigError` naming it.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
+import sys
 from collections.abc import Mapping
 from importlib.metadata import entry_points
 
@@ -97,14 +100,21 @@ class Registry(Mapping):
         what = f"{self.key}={name!r}"
         if ep is None and not self.is_import_path(name):
             raise KeyError(name)
-        try:
-            obj = ep.load() if ep is not None else _import_path(name)
-        except Exception as exc:
+        printed = io.StringIO()
+        try:  # what the module prints while it is imported is shown after, or in the line
+            with contextlib.redirect_stderr(printed), contextlib.redirect_stdout(printed):
+                obj = ep.load() if ep is not None else _import_path(name)
+        except (Exception, SystemExit) as exc:  # SystemExit: a module that exits, or parses
             src = f"entry point {ep.value!r} of {self.group}" if ep is not None \
-                else "the import path (package.module:attribute)"
+                else "the import path (package.module:attribute)"  # the command line, on import
             first = (str(exc).splitlines() or [""])[0]
+            said = (printed.getvalue().strip().splitlines() or [""])[-1]
+            why = (" (the module exits when it is imported: a script's code outside `if "
+                   "__name__ == '__main__':`?" + (f" It printed: {said!r}" if said else "")
+                   + ")" if isinstance(exc, SystemExit) else "")
             raise ConfigError(f"{what}: cannot load {src}: {type(exc).__name__}: "
-                              f"{first}") from None
+                              f"{first}{why}") from None
+        sys.stderr.write(printed.getvalue())
         if self._check is not None:
             self._check(name, obj)
         self._loaded[name] = obj

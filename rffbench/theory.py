@@ -17,6 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .checks import Int, Real, check_constraints
+from .errors import ConfigError
+
 #: Rahimi & Recht 2007, Claim 1 prefactor
 RR_PREFACTOR = 2.0**8
 #: Sutherland & Schneider 2015, rff (cos + offset) map prefactor (unverified)
@@ -266,28 +269,51 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
 WORST_TERM_VARIANCE = {"pairs": term_variance(0.0, 1.0, True), "rff": term_variance(0.0, 1.0, False)}
 
 
-def _kernel(kernel, lengthscale, nu):
-    """The fitted kernel of the calculators: ``nu`` goes to the kernels that take it."""
+#: the calculators' arguments: the values the command line's keys take
+#: (measure.bounds.delta, D, the data's d and diameter)
+CALCULATOR_CONSTRAINTS = {
+    "eps": Real(gt=0), "delta": Real(gt=0, lt=1), "D": Int(1), "d": Int(1),
+    "diam": Real(gt=0),
+}
+#: nu's default in the calculators' signatures (kernel.nu's)
+NU_DEFAULT = 1.5
+
+
+def _kernel(kernel, lengthscale, nu, features):
+    """The fitted kernel of the calculators, checked as the command line checks it:
+    ``nu`` only for the kernels that take it (elsewhere it has no effect), the map
+    ``features`` able to represent the kernel."""
+    from .features import FEATURE_MAPS
     from .kernels import KERNELS, Kernel, make_kernel
 
     takes_nu = not isinstance(kernel, Kernel) and \
         "nu" in KERNELS.get_or_raise(kernel)._get_param_names()
+    if not takes_nu and nu != NU_DEFAULT:
+        raise ConfigError(f"nu={nu!r} is not allowed: it has no effect here (kernel="
+                          f"{getattr(kernel, 'name', kernel)} does not take nu; kernel=matern "
+                          f"does); leave it at its default {NU_DEFAULT}")
+    FEATURE_MAPS.get_or_raise(features).check_kernel(kernel)
     return make_kernel(kernel, lengthscale=lengthscale,
                        **({"nu": nu} if takes_nu else {})).fit(None)
+
+
+def _check_args(**values):
+    check_constraints(values, "", {k: CALCULATOR_CONSTRAINTS[k] for k in values})
 
 
 def _bounds_for(features, kernel, d, diam, lengthscale, nu):
     from .features import FEATURE_MAPS
 
+    _check_args(d=d, diam=diam)
     family = FEATURE_MAPS.get_or_raise(features).variance
-    k = _kernel(kernel, lengthscale, nu)
+    k = _kernel(kernel, lengthscale, nu, features)
     return family, uniform_bounds(family, d, k.sigma_p2(d), diam,
                                   v_max=WORST_TERM_VARIANCE.get(family, 1.0), k_absmax=1.0,
                                   map_name=features)
 
 
 def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features="rff_pairs",
-                       nu=1.5):
+                       nu=NU_DEFAULT):
     """The variance of the kernel estimate z(x).z(y) (+ ``kernel_offset_``, 0 for these
     i.i.d. families) at x - y = ``delta`` (one vector, or rows of them) for D features of
     the map ``features`` (Sutherland & Schneider 2015); ValueError for a map without an exact
@@ -296,11 +322,12 @@ def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features
 
     from .features import FEATURE_MAPS
 
+    _check_args(D=D)
     family = FEATURE_MAPS.get_or_raise(features).variance
+    k = _kernel(kernel, lengthscale, nu, features)
     if family not in VARIANCE_TERMS:
         raise ValueError(f"features={features}: no exact variance formula (only the i.i.d. "
                          f"families {', '.join(VARIANCE_TERMS)} have one)")
-    k = _kernel(kernel, lengthscale, nu)
     delta = np.asarray(delta, dtype=np.float64)
     return VARIANCE_TERMS[family](k.k_of_delta(delta), k.k_of_delta(2.0 * delta)) / D
 
@@ -324,7 +351,7 @@ def positive_variance(u, v):
 
 
 def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
-                    features="rff_pairs", nu=1.5, D_max=1e18):
+                    features="rff_pairs", nu=NU_DEFAULT, D_max=1e18):
     """How many features each published bound requires: the output dimension D at which
     P[sup over M of ``|z(x).z(y) - k(x, y)|`` >= eps] <= delta, for a set M of diameter
     ``diam`` in R^d, the kernel at ``lengthscale``, and the map ``features`` (its family
@@ -335,8 +362,7 @@ def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
     (why a bound does not apply, or its reading)."""
     import pandas as pd
 
-    if not 0 < eps:
-        raise ValueError(f"eps={eps!r} must be > 0")
+    _check_args(eps=eps, delta=delta)
     _, bounds = _bounds_for(features, kernel, d, diam, lengthscale, nu)
     rows = []
     for b in bounds:
@@ -356,12 +382,13 @@ def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
 
 
 def error_bound(D, delta, *, d, diam, kernel="gaussian", lengthscale=1.0, features="rff_pairs",
-                nu=1.5):
+                nu=NU_DEFAULT):
     """The eps each published bound guarantees with D features at failure probability
     delta (the inverse of :func:`features_needed`); a DataFrame: method, kind,
     eps_bound, note (``vacuous`` when above the largest possible error)."""
     import pandas as pd
 
+    _check_args(D=D, delta=delta)
     family, bounds = _bounds_for(features, kernel, d, diam, lengthscale, nu)
     trivial = TRIVIAL_ERROR.get(family, math.inf)
     rows = []

@@ -53,11 +53,11 @@ class RandomBinning(FeatureMap):
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
         """Pitches and shifts (P x d), the bin keys of the fitted rows and their vocabulary,
         and per transformed row P keys, columns, flags and CSR entries (about 40 bytes)."""
         P = n_components
-        return 16.0 * P * d + 16.0 * fit_rows * P + 40.0 * n_rows * P
+        return 16.0 * P * d + 16.0 * train_rows * P + 40.0 * n_rows * P
 
     def _fit(self, X, rng):
         P, d = self.n_components, X.shape[1]

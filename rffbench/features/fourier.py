@@ -172,6 +172,12 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             value = params.get(name, cls.PAIRS_DEFAULT if name == "pairs" else defaults[name])
             key = f"features.{name}" if name in cls.CONFIG_PARAMS else f"features.params.{name}"
             require(c.ok(value), key, value, c.message())
+        if "pairs" in cls.CONFIG_PARAMS and not trig_kernel(kernel) \
+                and params.get("pairs", cls.PAIRS_DEFAULT) != cls.PAIRS_DEFAULT:
+            raise ConfigError(f"features.pairs={params['pairs']!r} is not allowed with kernel="
+                              f"{getattr(kernel, 'name', kernel)}: it has no effect (cos/sin "
+                              "pairs or cos + offset are for shift-invariant kernels; the "
+                              "arc-cosine kernels take one step / relu feature per direction)")
         if "pairs" in cls.CONFIG_PARAMS and params.get("pairs", cls.PAIRS_DEFAULT) \
                 and trig_kernel(kernel):
             check_even(cls.name, n_components)
@@ -229,13 +235,14 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return {k: getattr(self, k) for k in self.CONFIG_PARAMS}
 
     @classmethod
-    def check_data(cls, n_components, n_samples, d=None):
+    def check_data(cls, n_components, n_samples, d=None, **params):
         """Raise ConfigError if the map cannot be fitted on ``n_samples`` rows of dimension
-        ``d`` (checked once the data is loaded, before any measurement)."""
+        ``d`` (checked once the data is loaded, before any measurement); ``params``: the
+        map's configured parameters and ``kernel``."""
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
-        """Bytes to fit the map on ``fit_rows`` rows of dimension d and hold the features
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
+        """Bytes to fit the map on ``train_rows`` rows of dimension d and hold the features
         of ``n_rows`` rows (the memory plan, rffbench.memory): dense frequencies (m x d,
         with a transposed and a cast copy), offsets, and the output."""
         m = cls.n_freq_for(n_components, **params)

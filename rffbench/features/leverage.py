@@ -30,6 +30,8 @@ from .fourier import FourierMap, blas_single_thread, check_even
 
 #: candidate features per fit row above which the leverage Gram is refused
 MAX_CANDIDATES = 8192
+#: features.params.fit_rows: training rows (at most, seeded) the leverages are computed on
+FIT_ROWS = 2000
 
 
 class LeverageRFF(FourierMap):
@@ -44,12 +46,14 @@ class LeverageRFF(FourierMap):
     pairs = True
     constraints = {"oversample": Int(1, text=f"use an integer >= 1 with oversample x D/2 <= "
                                              f"{MAX_CANDIDATES // 2} candidate frequencies"),
-                   "leverage_lam": Real(gt=0)}
+                   "leverage_lam": Real(gt=0),
+                   "fit_rows": Int(1, text="use an integer >= 1 (training rows the leverages "
+                                           "are computed on, at most)")}
     DATA_DEPENDENT = True
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, oversample=4, leverage_lam=1e-3,
-                 fit_rows=2000):
+                 fit_rows=FIT_ROWS):
         super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
         self.oversample = oversample
@@ -67,14 +71,15 @@ class LeverageRFF(FourierMap):
                               "candidate frequencies")
 
     def map_params(self):
-        return dict(oversample=self.oversample, leverage_lam=self.leverage_lam)
+        return dict(oversample=self.oversample, leverage_lam=self.leverage_lam,
+                    fit_rows=self.fit_rows)
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
         """Candidates (M x d), their features on the fit rows (n x 2M) and the 2M x 2M
         leverage system (twice), and the output."""
         M = params.get("oversample", 4) * n_components // 2
-        n = min(fit_rows, 2000) if fit_rows else 2000
+        n = min(train_rows or FIT_ROWS, params.get("fit_rows", FIT_ROWS))
         return 8.0 * (M * d + 2 * n * M + 8 * M * M) + float(n_rows) * n_components * itemsize
 
     def _fit(self, X, rng):

@@ -33,14 +33,14 @@ class Nystrom(FeatureMap):
     variance = None
 
     @classmethod
-    def check_data(cls, n_components, n_samples, d=None):
+    def check_data(cls, n_components, n_samples, d=None, **params):
         if n_components > n_samples:
             raise ConfigError(f"D={n_components} is not allowed for features=nystrom: it draws D "
                               f"landmarks from the {n_samples} training rows; use D <= "
                               f"{n_samples}")
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
         """Landmarks, K_LL and its eigendecomposition (about 4 D x D), k(x, L) and the output."""
         D = n_components
         return 8.0 * (D * d + 4 * D * D) + float(n_rows) * D * (8 + itemsize)

@@ -31,7 +31,7 @@ class SklearnRBF(FeatureMap):
                      "features=rff (any kernel) or kernel=gaussian")
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
         """RBFSampler's weights, and its transform's temporaries (about 3 n x D float64)."""
         return 8.0 * (d + 1) * n_components + float(n_rows) * n_components * (24 + itemsize)
 
@@ -77,7 +77,7 @@ class SklearnAdditiveChi2(_ChiPeer):
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
 
     @classmethod
-    def check_data(cls, n_components, n_samples, d=None):
+    def check_data(cls, n_components, n_samples, d=None, **params):
         if d is not None and n_components not in [d * (2 * s - 1) for s in cls.STEPS]:
             raise ConfigError(f"D={n_components} is not allowed for features=sklearn_chi2 with "
                               f"d={d}: AdditiveChi2Sampler outputs d (2 s - 1) features for "

@@ -49,7 +49,7 @@ class RandomMaclaurin(_PolynomialMap):
     SPARSE_NATIVE = True
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
         """Rademacher vectors (about D x d in expectation) and, per transformed row, the
         projections (about D) and the output."""
         return 8.0 * 2 * d * n_components + float(n_rows) * n_components * (8 + itemsize)
@@ -84,7 +84,7 @@ class TensorSketch(_PolynomialMap):
     name = "tensorsketch"
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
         """Hashes and signs, and per transformed row p sketches and their spectra (about
         4 p D float64 values; p = kernel.degree, taken as up to 4 here) and the output."""
         return 16.0 * 4 * (d + 1) + float(n_rows) * n_components * (8 * 4 * 4 + itemsize)

@@ -30,9 +30,12 @@ import warnings
 import numpy as np
 
 from ..checks import OneOf
+from ..errors import ConfigError
 from .fourier import FourierMap
 
 SEQUENCES = ("sobol", "halton", "generalized_halton")
+#: scipy's Sobol sequence has direction numbers for at most this many dimensions
+SOBOL_MAX_DIM = 21201
 #: uniforms are clipped to [TINY, 1 - TINY] before the inverse CDF (a scrambled
 #: point can be exactly 0)
 TINY = 2.0**-53
@@ -63,11 +66,37 @@ class QuasiMonteCarloFeatures(FourierMap):
         self.pairs = pairs
         self.sequence = sequence
 
+    @classmethod
+    def check_data(cls, n_components, n_samples, d=None, kernel=None, pairs=True,
+                   sequence="sobol", **params):
+        """The sequence must exist in the dimension the map draws in (Sobol: at most
+        SOBOL_MAX_DIM) and its state fit in memory (scrambled Halton keeps permutations of
+        0..p - 1 for each of the first u primes p: 74 GB at u = 30,000)."""
+        if d is None:
+            return
+        u = sequence_dims(kernel, d, pairs)
+        why = sequence_problem(sequence, u)
+        if why is None:
+            return
+        others = [q for q in SEQUENCES if q != sequence and sequence_problem(q, u) is None]
+        raise ConfigError(f"features.sequence={sequence!r} is not allowed with d={d}: {why}; "
+                          + (f"use features.sequence={' or '.join(others)}" if others
+                             else "use another map (e.g. features=rff)"))
+
+    @classmethod
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
+        """FourierMap's, and the low-discrepancy sequence's points and state."""
+        u = sequence_dims(params.get("kernel"), d, params.get("pairs", True))
+        m = cls.n_freq_for(n_components, **params)
+        return super().memory_bytes(n_rows, d, n_components, itemsize, train_rows, **params) \
+            + 16.0 * m * u + sequence_bytes(params.get("sequence", "sobol"), u)
+
     def _draw(self, d, m, rng):
         from scipy.stats import qmc
 
         ud = self.kernel_.uniform_dims(d)
         u = ud + (0 if self.pairs else 1)
+        self.check_data(self.n_components, m, d, self.kernel_, self.pairs, self.sequence)
         seed = np.random.default_rng(rng.integers(2**63))
         if self.sequence == "generalized_halton":
             T = np.clip(generalized_halton(m, u, seed), TINY, 1.0 - TINY)
@@ -83,13 +112,56 @@ class QuasiMonteCarloFeatures(FourierMap):
 
 
 def first_primes(n):
-    """The first n primes."""
-    out, c = [], 2
-    while len(out) < n:
-        if all(c % p for p in out if p * p <= c):
-            out.append(c)
-        c += 1
-    return out
+    """The first n primes (a sieve up to the bound p_n < n (ln n + ln ln n), n >= 6)."""
+    import math
+
+    if n <= 0:
+        return []
+    top = 15 if n < 6 else int(n * (math.log(n) + math.log(math.log(n)))) + 1
+    sieve = np.ones(top + 1, dtype=bool)
+    sieve[:2] = False
+    for p in range(2, int(top ** 0.5) + 1):
+        if sieve[p]:
+            sieve[p * p::p] = False
+    return [int(p) for p in np.flatnonzero(sieve)[:n]]
+
+
+def sequence_dims(kernel, d, pairs=True):
+    """The dimension u of the points the map draws: the kernel's uniform coordinates for
+    d inputs (d; Matern d + 1), one more for the offsets when ``pairs`` is false."""
+    from ..kernels import KERNELS, Kernel
+
+    k = kernel if isinstance(kernel, Kernel) else \
+        KERNELS[kernel]() if kernel is not None else None
+    return (k.uniform_dims(d) if k is not None else d) + (0 if pairs in (True, None) else 1)
+
+
+def sequence_bytes(sequence, u):
+    """Bytes of the sequence's own state in dimension u: scipy's scrambled Halton holds
+    ceil(54 / log2 p) - 1 permutations of 0..p - 1 (int64) for each of the first u primes
+    p; generalized_halton one permutation at a time; Sobol its direction numbers."""
+
+    if sequence == "halton":
+        primes = np.asarray(first_primes(u), dtype=np.float64)
+        counts = np.ceil(54.0 / np.log2(primes)) - 1
+        return float(8.0 * np.sum(counts * primes))
+    if sequence == "generalized_halton":
+        return 16.0 * (first_primes(u)[-1] if u else 0)
+    return 8.0 * 32 * u * 2
+
+
+def sequence_problem(sequence, u):
+    """Why ``sequence`` cannot give u-dimensional points here (None: it can)."""
+    from ..memory import MEMORY_FRACTION, available_bytes, human
+
+    if sequence == "sobol" and u > SOBOL_MAX_DIM:
+        return (f"scipy's Sobol sequence has at most {SOBOL_MAX_DIM} dimensions and the map "
+                f"draws {u}-dimensional points")
+    need, avail = sequence_bytes(sequence, u), available_bytes()
+    if avail is not None and need > MEMORY_FRACTION * avail:
+        return (f"the {sequence} sequence's permutations in {u} dimensions need {human(need)}, "
+                f"more than {MEMORY_FRACTION:.0%} of the {human(avail)} available")
+    return None
 
 
 def generalized_halton(m, u, rng):

@@ -117,7 +117,7 @@ class SphericalRadialFeatures(FeatureMap):
         return 2 if trig_kernel(kernel) else 1  # Gaussian: cos/sin per node
 
     @classmethod
-    def check_data(cls, n_components, n_samples, d=None):
+    def check_data(cls, n_components, n_samples, d=None, **params):
         if d is None:
             return
         block = 2 * (d + 1)

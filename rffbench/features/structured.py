@@ -118,7 +118,7 @@ class _FWHTMap(GaussianOnlyMap):
     SPARSE_NATIVE = False
 
     @classmethod
-    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, fit_rows=0, **params):
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
         L = next_pow2(d)
         m = cls.n_freq_for(n_components, **params)
         rows = max(1, (1 << 22) // n_components)
