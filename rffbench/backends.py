@@ -24,6 +24,7 @@ dask-jobqueue's SLURMCluster started.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import CancelledError
 
 import numpy as np
 
@@ -75,6 +76,21 @@ def normalise_address(address):
     return f"{scheme}://{rest}"
 
 
+def check_local_cluster(workers, threads_per_worker):
+    """A LocalCluster runs on this machine: at most one thread per core in all (as
+    ``threads``), ConfigError naming the keys otherwise."""
+    from .errors import ConfigError
+    from .memory import cores
+
+    n = cores()
+    if workers * threads_per_worker > n:
+        raise ConfigError(f"backend.workers={workers} x backend.threads_per_worker="
+                          f"{threads_per_worker} is not allowed: a LocalCluster runs on this "
+                          f"machine, which has {n} cores: use backend.workers x "
+                          f"backend.threads_per_worker <= {n} (or backend.address=<a "
+                          "scheduler> for a larger cluster)")
+
+
 def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
     """The process's Dask client for these settings (started once, reused)."""
     address = normalise_address(address) if address else None
@@ -96,6 +112,7 @@ def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
                                 f"scheduler there ({str(exc).splitlines()[0]}; waited up to "
                                 f"backend.timeout={timeout:g} s)") from None
     else:
+        check_local_cluster(workers, threads_per_worker)
         t = str(threads_per_worker)  # numba and BLAS inside a worker: its own threads only
         env = {"NUMBA_NUM_THREADS": t, "OMP_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,
                "MKL_NUM_THREADS": t}
@@ -107,6 +124,18 @@ def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
     return c
 
 
+#: what a call to a cluster raises when the cluster is lost (distributed's CommClosedError
+#: and tornado's StreamClosedError are OSErrors; cancelled tasks: CancelledError)
+LOST = (OSError, TimeoutError, CancelledError)
+
+
+def lost(what, exc):
+    """The one line of a cluster lost during ``what``."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return RffbenchError(f"backend=dask: {what} failed, the cluster was lost "
+                         f"({type(exc).__name__}: {first})")
+
+
 def gather(c, futs, what, timeout):
     """The results of ``futs``, waiting in slices: RffbenchError (one line) when the
     scheduler is lost, or when no worker has been left for ``timeout`` seconds
@@ -114,7 +143,6 @@ def gather(c, futs, what, timeout):
     remain is Dask's to handle (it reschedules the tasks); :func:`workers_lost` counts
     such losses."""
     import time
-    from concurrent.futures import CancelledError
 
     from distributed import wait
 
@@ -138,13 +166,11 @@ def gather(c, futs, what, timeout):
                 raise RffbenchError(f"backend=dask: no worker left for backend.timeout={timeout:g}"
                                     f" s during {what} (all workers gone?); start workers or "
                                     "raise backend.timeout")
-    except (OSError, TimeoutError, CancelledError) as exc:
+    except LOST as exc:
         # the scheduler lost (distributed's CommClosedError and tornado's StreamClosedError
         # are OSErrors), or the tasks cancelled (FutureCancelledError); a task's own error
         # is raised as it is
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise RffbenchError(f"backend=dask: {what} failed, the cluster was lost "
-                            f"({type(exc).__name__}: {first})") from None
+        raise lost(what, exc) from None
 
 
 def share(c, obj, what, timeout):
@@ -181,13 +207,15 @@ def _held(obj):
 
 def _removed_workers(dask_scheduler=None):
     """(On the scheduler) how many workers it has removed without being asked to (killed,
-    crashed, out of memory; not those retired on purpose).  Counted in each worker's own
-    event topic: the shared "all" topic keeps only the last 1000 events and every gather
-    logs one there, so a long cg run pushed the removals out of it (counted 0)."""
+    crashed, out of memory; not those retired on purpose): the workers, by address, that
+    have such a removal in their own event topic.  Each worker's own topic: the shared
+    "all" topic keeps only the last 1000 events and every gather logs one there, so a long
+    cg run pushed the removals out of it (counted 0).  Workers, not removal events: one
+    worker killed once was counted twice in one of three runs of the test-suite (a worker
+    process removed, or reconnected and removed again, is one worker lost)."""
     return sum(1 for topic, events in dask_scheduler.get_events().items() if topic != "all"
-               for _, e in events
-               if isinstance(e, dict) and e.get("action") == "remove-worker"
-               and not e.get("expected"))
+               and any(isinstance(e, dict) and e.get("action") == "remove-worker"
+                       and not e.get("expected") for _, e in events))
 
 
 def workers_lost(c):
@@ -221,11 +249,31 @@ class DaskBackend:
         self.client = client(address, workers, threads_per_worker, timeout)
         self.timeout = timeout
 
+    # -- numba on the workers -------------------------------------------------
+    def numba_events(self):
+        """{worker: numba compilations and cache loads so far} (a rffbench.clock probe:
+        a timed call during which a worker compiled is timed again)."""
+        try:
+            return self.client.run(_worker_numba_events)
+        except Exception:  # a cluster lost mid-way: gather's line says so
+            return {}
+
+    def warm_up(self, kernel, fmap, X, precision="float64"):
+        """Each worker compiles (or loads from its cache) the numba code of its tasks on
+        a few rows of ``X`` (the sums of ``fmap``'s features unless None, a kernel product
+        in ``precision``), before anything is timed.  A cluster lost meanwhile is one
+        line, as in :func:`gather`."""
+        try:
+            self.client.run(_worker_warm_up, kernel, fmap, np.ascontiguousarray(X[:16]),
+                            precision)
+        except LOST as exc:
+            raise lost("warming up the workers", exc) from None
+
     # -- ridge ---------------------------------------------------------------
     def accumulate(self, fmap, X, Y, rows):
         """NormalEquations of fmap's features of X: one task per block of ``rows`` rows,
         the block sums added in a binary tree."""
-        from .models import NormalEquations, block_sums
+        from .models import NormalEquations
 
         c = self.client
         fmap_f = share(c, fmap, "the feature map", self.timeout)
@@ -256,9 +304,36 @@ class DaskBackend:
                                   timeout=self.timeout)
 
 
-def _streamed_block_sums(fmap, X, s, e, Y):
-    from .models import block_sums
+def _worker_numba_events():
+    from .clock import numba_events
 
+    return numba_events()
+
+
+def _worker_warm_up(kernel, fmap, X, precision):
+    """(On a worker) the tasks' numba code on a few rows: the features and their sums,
+    a kernel product with the tiles of ``precision`` (mixed: float32)."""
+    from .clock import watch_numba
+    from .exact import prepared_times
+
+    watch_numba()
+    if fmap is not None:
+        block_sums(fmap, X, np.ones((X.shape[0], 1)))
+    Xw = kernel.inputs(X, dtype=np.float64)
+    Xw = Xw if precision == "float64" else Xw.astype(np.float32)
+    prepared_times(kernel, Xw, Xw, np.ones((X.shape[0], 1)))
+
+
+def block_sums(fmap, X, Y):
+    """(On a worker) rffbench.models.block_sums, numba's compiler watched (rffbench.clock)."""
+    from .clock import watch_numba
+    from .models import block_sums as sums
+
+    watch_numba()
+    return sums(fmap, X, Y)
+
+
+def _streamed_block_sums(fmap, X, s, e, Y):
     return block_sums(fmap, X[s:e], Y)
 
 
@@ -307,8 +382,10 @@ class DaskKernelOperator:
 
 def _rows_times(kernel, Xw, s, e, V):
     """K[s:e, :] V from prepared rows (the worker's part of a product)."""
+    from .clock import watch_numba
     from .exact import prepared_times
 
+    watch_numba()
     return prepared_times(kernel, Xw[s:e], Xw, V)
 
 

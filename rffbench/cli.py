@@ -81,8 +81,22 @@ def _dead_job_is_one_line():
     Hydra.multirun = wrapped
 
 
+def check_cwd(prog):
+    """Exit 2 with one line when the working directory is gone (deleted under the shell):
+    output directories are relative to it."""
+    import os
+
+    try:
+        os.getcwd()
+    except OSError as exc:
+        print(f"{prog}: error: the working directory is gone ({exc.strerror}: deleted?); cd "
+              "to an existing directory and run the command again", file=sys.stderr)
+        sys.exit(2)
+
+
 def main():
     """Console entry point: Hydra's command line, Ctrl-C as one line and exit 130."""
+    check_cwd("rffbench")
     _dead_job_is_one_line()
     try:
         _main()

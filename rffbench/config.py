@@ -19,11 +19,13 @@ from typing import Any, Dict, List, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
-from .checks import Check, Int, Numbers, OneOf, Real, check_constraints, positive_number, require
+from .checks import (Applies, Check, Int, Numbers, OneOf, Real, check_constraints, check_effects,
+                     positive_number, require)
 from .errors import ConfigError
 from .measure import measure_config_class
-from .exact import CG_CONSTRAINTS, SOLVERS
+from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
 from .features.fourier import CHUNK_ROWS
+from .kernels import MEDIAN_SUBSAMPLE
 from .models import SGD_LOSSES
 
 DTYPES = ("float64", "float32")
@@ -80,7 +82,7 @@ class KernelConfig:
     #: skewed_chi2: c of log(x + c) (scikit-learn's skewedness); data must be above -c
     skewedness: float = 1.0
     #: training points used by the median heuristic (seeded subsample)
-    median_subsample: int = 1000
+    median_subsample: int = MEDIAN_SUBSAMPLE
     #: further keyword arguments of the kernel's class (a plug-in kernel's own
     #: parameters), e.g. +kernel.params.alpha=0.5; a name the class does not take is an error
     params: Dict[str, Any] = field(default_factory=dict)
@@ -127,6 +129,65 @@ class KernelConfig:
 KernelConfig.constraints = kernel_key_constraints()
 
 
+def _kernels():
+    from .kernels import KERNELS
+
+    return KERNELS
+
+
+def _maps():
+    from .features import FEATURE_MAPS
+
+    return FEATURE_MAPS
+
+
+def _datasets():
+    from .datasets import DATASETS
+
+    return DATASETS
+
+
+def _models():
+    from .models import MODELS
+
+    return MODELS
+
+
+def chosen_reads(block, key, registry, keys_of, hints=None):
+    """Applies: ``<block>.<key>`` has an effect when the entry chosen by ``<block>.name``
+    (in ``registry()``) reads it: ``keys_of(entry)`` lists the keys it reads (None: not
+    declared, a plug-in's: any).  The one rule behind the kernel's, the map's, the dataset's
+    and the model's own keys; ``hints`` adds a phrase per key to the reason."""
+    def when(c):
+        keys = keys_of(registry()[getattr(c, block).name])
+        return keys is None or key in keys
+
+    def why(c):
+        reg = registry()
+        readers = [n for n in reg if reg.find(n) is not None and key in (keys_of(reg.find(n))
+                                                                         or ())]
+        return (f"{block}={getattr(c, block).name} does not use {block}.{key}"
+                f"{(hints or {}).get(key, '')}; "
+                + (f"{block}={' or '.join(readers)} does" if readers else "nothing does"))
+    return Applies(when, why)
+
+
+def _median_rule(c):
+    from .kernels import data_rule
+
+    return c.kernel.gamma is None and data_rule(c.kernel.lengthscale) is not None
+
+
+#: where the kernel block's keys have an effect (rffbench.checks.Applies)
+KernelConfig.applies = {
+    **{k: chosen_reads("kernel", k, _kernels, lambda cls: cls._get_param_names())
+       for k in ("nu", "degree", "coef0", "skewedness")},
+    "median_subsample": Applies(_median_rule, lambda c: (
+        f"kernel.lengthscale={c.kernel.lengthscale!r} is a number" if c.kernel.gamma is None
+        else "kernel.gamma is set") + ": no median or knn rule samples training points"),
+}
+
+
 #: a map's common parameters and the config keys that set them (not features.params)
 OWN_KEYS = {"n_components": "D", "lengthscale": "kernel.lengthscale", "gamma": "kernel.gamma",
             "random_state": "seed", "kernel": "kernel.name", "chunk_rows": "features.chunk_rows"}
@@ -164,10 +225,6 @@ class FeaturesConfig:
                     f"set it with {own}={self.params[k]}" if own else
                     f"features={self.name} takes " + (", ".join(extra) if extra else
                                                      "no further parameters"))
-        if self.pairs is not None and "pairs" not in cls.CONFIG_PARAMS:
-            raise ConfigError(f"features.pairs={self.pairs!r} is not allowed for "
-                              f"features={self.name}: the map's form is fixed (use rff or "
-                              "rff_pairs, or a map with a pairs option: orf, sorf, fastfood, qmc)")
 
     def map_params(self):
         """The chosen map's extra parameters (CONFIG_PARAMS) that are set."""
@@ -176,6 +233,12 @@ class FeaturesConfig:
         params = {k: getattr(self, k) for k in FEATURE_MAPS[self.name].CONFIG_PARAMS
                   if getattr(self, k) is not None}
         return {**params, **self.params}
+
+
+FeaturesConfig.applies = {k: chosen_reads("features", k, _maps, lambda cls: cls.CONFIG_PARAMS,
+                                          {"pairs": " (rff is cos + offset, rff_pairs cos/sin "
+                                                    "pairs: their form is fixed)"})
+                          for k in ("pairs", "sequence")}
 
 
 @dataclass
@@ -239,9 +302,22 @@ class DatasetConfig:
             require(bool(self.path), "dataset.path", self.path,
                      "dataset=file needs dataset.path=<file> (.svm/.libsvm/.txt, .csv, .npz, or "
                      ".npy/.parquet, streamed)")
-        elif self.name != "synthetic" and self.d is not None:
-            raise ConfigError(f"dataset.d={self.d!r} is not allowed for dataset={self.name}: "
-                              "d is fixed by the data (only dataset=synthetic takes d)")
+
+
+#: the dataset block's keys that only some datasets read (DatasetLoader.KEYS)
+LOADER_KEYS = ("n", "d", "radius", "noise", "task", "path", "format", "target", "file_task")
+
+
+def _loader_keys(obj):
+    from .datasets import as_loader
+
+    return as_loader(obj).KEYS
+
+
+DatasetConfig.applies = {k: chosen_reads("dataset", k, _datasets, _loader_keys,
+                                         {"d": " (d is fixed by the data)",
+                                          "n": " (dataset.n_max subsamples it)"})
+                         for k in LOADER_KEYS}
 
 
 @dataclass
@@ -267,14 +343,14 @@ class ModelConfig:
     exact_solver: str = "auto"
     #: cg: relative residual ||y - (K + lam I) alpha|| / ||y|| to reach, iteration cap,
     #: Nystrom preconditioner rank (null = min(n_train, 2000))
-    cg_tol: float = 1e-6
+    cg_tol: float = CG_DEFAULTS["cg_tol"]
     #: cg: iterations at most
-    cg_max_iter: int = 200
+    cg_max_iter: int = CG_DEFAULTS["cg_max_iter"]
     #: cg: rank of the Nystrom preconditioner (null = min(n_train, 2000))
-    precond_rank: Optional[int] = None
+    precond_rank: Optional[int] = CG_DEFAULTS["precond_rank"]
     #: cg: the kernel products' tiles in float64, or mixed = float32 tiles with float64
     #: sums and recurrences (about 1.6x faster; kernel values to ~1e-7 relative)
-    exact_precision: str = "float64"
+    exact_precision: str = CG_DEFAULTS["exact_precision"]
     #: rows per feature chunk (ridge accumulation, sgd batches); null = ~4M elements
     chunk_rows: Optional[int] = None
     #: sgd: passes over the data, and the scikit-learn loss (null: squared_error / hinge)
@@ -308,6 +384,46 @@ class ModelConfig:
         self.lam = self.lam if self.lam == "auto" else float(self.lam)
 
 
+def _exact(c):
+    return c.measure.learning.exact
+
+
+def _model_reads(key):
+    """Applies: a model key read by the chosen model (center: or by exact KRR), when the
+    learning measurement runs."""
+    reads = chosen_reads("model", key, _models, lambda cls: cls.KEYS)
+
+    def when(c):
+        return reads.when(c) or (key == "center" and _exact(c))
+
+    def why(c):
+        return reads.why(c) + (" (nor exact KRR: measure.learning.exact=false)"
+                               if key == "center" else "")
+    return Applies(when, why)
+
+
+#: exact KRR's conjugate-gradient keys
+CG_KEYS = tuple(CG_DEFAULTS)
+NO_EXACT = "measure.learning.exact=false: no exact KRR baseline"
+
+#: where the model block's keys have an effect (the block is inert while learning is off)
+ModelConfig.applies = {
+    **{k: Applies(lambda c: c.model.lam == "auto", lambda c: (
+        f"model.lam={c.model.lam!r} is fixed: only model.lam=auto chooses it on a "
+        "validation split")) for k in ("lam_grid", "val_size")},
+    **{k: Applies(_exact, NO_EXACT) for k in ("exact_max_n", "exact_solver")},
+    **{k: Applies(lambda c: _exact(c) and c.model.exact_solver != "cholesky", lambda c: (
+        NO_EXACT if not _exact(c) else
+        "model.exact_solver=cholesky: only the cg solver uses it")) for k in CG_KEYS},
+    **{k: _model_reads(k) for k in ("center", "epochs", "loss")},
+}
+
+
+#: backend.timeout at most (a day): a larger wait is no bound at all (and overflows the
+#: event loop's clock: backend.timeout=1e300 waited forever)
+MAX_TIMEOUT_S = 86400
+
+
 @dataclass
 class BackendConfig:
     """backend: where the ridge accumulation and exact KRR's kernel products run."""
@@ -327,7 +443,9 @@ class BackendConfig:
 
     constraints = {
         "name": OneOf(_backends),
-        "workers": Int(1), "threads_per_worker": Int(1), "timeout": Real(ge=1),
+        "workers": Int(1), "threads_per_worker": Int(1),
+        "timeout": Real(ge=1, le=MAX_TIMEOUT_S, text=f"use a number of seconds in [1, "
+                                                     f"{MAX_TIMEOUT_S}] (a day)"),
     }
 
     def __post_init__(self):
@@ -336,6 +454,27 @@ class BackendConfig:
             from .backends import normalise_address
 
             normalise_address(self.address)  # ConfigError naming the key
+
+
+def _backend_used(c):
+    from .models import MODELS
+
+    return MODELS[c.model.name].USES_BACKEND or (_exact(c) and c.model.exact_solver != "cholesky")
+
+
+#: where the backend block's keys have an effect (the block is inert while learning is off)
+BackendConfig.applies = {
+    "name": Applies(_backend_used, lambda c: (
+        f"model={c.model.name} trains here and exact KRR "
+        + ("is off" if not _exact(c) else "by Cholesky runs here")
+        + ": only ridge's accumulation and exact KRR's cg run on a backend")),
+    **{k: Applies(lambda c: c.backend.name == "dask", "backend.name=local: it is a setting "
+                  "of backend.name=dask") for k in ("address", "timeout")},
+    **{k: Applies(lambda c: c.backend.name == "dask" and c.backend.address is None, lambda c: (
+        "backend.name=local: it is a setting of backend.name=dask" if c.backend.name != "dask"
+        else "backend.address is set: the cluster there has its own workers"))
+       for k in ("workers", "threads_per_worker")},
+}
 
 
 @dataclass
@@ -414,17 +553,57 @@ class Config:
                                   "step / relu feature per direction (leave features.pairs null)")
         if self.D_n is None:
             cls.check_params(self.output_dim(), self.kernel.name, **self.features.map_params())
+        self.check_effects()
 
-    def output_dim(self, d=None):
+    #: where the top-level keys have an effect
+    applies = {"D": Applies(lambda c: c.D_n is None, "D_n is set: the output dimension is "
+                                                     "2 D_n (d + 1)")}
+
+    def check_effects(self):
+        """ConfigError naming the first key set where it has no effect (rffbench.checks
+        .Applies: each block declares where its keys have one).  A measurement that is off
+        keeps its settings (its block, and the blocks that are its settings alone: model
+        and backend for learning): they are inert, not checked, and not part of the run's
+        identity (rffbench.runid), so switching a measurement off is a toggle."""
+        off = inert_blocks(self)
+        check_effects(self, "", self)
+        for name in ("kernel", "features", "dataset", "model", "backend"):
+            if name not in off:
+                check_effects(getattr(self, name), name, self)
+        for name in self.measure.__dataclass_fields__:
+            if f"measure.{name}" not in off:
+                block = getattr(self.measure, name)
+                check_effects(block, f"measure.{name}", self, getattr(block, "applies", {}))
+
+    def output_dim(self, d=None, D=None, D_n=None):
         """The map's output dimension: D, or 2 D_n (d + 1) (d: the data's dimension),
-        converted from frequencies with ``D_unit=frequencies``."""
+        converted from frequencies with ``D_unit=frequencies``; ``D`` or ``D_n`` given:
+        for that value instead of the config's."""
         from .features import FEATURE_MAPS
 
-        n = self.D if self.D_n is None else 2 * self.D_n * (d + 1)
+        D, D_n = (self.D if D is None else D), (self.D_n if D_n is None else D_n)
+        n = D if D_n is None else 2 * D_n * (d + 1)
         if self.D_unit == "frequencies":
             n = FEATURE_MAPS[self.features.name].n_components_for(
                 n, self.kernel.name, **self.features.map_params())
         return n
+
+
+def inert_blocks(conf):
+    """The config blocks that do nothing in ``conf`` (a Config or its dict): each
+    measurement that is off (``measure.<name>``) and the blocks that are its settings
+    alone (Measurement.settings)."""
+    from .measure import measurement_classes
+
+    measure = conf["measure"] if isinstance(conf, dict) else vars(conf.measure)
+    out = []
+    for name, cls in measurement_classes().items():
+        block = measure.get(name)
+        enabled = block.get("enabled", True) if isinstance(block, dict) else \
+            getattr(block, "enabled", True)
+        if not enabled:
+            out += [f"measure.{name}", *cls.settings]
+    return out
 
 
 def validate(cfg) -> Config:

@@ -8,6 +8,7 @@ summary, and turns user errors into one line on stderr and exit code 2.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -20,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from .clock import numba_totals
 from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
@@ -29,8 +31,8 @@ from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
 from .runid import find_run, run_id, stored_disagreement
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
-from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, config_text,
-                    write_config, write_text_atomic)
+from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, claim_run_dir,
+                    config_text, write_config, write_text_atomic)
 
 log = logging.getLogger("rffbench")
 
@@ -174,6 +176,7 @@ def resolve_kernel(kcfg, X_train, seed) -> Kernel:
                                 median_subsample=kcfg.median_subsample, random_state=seed)
     k = make_kernel(kcfg.name, **params).fit(X_train)
     params.update(lengthscale=k.lengthscale_, gamma=None)
+    params.pop("median_subsample")  # resolved: no rule samples points any more
     return make_kernel(kcfg.name, **params).fit(None)
 
 
@@ -188,25 +191,33 @@ def run(cfg, threads=None, store=None, rid=None):
     with the ``run_id`` column first).
     """
     conf = validate(cfg)
+    numba0 = numba_totals()
     threads = apply_threads(conf.threads or threads)
     data_plan(conf.dataset, conf.dtype).check()
     data = load_dataset(conf.dataset, seed=conf.seed, dtype=conf.dtype)
     for note in data.notes:
         log.info("dataset: %s", note)
     rid = rid or run_id(conf)
+    given = conf
     if conf.D_n is not None or conf.D_unit != "output":
         # the output dimension from D_n and the data's dimension, or from frequencies; the
         # id and config.json keep the config as given
         conf = replace(conf, D=conf.output_dim(data.d), D_n=None, D_unit="output")
     ctx = RunContext(conf, data, None, threads, store=store, run_id=rid)
-    ctx.map_cls.check_data(conf.D, data.X_train.shape[0], data.d)
+    with in_user_terms(given, conf):
+        ctx.map_cls.check_data(conf.D, data.X_train.shape[0], data.d, **ctx.map_params)
     # the blocks of the schema this config was checked with, in the registry's order
     enabled = [(cls(), getattr(conf.measure, name))
                for name, cls in measurement_classes().items()
                if getattr(getattr(conf.measure, name, None), "enabled", False)]
     if conf.backend.name != "local":
         ctx.backend  # connects (or starts a LocalCluster); a missing extra stops here
-    run_plan(ctx, enabled).check()  # every allocation that grows with n, d, D, before any
+    plan = run_plan(ctx, enabled)  # every allocation that grows with n, d, D, before any
+    if given.D_n is not None:  # refusals name the key the user set, in the user's unit
+        plan.in_user_units("D", "D_n", given.D_n, lambda u: given.output_dim(data.d, D_n=u))
+    elif given.D_unit != "output":
+        plan.in_user_units("D", "D", given.D, lambda u: given.output_dim(data.d, D=u))
+    plan.check()
     ctx.kernel = kernel = resolve_kernel(conf.kernel, ctx.fit_rows, conf.seed)
     check_kernel(conf.kernel.name, kernel, ctx.fit_rows)  # a plug-in's Gram on the data
     if data.streamed:  # the training columns' range, from the loading pass
@@ -247,6 +258,7 @@ def run(cfg, threads=None, store=None, rid=None):
     lost0 = _workers_lost(ctx)
     for m, block in enabled:
         rows.extend(m.run(ctx, block))
+    rows.append(compile_record(numba0, numba_totals()))
     if lost0 is not None:  # Dask reschedules a lost worker's tasks: say that it happened
         rows.append(dict(measurement="learning", metric="dask_workers_lost", method="backend",
                          value=float(_workers_lost(ctx) - lost0),
@@ -255,6 +267,39 @@ def run(cfg, threads=None, store=None, rid=None):
     tables = {name: t.assign(run_id=identity["run_id"])[["run_id", *t.columns]]
               for name, t in ctx.tables.items()}
     return records_frame(identity, rows), tables
+
+
+def compile_record(before, after):
+    """The run's cost of numba's compiler (rffbench.clock): seconds spent compiling or
+    loading compiled code from numba's cache during the run, a record of its own (no
+    measured time contains it; the startup time contains what came before the first
+    measurement)."""
+    from .results import record
+
+    n = after["events"] - before["events"]
+    c = after["compiles"] - before["compiles"]
+    return record("timing", "compile_time_s", after["seconds"] - before["seconds"], "s",
+                  method="numba", n_repeats=None,
+                  note=f"numba's compiler during this run: {n} call(s) from Python "
+                       f"(a compilation or a load from numba's cache each), {c} function(s) "
+                       "compiled; no other time contains it (a timed call during which numba "
+                       "compiled was timed again)")
+
+
+@contextlib.contextmanager
+def in_user_terms(given, conf):
+    """A refusal about the output dimension D that the run derived from D_n or from D
+    frequencies says so: the key the user set, their value and the conversion."""
+    try:
+        yield
+    except ConfigError as exc:
+        if given.D == conf.D and given.D_n is None or not str(exc).startswith(f"D={conf.D} "):
+            raise
+        how = (f"from D_n={given.D_n}: the output dimension 2 D_n (d + 1)"
+               + (" in frequencies" if given.D_unit != "output" else "")
+               if given.D_n is not None else f"from D={given.D} frequencies (D_unit="
+                                              f"{given.D_unit})")
+        raise ConfigError(f"D={conf.D} ({how}){str(exc)[len(f'D={conf.D}'):]}") from None
 
 
 def _workers_lost(ctx):
@@ -309,7 +354,7 @@ def run_plan(ctx, enabled):
         plan.add("n_columns", [Need(
             f"fitting features={ctx.map_cls.name} on the training set",
             lambda v: ctx.map_cls.memory_bytes(0, data.d, v["D"], ctx.itemsize,
-                                               fit_rows=n_train_of(v[key]), **ctx.map_params),
+                                               train_rows=n_train_of(v[key]), **ctx.map_params),
             {"D": (conf.D, 1), key: (total, 4)})])
     for m, block in enabled:
         plan.add(m.name, m.needs(ctx, block))
@@ -407,6 +452,11 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
                       "skipped (resume)")
                 log.info("run %s already done (%s): skipped", rid, out)
                 return 0
+        else:  # a run alone: its directory is its own while it runs (two runs given one
+            try:  # hydra.run.dir would lose one's records)
+                claim = claim_run_dir(out, rid)
+            except RffbenchError as exc:
+                return _fail(None, 2, str(exc), in_sweep)
         if in_sweep:  # the report can tell what a failed or interrupted run was
             write_config(out, rid, asdict(conf), overrides)
         log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
@@ -421,6 +471,9 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
             return _fail(out, 2, f"out of memory while measuring ({exc}); the memory plan did "
                          "not foresee this allocation: please report it, and lower D or the "
                          "data size", in_sweep)
+        except SystemExit as exc:  # a plug-in's or a library's sys.exit inside the run
+            return _fail(out, 3, f"the run stopped: code inside it called sys.exit({exc.code!r})"
+                         " (a plug-in?); no records written", in_sweep)
         except Exception as exc:  # a bug: in a sweep, keep the other jobs going
             if not in_sweep:
                 raise
@@ -437,7 +490,7 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
         path = write_all_atomic(files + [(df, out / RECORDS_FILE)])[-1]
     except KeyboardInterrupt:
         where = "" if rid is None else f" run {rid}"
-        if claim is not None:
+        if claim is not None and in_sweep:
             try:
                 write_text_atomic(out / INTERRUPTED_FILE, "interrupted by Ctrl-C\n")
             except OSError:

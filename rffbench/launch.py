@@ -11,16 +11,7 @@ from __future__ import annotations
 
 import os
 
-
-def cores():
-    for var in ("SLURM_CPUS_PER_TASK", "NUMBA_NUM_THREADS"):
-        v = os.environ.get(var)
-        if v and v.isdigit() and int(v) > 0:
-            return int(v)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+from .memory import cores
 
 
 def threads_per_job(launcher):
@@ -165,7 +156,17 @@ class RffbenchCallback(_callback_base()):
             raise SystemExit(2)
 
     def on_run_start(self, config, **kwargs):
+        import sys
+
+        from .errors import RunDirError
+        from .store import check_not_claimed
+
         self._check(config.hydra.run.dir, "hydra.run.dir")
+        try:  # before Hydra writes .hydra/ and run.log into another live run's directory
+            check_not_claimed(config.hydra.run.dir, "hydra.run.dir")
+        except RunDirError as exc:
+            print(f"rffbench: error: {exc}", file=sys.stderr)
+            raise SystemExit(2)
 
     def on_multirun_start(self, config, **kwargs):
         self._check(config.hydra.sweep.dir, "hydra.sweep.dir")
@@ -173,19 +174,29 @@ class RffbenchCallback(_callback_base()):
     def on_multirun_end(self, config, **kwargs):
         import sys
 
-        from .errors import RffbenchError
+        from .errors import RffbenchError, os_error_text
         from .report import make_report
 
         if not self.report:
             return
+        sweep = config.hydra.sweep.dir
         try:
-            rep = make_report(config.hydra.sweep.dir)
+            rep = make_report(sweep)
         except RffbenchError as exc:
             print(f"rffbench report: error: {exc}", file=sys.stderr)
             raise SystemExit(1)
         except OSError as exc:
-            print(f"rffbench report: error: cannot write the report ({exc.filename or ''}: "
-                  f"{exc.strerror or exc})", file=sys.stderr)
+            print(f"rffbench report: error: {os_error_text(exc, 'cannot write the report')}",
+                  file=sys.stderr)
+            raise SystemExit(1)
+        except Exception as exc:  # a bug in the report: the runs are recorded all the same
+            import logging
+
+            logging.getLogger("rffbench").debug("the report failed", exc_info=True)
+            first = (str(exc).strip().splitlines() or [""])[0]
+            print(f"rffbench report: error: the report of {sweep} failed ({type(exc).__name__}: "
+                  f"{first}); the runs are recorded; please report this bug (`rffbench-report "
+                  f"{sweep}` shows the traceback)", file=sys.stderr)
             raise SystemExit(1)
         print(f"rffbench report: {rep.index} ({rep.status_line})")
         for line in rep.problem_lines():

@@ -37,8 +37,19 @@ def _hash(obj) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
-def _identity_dict(conf) -> dict:
+def _identity_dict(conf, drop_inert=True) -> dict:
     d = asdict(conf) if not isinstance(conf, dict) else copy.deepcopy(conf)
+    if drop_inert and isinstance(d.get("measure"), dict):
+        # a measurement that is off keeps only its switch; the blocks that are its settings
+        # alone (model, backend for learning) do nothing either (rffbench.config.inert_blocks)
+        from .config import inert_blocks
+
+        for block in inert_blocks(d):
+            if block.startswith("measure."):
+                name = block.split(".", 1)[1]
+                d["measure"][name] = {"enabled": False}
+            else:
+                d.pop(block, None)
     for key in NOT_IDENTITY:
         *parents, last = key.split(".")
         node = d
@@ -57,7 +68,7 @@ def block_identity(name, block) -> dict:
 
 @lru_cache(maxsize=None)
 def _defaults_of(cls) -> dict:
-    return _identity_dict(cls())
+    return _identity_dict(cls(), drop_inert=False)
 
 
 def forget_defaults():
@@ -81,16 +92,18 @@ def flatten(d, prefix="") -> dict:
     return out
 
 
-def changes(conf) -> dict:
+def changes(conf, drop_inert=True) -> dict:
     """{dotted key: value} of the values of ``conf`` (a :class:`~rffbench.config.Config`)
-    that differ from its class's defaults."""
-    now, default = flatten(_identity_dict(conf)), flatten(_defaults_of(type(conf)))
+    that differ from its class's defaults, the settings of a measurement that is off left
+    out (``drop_inert``: ids written before rffbench left them out kept them)."""
+    now = flatten(_identity_dict(conf, drop_inert))
+    default = flatten(_defaults_of(type(conf)))
     return {k: v for k, v in now.items() if k not in default or default[k] != v}
 
 
-def run_id(conf) -> str:
+def run_id(conf, drop_inert=True) -> str:
     """The run's id: a hash of :func:`changes` (same config -> same id)."""
-    return _hash(changes(conf))
+    return _hash(changes(conf, drop_inert))
 
 
 # --- sweeps written by rffbench 0.1 ------------------------------------------------
@@ -136,7 +149,7 @@ def legacy_run_id(conf):
                     return False
         return True
 
-    if not merge(d, frozen, _identity_dict(conf), ""):
+    if not merge(d, frozen, _identity_dict(conf, drop_inert=False), ""):
         return None
     _legacy_spelling(d)
     for path, dflt in added:
@@ -154,6 +167,9 @@ def find_run(conf, runs_dir) -> str:
     rid = run_id(conf)
     if (Path(runs_dir) / rid).exists():
         return rid
+    before = run_id(conf, drop_inert=False)  # the id when an inert block still counted
+    if before != rid and (Path(runs_dir) / before).exists():
+        return before
     old = legacy_run_id(conf)
     if old is not None and (Path(runs_dir) / old).exists():
         return old
@@ -175,8 +191,10 @@ def disagreement(conf, stored: dict):
 def stored_disagreement(conf, run_dir):
     """:func:`disagreement` with the ``config.json`` of ``run_dir`` (None if it has none
     that can be read: nothing to compare)."""
+    from .readers import DamagedFile, read_json
+
     try:
-        stored = json.loads((Path(run_dir) / CONFIG_FILE).read_text())["config"]
-    except (OSError, ValueError, KeyError, TypeError):
+        stored = read_json(Path(run_dir) / CONFIG_FILE, {"config": dict}).get("config")
+    except (OSError, DamagedFile):
         return None
     return disagreement(conf, stored) if isinstance(stored, dict) else None

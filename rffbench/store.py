@@ -33,6 +33,7 @@ the heartbeat stopped for ``STALE_S`` seconds).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -41,6 +42,7 @@ import threading
 import time
 from pathlib import Path
 
+from .readers import MAX_TABLE_BYTES, DamagedFile, parse_json, read_json, read_text, shaped
 from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 
 log = logging.getLogger(__name__)
@@ -103,8 +105,10 @@ def holder_alive(holder, mtime, now=None):
 class Claim:
     """This process's claim on one run; keeps its heartbeat until released."""
 
-    def __init__(self, path):
+    def __init__(self, path, remove_empty=False):
         self.path = Path(path)
+        #: the directory was made for this claim: removed on release if nothing was written
+        self.remove_empty = remove_empty
         self._stop = threading.Event()
         self._beat = threading.Thread(target=self._heartbeat, daemon=True,
                                       name="rffbench-claim-heartbeat")
@@ -121,6 +125,8 @@ class Claim:
         self._stop.set()
         try:
             self.path.unlink()
+            if self.remove_empty:
+                self.path.parent.rmdir()  # only if empty: a failed run leaves nothing
         except OSError:
             pass
 
@@ -128,24 +134,13 @@ class Claim:
 def json_shaped(text, shape):
     """``text`` parsed as a JSON object whose keys in ``shape`` (key -> allowed types; a
     list ``[type]`` = a list of those) have those types when present; None if it is not
-    JSON or not of that shape (a file cut by a crash, edited or from elsewhere: its
-    readers treat it as absent or damaged rather than fail on it)."""
+    JSON (or nests deeper than any file rffbench writes) or not of that shape (a file cut
+    by a crash, edited or from elsewhere: its readers treat it as absent or damaged
+    rather than fail on it)."""
     try:
-        obj = json.loads(text)
-    except ValueError:
+        return shaped(parse_json(text), shape)
+    except DamagedFile:
         return None
-    if not isinstance(obj, dict):
-        return None
-    for key, kind in shape.items():
-        if key not in obj:
-            continue
-        v = obj[key]
-        if isinstance(kind, list):
-            if not (isinstance(v, list) and all(isinstance(x, kind[0]) for x in v)):
-                return None
-        elif not isinstance(v, kind):
-            return None
-    return obj
 
 
 #: the shapes of the sweep's JSON files (json_shaped)
@@ -155,15 +150,19 @@ TICKET_SHAPE = {"overrides": [str], "run_id": (str, type(None)), "error": (str, 
 CLAIM_SHAPE = {"host": str, "pid": int}
 
 
+#: a claim is ~150 bytes: a larger file is not one (an anonymous holder)
+MAX_CLAIM_BYTES = 1 << 16
+
+
 def read_claim(path):
     """(holder dict, mtime) of a claim file, or (None, None) if it is gone."""
     try:
         mtime = os.stat(path).st_mtime
-        text = Path(path).read_text()
+        holder = read_json(path, CLAIM_SHAPE, MAX_CLAIM_BYTES)
     except OSError:
         return None, None
-    # being written right now, cut by a crash, or not a claim: an anonymous holder
-    holder = json_shaped(text, CLAIM_SHAPE) or {}
+    except DamagedFile:  # being written right now, cut by a crash, or not a claim
+        holder = {}  # an anonymous holder
     return holder, mtime
 
 
@@ -235,6 +234,72 @@ def acquire(run_dir, on_wait=None, done_file=RECORDS_FILE):
         return Claim(path)
 
 
+def check_not_claimed(run_dir, key="hydra.run.dir"):
+    """RunDirError (one line naming ``key``) when a live process holds ``run_dir``'s
+    claim."""
+    from .errors import RunDirError
+
+    holder, mtime = read_claim(Path(run_dir) / CLAIM_FILE)
+    if holder is not None and holder_alive(holder, mtime):
+        raise RunDirError(f"{key}={str(run_dir)!r} is in use: pid {holder.get('pid')} on "
+                          f"{holder.get('host')} is writing a run there; give this run "
+                          f"another {key}")
+
+
+def claim_run_dir(run_dir, rid, key="hydra.run.dir"):
+    """Claim the directory of a run alone (not a sweep's) for run ``rid``: a
+    :class:`Claim`, or RunDirError (one line naming ``key``) when another live process
+    writes into it, or when it holds the records of another run (they would be lost).
+    The records of the same run are replaced (the same command, measured again)."""
+    from .errors import RunDirError
+
+    run_dir = Path(run_dir)
+    path = run_dir / CLAIM_FILE
+    made = not run_dir.exists()  # (Hydra makes it; from Python, this makes it)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            holder, mtime = read_claim(path)
+            if holder is None:
+                continue  # released between the two calls
+            check_not_claimed(run_dir, key)
+            _break_stale(path, holder)
+            continue
+        try:
+            os.write(fd, json.dumps(dict(_me(), run_id=rid)).encode())
+        finally:
+            os.close(fd)
+        break
+    other = records_run_id(run_dir / RECORDS_FILE)
+    if other is not None and other != rid:
+        path.unlink(missing_ok=True)
+        raise RunDirError(f"{key}={str(run_dir)!r} holds the records of run {other} (another "
+                          f"config); give this run ({rid}) another {key}, or remove them")
+    for tmp in run_dir.glob(".*.tmp"):  # left by a killed writer
+        tmp.unlink(missing_ok=True)
+    return Claim(path, remove_empty=made)
+
+
+def records_run_id(path):
+    """The run_id of a records file (its first row), '' when it has none that can be read,
+    None when there is no such file."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16).decode("utf-8", "replace").splitlines()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""
+    import csv
+
+    rows = list(csv.reader(head[:2]))
+    if len(rows) < 2 or "run_id" not in rows[0] or len(rows[1]) != len(rows[0]):
+        return ""
+    return rows[1][rows[0].index("run_id")]
+
+
 # --------------------------------------------------------------------------
 # the sweep directory
 # --------------------------------------------------------------------------
@@ -260,18 +325,25 @@ class SweepStore:
         write_text_atomic(d / f"{job_key(overrides)}.json", json.dumps(ticket))
 
     def tickets(self):
-        """job key -> ticket dict, for every job that started."""
-        out = {}
+        """(job key -> ticket dict for every job that started, job key -> why its ticket
+        cannot be read: a damaged ticket's job is found by its run's overrides instead)."""
+        out, damaged = {}, {}
         d = self.root / JOBS_DIR
         if d.is_dir():
             for f in d.glob("*.json"):
                 try:
-                    ticket = json_shaped(f.read_text(), TICKET_SHAPE)
-                except OSError:
+                    ticket = read_json(f, TICKET_SHAPE)
+                except OSError as exc:
+                    damaged[f.stem] = f"{f}: cannot read ({exc.strerror or exc})"
                     continue
-                if ticket is not None and "overrides" in ticket:
-                    out[f.stem] = ticket
-        return out
+                except DamagedFile as exc:
+                    damaged[f.stem] = str(exc)
+                    continue
+                if "overrides" not in ticket:
+                    damaged[f.stem] = f"{f}: a JSON object without the job's overrides"
+                    continue
+                out[f.stem] = ticket
+        return out, damaged
 
     def link_job(self, job_dir, rid):
         """``job_dir/run`` -> the run directory (a relative symlink; a text file where
@@ -313,9 +385,12 @@ class SweepStore:
                 return rows
             finally:
                 claim.release()
-        by = (json_shaped((d / SHARED_KEY_FILE).read_text(), {"computed_by": str})
-              or {}).get("computed_by", "?")
-        df = pd.read_csv(d / SHARED_ROWS_FILE, keep_default_na=False, na_values=[""])
+        try:
+            by = read_json(d / SHARED_KEY_FILE, {"computed_by": str}).get("computed_by", "?")
+        except (OSError, DamagedFile):
+            by = "?"
+        text = read_text(d / SHARED_ROWS_FILE, MAX_TABLE_BYTES)  # bounded: DamagedFile
+        df = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
         rows = df.astype(object).where(df.notna(), None).to_dict("records")
         for r in rows:
             for col in ("method", "unit"):

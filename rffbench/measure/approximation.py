@@ -61,6 +61,10 @@ METRICS = ("max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_err
 CROSS_MODES = ("halves", "independent")
 
 
+#: bytes per redraw: its metrics, its row of approximation_redraws.csv and that row's text
+REDRAW_BYTES = 256.0
+
+
 @dataclass
 class ApproximationConfig:
     """measure.approximation: Gram-matrix error of the map against the exact kernel."""
@@ -228,15 +232,17 @@ class Approximation(Measurement):
         float64, the map and Z (+ its float64 copy), ARPACK's vectors."""
         n, _ = resolve_n_points(ctx, "approximation", cfg)
         d, it, key = ctx.data.d, ctx.itemsize, "measure.approximation.n_points"
+        rkey = "measure.approximation.redraws"
 
         def nbytes(v):
             m, D = v[key], v["D"]
             return 8.0 * (2 * m * m + BLOCK_ROWS * m + m * d + 24 * m + m * D) \
-                + ctx.map_cls.memory_bytes(m, d, D, it, fit_rows=ctx.n_train, **ctx.map_params)
+                + ctx.map_cls.memory_bytes(m, d, D, it, train_rows=ctx.n_train, **ctx.map_params) \
+                + REDRAW_BYTES * v[rkey]
 
         return [Need("the approximation measurement (the exact Gram and the error, n_points x "
-                     "n_points, and the n_points x D features)", nbytes, {key: (n, 2),
-                                                                           "D": (ctx.cfg.D, 1)})]
+                     "n_points, the n_points x D features, a row per redraw)", nbytes,
+                     {key: (n, 2), "D": (ctx.cfg.D, 1), rkey: (cfg.redraws, 1)})]
 
     def run(self, ctx, cfg):
         X, Y, note = points(ctx, cfg)

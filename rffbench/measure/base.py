@@ -54,6 +54,10 @@ class Measurement:
     #: prefixes of config keys outside ``measure.<name>`` that condition the values (the
     #: kernel, map, data and run keys always do), e.g. ``("model.",)`` for a model's error
     conditioned_by: tuple = ()
+    #: config blocks outside ``measure.<name>`` that are this measurement's settings alone
+    #: (learning: ``model``, ``backend``): like its own block, they are inert while it is
+    #: off (not checked, not part of a run's identity)
+    settings: tuple = ()
 
     #: which of its values are not bit-for-bit the same for the same config and seed
     #: (:meth:`varies`): metric name patterns (fnmatch) -> why the last bits may depend on

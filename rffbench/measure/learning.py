@@ -35,14 +35,17 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .. import memory
 from ..checks import Int, Real, check_constraints
+from ..clock import Timing, clean_call
 from ..errors import ConfigError, RffbenchError
 from ..exact import (
+    CG_DEFAULTS,
     CHOLESKY_AUTO_MAX_N,
     PREDICT_BLOCK_COLS,
     PREDICT_BLOCK_ROWS,
     SYM_CHUNKS,
     TILE,
     ExactKRR,
+    check_cg_unused,
     choose_solver,
     default_rank,
     not_converged_text,
@@ -163,20 +166,25 @@ def _choose(grid, errors):
     return grid[best], f"auto: validation error by lambda {{{text}}}"
 
 
-def timed(fn, repeats, cheap_s):
-    """Run ``fn() -> (result, phases dict)``; repeat when cheap.  Returns the
-    result and phases of the median-time call, the spread and the count."""
-    runs = []
+def timed(fn, repeats, cheap_s, probes=()):
+    """Run ``fn() -> (result, phases dict)``; repeat when cheap.  Each call is timed with
+    numba's compiler idle (rffbench.clock: a call during which numba compiled is timed
+    again).  Returns the result and phases (with ``total``) of the median-time call, the
+    spread, the count and a note ('' or what was timed again); phases None when numba
+    compiled during every attempt of a call."""
+    runs, discarded = [], []
     while True:
-        t0 = time.perf_counter()
-        result, phases = fn()
-        total = time.perf_counter() - t0
-        runs.append((total, result, phases))
+        (result, phases), t = clean_call(fn, probes)
+        discarded += t.discarded
+        if t.seconds is None:
+            return result, None, None, 0, Timing(None, discarded).note()
+        runs.append((t.seconds, result, phases))
         if runs[0][0] >= cheap_s or len(runs) >= repeats:
             break
     runs.sort(key=lambda r: r[0])
     total, result, phases = runs[len(runs) // 2]
-    return result, dict(phases, total=total), runs[-1][0] - runs[0][0], len(runs)
+    return (result, dict(phases, total=total), runs[-1][0] - runs[0][0], len(runs),
+            Timing(total, discarded).note())
 
 
 def _metric_rows(method, task, pred, y_test, note=""):
@@ -215,7 +223,14 @@ def _feature_model(ctx, cfg):
                                                     for p in preds])
 
     fit_rows = ctx.fit_rows  # the training set (streamed data: a sample of it)
-    ctx.make_map().fit(fit_rows).transform(Xtr[:8])  # numba warm-up before any timing
+    # numba's code compiled (or loaded from its cache) before any timing, here and on the
+    # backend's workers; a timed call during which numba still compiled is timed again
+    def warm():
+        fmap = ctx.make_map().fit(fit_rows)
+        fmap.transform(Xtr[:8])
+        return fmap
+
+    _warm_up(ctx, warm)
 
     def fit():
         t0 = time.perf_counter()
@@ -224,34 +239,61 @@ def _feature_model(ctx, cfg):
         model.fit(fmap, Xtr, target)
         return fmap, dict(model.times_, map_fit_s=map_fit)
 
-    _, ph, spread, n_rep = timed(fit, cfg.repeats, cfg.cheap_s)
+    probes = _probes(ctx)
+    _, ph, spread, n_rep, fit_why = timed(fit, cfg.repeats, cfg.cheap_s, probes)
 
     def predict():
         return as_pred(model.predict(Xte)), {}
 
-    pred, pph, pspread, pn = timed(predict, cfg.repeats, cfg.cheap_s)
+    pred, pph, pspread, pn, pred_why = timed(predict, cfg.repeats, cfg.cheap_s, probes)
     method = m.name
-    map_s = ph["map_fit_s"] + ph.get("map_time_s", 0.0)
     rows = _metric_rows(method, task, pred, data.y_test)
+    rows += time_rows(method, ph, spread, n_rep, fit_why, [
+        ("train_time_s", lambda p: p["total"], lambda p: (
+            f"map fit {p['map_fit_s']:.3g} s + features {p.get('map_time_s', 0.0):.3g} s + "
+            f"accumulate {p.get('accumulate_time_s', 0.0):.3g} s + solve "
+            f"{p.get('solve_time_s', 0.0):.3g} s")),
+        ("map_time_s", lambda p: p["map_fit_s"] + p.get("map_time_s", 0.0),
+         "map fit + features of the training set"),
+    ] + ([("solve_time_s", lambda p: p["solve_time_s"], "D x D Cholesky + solve")]
+         if ph is None or "solve_time_s" in ph else []))
+    rows += time_rows(method, pph, pspread, pn, pred_why, [
+        ("predict_time_s", lambda p: p["total"], "test features + product")])
     rows += [
-        record("learning", "train_time_s", ph["total"], "s", method=method, spread=spread,
-               n_repeats=n_rep, note=(f"map fit {ph['map_fit_s']:.3g} s + features "
-                                      f"{ph.get('map_time_s', 0.0):.3g} s + accumulate "
-                                      f"{ph.get('accumulate_time_s', 0.0):.3g} s + solve "
-                                      f"{ph.get('solve_time_s', 0.0):.3g} s")),
-        record("learning", "map_time_s", map_s, "s", method=method, n_repeats=n_rep,
-               note="map fit + features of the training set"),
-    ]
-    if "solve_time_s" in ph:
-        rows.append(record("learning", "solve_time_s", ph["solve_time_s"], "s", method=method,
-                           n_repeats=n_rep, note="D x D Cholesky + solve"))
-    rows += [
-        record("learning", "predict_time_s", pph["total"], "s", method=method, spread=pspread,
-               n_repeats=pn, note="test features + product"),
         record("learning", "lambda", model.lam, method=method, note=lam_note),
         record("learning", "peak_rss_mb", peak_rss_mb(), "MB", method=method,
                note=RSS_NOTE),
     ]
+    return rows
+
+
+def _probes(ctx):
+    """Compilation counters of the backend's worker processes (rffbench.clock probes)."""
+    return () if ctx.backend is None else (ctx.backend.numba_events,)
+
+
+def _warm_up(ctx, fn):
+    """``fn()``: the timed code paths on a few rows, so that numba compiles (or loads from
+    its cache) before any timing; it returns the fitted map (or None), with which the
+    backend's workers warm up their own code."""
+    fmap = fn()
+    if ctx.backend is not None:
+        ctx.backend.warm_up(ctx.kernel, fmap, np.asarray(ctx.fit_rows[:16]),
+                            ctx.cfg.model.exact_precision)
+
+
+def time_rows(method, ph, spread, n_rep, why, specs):
+    """Records of timed phases: ``specs`` = [(metric, value of phases, note or note of
+    phases)]; ``ph`` None (numba compiled in every attempt): no value, ``why`` instead."""
+    rows = []
+    for i, (metric, value, note) in enumerate(specs):
+        if ph is None:
+            rows.append(record("learning", metric, None, "s", method=method, note=why))
+            continue
+        text = note(ph) if callable(note) else note
+        rows.append(record("learning", metric, value(ph), "s", method=method,
+                           spread=spread if i == 0 else None, n_repeats=n_rep,
+                           note=f"{text}; {why}" if why else text))
     return rows
 
 
@@ -295,7 +337,8 @@ def _exact_rows(ctx, cfg):
     Ytr = encode_targets(data.y_train, task, data.n_classes)
     solver = exact_solver(ctx)
     cg = dict(solver=solver, tol=m.cg_tol, max_iter=m.cg_max_iter,
-              precond_rank=m.precond_rank, backend=ctx.backend, precision=m.exact_precision)
+              precond_rank=m.precond_rank, precision=m.exact_precision,
+              backend=ctx.backend if solver == "cg" else None)
     lam, lam_note = m.lam, "fixed by model.lam"
     if lam == "auto":
         fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
@@ -304,10 +347,20 @@ def _exact_rows(ctx, cfg):
         score = _score_fn(task, data.y_train[val_i])
         lam, lam_note = _choose(m.lam_grid, [p if isinstance(p, str) else
                                               score(decode(p, task)) for p in preds])
-    ctx.kernel.gram(Xtr[:8])  # numba warm-up
     # the same landmarks for every repeat: each fit solves the same system
     seed = int(ctx.rng("exact-preconditioner").integers(2**32))
     model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **cg)
+
+    def warm():  # the same solver on a few rows: its numba code compiled before timing
+        few = min(Xtr.shape[0], 64)
+        short = dict(max_iter=2, precond_rank=None if m.precond_rank is None else
+                     min(m.precond_rank, few)) if solver == "cg" else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **dict(cg, **short)).fit(
+                Xtr[:few], Ytr[:few]).predict(Xte[:8])
+
+    _warm_up(ctx, warm)
     log.info("learning: exact KRR by %s, n_train=%d", solver, Xtr.shape[0])
 
     def fit():
@@ -316,57 +369,81 @@ def _exact_rows(ctx, cfg):
             model.fit(Xtr, Ytr)
         return None, model.times_
 
-    _, ph, spread, n_rep = timed(fit, cfg.repeats, cfg.cheap_s)
+    probes = _probes(ctx)
+    _, ph, spread, n_rep, fit_why = timed(fit, cfg.repeats, cfg.cheap_s, probes)
     info = model.solver_info_
     note = ""
     if solver == "cg" and not info["converged"]:
         note = not_converged_text(info, m.cg_tol, m.cg_max_iter)
         log.warning("learning: exact KRR %s", note)
-    pred, pph, pspread, pn = timed(lambda: (decode(model.predict(Xte), task), {}), cfg.repeats,
-                                   cfg.cheap_s)
+    pred, pph, pspread, pn, pred_why = timed(lambda: (decode(model.predict(Xte), task), {}),
+                                             cfg.repeats, cfg.cheap_s, probes)
     rows = _metric_rows("exact_krr", task, pred, data.y_test)
     if note:  # an unconverged solve is not the exact KRR: no test error, the reason instead
         rows = [record("learning", r["metric"], None, method="exact_krr", note=note)
                 for r in rows]
     if solver == "cholesky":
-        solve = ph["factor_time_s"] + ph["solve_time_s"]
-        rows += [
-            record("learning", "train_time_s", ph["total"], "s", method="exact_krr",
-                   spread=spread, n_repeats=n_rep,
-                   note=f"Gram {ph['gram_time_s']:.3g} s + Cholesky {ph['factor_time_s']:.3g} s"
-                        f" + solve {ph['solve_time_s']:.3g} s"),
-            record("learning", "gram_time_s", ph["gram_time_s"], "s", method="exact_krr",
-                   n_repeats=n_rep, note="exact n x n Gram (numba)"),
-            record("learning", "solve_time_s", solve, "s", method="exact_krr", n_repeats=n_rep,
-                   note="n x n Cholesky + solve"),
-        ]
+        rows += time_rows("exact_krr", ph, spread, n_rep, fit_why, [
+            ("train_time_s", lambda p: p["total"], lambda p: (
+                f"Gram {p['gram_time_s']:.3g} s + Cholesky {p['factor_time_s']:.3g} s + "
+                f"solve {p['solve_time_s']:.3g} s")),
+            ("gram_time_s", lambda p: p["gram_time_s"], "exact n x n Gram (numba)"),
+            ("solve_time_s", lambda p: p["factor_time_s"] + p["solve_time_s"],
+             "n x n Cholesky + solve")])
     else:
+        rows += time_rows("exact_krr", ph, spread, n_rep, fit_why, [
+            ("train_time_s", lambda p: p["total"], lambda p: (
+                f"{CG_TRAIN_NOTE}: Nystrom preconditioner (rank {info['precond_rank']}) "
+                f"{p['precond_time_s']:.3g} s + {info['iterations']} iterations "
+                f"{p['solve_time_s']:.3g} s")),
+            ("precond_time_s", lambda p: p["precond_time_s"],
+             f"Nystrom preconditioner, rank {info['precond_rank']}"),
+            ("solve_time_s", lambda p: p["solve_time_s"],
+             f"{info['products']} fused kernel products (numba tiles, K never stored; "
+             + PRECISION_NOTES[m.exact_precision] + ")")])
         rows += [
-            record("learning", "train_time_s", ph["total"], "s", method="exact_krr",
-                   spread=spread, n_repeats=n_rep,
-                   note=f"{CG_TRAIN_NOTE}: Nystrom preconditioner (rank "
-                        f"{info['precond_rank']}) {ph['precond_time_s']:.3g} s + "
-                        f"{info['iterations']} iterations {ph['solve_time_s']:.3g} s"),
-            record("learning", "precond_time_s", ph["precond_time_s"], "s", method="exact_krr",
-                   n_repeats=n_rep, note=f"Nystrom preconditioner, rank {info['precond_rank']}"),
-            record("learning", "solve_time_s", ph["solve_time_s"], "s", method="exact_krr",
-                   n_repeats=n_rep, note=f"{info['products']} fused kernel products (numba "
-                                         "tiles, K never stored; " + PRECISION_NOTES[
-                                             m.exact_precision] + ")"),
             record("learning", "cg_iterations", info["iterations"], method="exact_krr",
                    note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
             record("learning", "cg_residual", info["residual"], method="exact_krr",
                    note="||y - (K + lam I) alpha|| / ||y||, largest over the target columns "
                         "(and the intercept's column of ones), recomputed from alpha"),
         ]
+    rows += time_rows("exact_krr", pph, pspread, pn, pred_why, [
+        ("predict_time_s", lambda p: p["total"], "K(test, train) alpha")])
     rows += [
-        record("learning", "predict_time_s", pph["total"], "s", method="exact_krr",
-               spread=pspread, n_repeats=pn, note="K(test, train) alpha"),
         record("learning", "lambda", lam, method="exact_krr", note=lam_note),
         record("learning", "peak_rss_mb", peak_rss_mb(), "MB", method="exact_krr",
                note=RSS_NOTE),
     ]
     return rows
+
+
+def check_targets(data, dcfg):
+    """DataError when the training split leaves nothing to learn: one class
+    (classification), all targets equal (regression), or (dataset.split=ordered) test rows
+    of a class the training rows lack, whose error would be 1 by construction."""
+    from ..errors import DataError
+
+    where = f"dataset={data.name}"
+    ordered = dcfg.split == "ordered"
+    how = ("dataset.split=ordered takes the first rows for training (a file sorted by its "
+           "target?): use dataset.split=random" if ordered else
+           "choose another dataset.test_size or seed, or check the data")
+    ytr, yte = np.asarray(data.y_train), np.asarray(data.y_test)
+    if data.task == "classification":
+        seen = np.unique(ytr)
+        if seen.size < 2:
+            raise DataError(f"{where}: the {ytr.size} training rows are all of one class "
+                            f"({seen[0]}): nothing to learn; {how}")
+        unseen = np.setdiff1d(np.unique(yte), seen)
+        if ordered and unseen.size:
+            n = int(np.isin(yte, unseen).sum())
+            raise DataError(f"{where}: {n} of the {yte.size} test rows are of class(es) "
+                            f"{', '.join(map(str, unseen[:5]))} that no training row has (their "
+                            f"error is 1 by construction); {how}")
+    elif ytr.size and float(np.ptp(ytr)) == 0.0:
+        raise DataError(f"{where}: the {ytr.size} training targets are all equal "
+                        f"({float(ytr[0]):g}): nothing to learn; {how}")
 
 
 class Learning(Measurement):
@@ -382,13 +459,19 @@ class Learning(Measurement):
                   "cg_residual", "iterations", "residual")}
     selection_keys = ('exact',)
     conditioned_by = ('model.',)
+    settings = ("model", "backend")
     report_tables = ('table_learning',)
     report_figures = {'learning_vs_D': 'fig_learning_vs_D', 'train_time_vs_n': 'fig_train_time'}
 
     def check(self, ctx, cfg):
         m, task = ctx.cfg.model, ctx.data.task
         MODELS[m.name].check(m, task, f"dataset={ctx.data.name}")
+        check_targets(ctx.data, ctx.cfg.dataset)
         n = ctx.data.X_train.shape[0]
+        if cfg.exact and exact_plan(ctx) is None and exact_solver(ctx) == "cholesky":
+            check_cg_unused(f"model.exact_solver={m.exact_solver} solves exact KRR by "
+                            f"cholesky at n_train={n}",
+                            **{k: getattr(m, k) for k in CG_DEFAULTS})
         if m.lam == "auto" and n - int(round(m.val_size * n)) < 2:
             raise ConfigError(f"model.lam='auto' is not allowed with {n} training rows: the "
                               "validation split leaves fewer than 2 rows to fit; set model.lam")
@@ -408,7 +491,7 @@ class Learning(Measurement):
             D, n = v["D"], n_train_of(v[key])
             rows = min(chunk_rows(D, m.chunk_rows), n)
             return model.memory(D, n, rows, n_out, lambda r: ctx.map_cls.memory_bytes(
-                r, d, D, it, fit_rows=n, **ctx.map_params), ctx.map_cls.sparse_output)
+                r, d, D, it, train_rows=n, **ctx.map_params), ctx.map_cls.sparse_output)
 
         what = memory({"D": ctx.cfg.D, key: total})[0]
         return [Need(f"the learning measurement ({what})",

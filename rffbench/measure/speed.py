@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from dataclasses import dataclass, field
 from typing import List
 
@@ -50,8 +49,8 @@ import numpy as np
 
 from .. import _numba as nbk
 from ..checks import as_list, Check, Int, check_constraints
-from ..clock import timed
-from ..errors import ConfigError
+from ..clock import UNMEASURED, clean_call
+from ..errors import ConfigError, RffbenchError
 from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
 from ..results import record
@@ -105,16 +104,18 @@ class SpeedConfig:
 
 
 def interleaved(impls, repeats):
-    """{name: (median s, spread s)} of ``impls`` (name -> fn), A B C A B C ..."""
+    """{name: (median s, spread s)} of ``impls`` (name -> fn), A B C A B C ..., each call
+    timed with numba's compiler idle (rffbench.clock: a call during which numba compiled
+    is timed again)."""
     for fn in impls.values():
         fn()  # warm-up: numba compile or cache load, first-touch page faults
     times = {k: [] for k in impls}
-    with timed():  # the warm-up calls' outputs were checked (rffbench.plugins)
-        for _ in range(repeats):
-            for name, fn in impls.items():
-                t0 = time.perf_counter()
-                fn()
-                times[name].append(time.perf_counter() - t0)
+    for _ in range(repeats):
+        for name, fn in impls.items():
+            _, t = clean_call(fn, what=name)
+            if t.seconds is None:
+                raise RffbenchError(f"{name}: {UNMEASURED}")
+            times[name].append(t.seconds)
     return {k: (float(np.median(v)), float(np.max(v) - np.min(v))) for k, v in times.items()}
 
 
@@ -126,7 +127,7 @@ def _maps_ok(ctx, names):
         cls = FEATURE_MAPS[name]
         try:
             cls.check_params(ctx.cfg.D, ctx.kernel.name)
-            cls.check_data(ctx.cfg.D, ctx.n_train, ctx.data.d)
+            cls.check_data(ctx.cfg.D, ctx.n_train, ctx.data.d, kernel=ctx.kernel.name)
         except ConfigError as exc:
             skipped.append((name, str(exc)))
             continue
@@ -203,9 +204,10 @@ def fwht_tile_seconds(L, repeats, threads=None):
     times = []
     for _ in range(repeats):
         V /= np.abs(V).max()
-        t0 = time.perf_counter()
-        nbk.fwht_tiles_repeat(V, reps)
-        times.append((time.perf_counter() - t0) / (reps * tiles))
+        _, t = clean_call(lambda: nbk.fwht_tiles_repeat(V, reps), what="fwht tile")
+        if t.seconds is None:
+            raise RffbenchError(f"the FWHT tile rate: {UNMEASURED}")
+        times.append(t.seconds / (reps * tiles))
     return float(np.median(times))
 
 

@@ -5,7 +5,7 @@ import logging
 from dataclasses import dataclass
 
 from ..checks import Int, check_constraints
-from ..clock import time_call
+from ..clock import UNMEASURED, time_call
 from ..memory import Need
 from ..results import record
 from .base import Measurement
@@ -51,7 +51,7 @@ class Timing(Measurement):
 
         def nbytes(v):
             n = n_train_of(v[key])
-            return ctx.map_cls.memory_bytes(n, d, v["D"], it, fit_rows=n, **ctx.map_params)
+            return ctx.map_cls.memory_bytes(n, d, v["D"], it, train_rows=n, **ctx.map_params)
 
         return [Need("the timing measurement (the n_train x D features of the training set)",
                      nbytes, {"D": (ctx.cfg.D, 1), key: (total, 4)})]
@@ -69,8 +69,10 @@ class Timing(Measurement):
         fit_med, fit_spread = time_call(lambda: fmap.fit(X), cfg.repeats)
         tr_med, tr_spread = time_call(lambda: fmap.transform(X), cfg.repeats)
         return [
-            record("timing", "map_fit_time_s", fit_med, "s", spread=fit_spread, n_repeats=cfg.repeats),
+            record("timing", "map_fit_time_s", fit_med, "s", spread=fit_spread,
+                   n_repeats=cfg.repeats, note="" if fit_med is not None else UNMEASURED),
             record("timing", "map_transform_time_s", tr_med, "s", spread=tr_spread,
-                   n_repeats=cfg.repeats, note=f"{X.shape[0]} rows"),
+                   n_repeats=cfg.repeats,
+                   note=f"{X.shape[0]} rows" if tr_med is not None else UNMEASURED),
             _startup(ctx),
         ]

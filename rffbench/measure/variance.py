@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List
 
 import numpy as np
 
 from .. import theory
-from ..checks import as_list, Int, Numbers, OneOf, check_constraints
+from ..checks import Applies, as_list, Int, Numbers, OneOf, check_constraints
 from ..errors import ConfigError
 from ..memory import Need
 from ..progress import Progress
@@ -71,6 +71,15 @@ class VarianceConfig:
         "n_pairs": Int(1),
     }
 
+    #: where the keys have an effect: the grid's distances and sums, the data's n_pairs
+    applies = {
+        **{k: Applies(lambda c: c.measure.variance.pairs == "grid",
+                      "measure.variance.pairs=data: the pairs are training points")
+           for k in ("distances", "sums")},
+        "n_pairs": Applies(lambda c: c.measure.variance.pairs == "data",
+                           "measure.variance.pairs=grid: the grid sets the pairs"),
+    }
+
     def __post_init__(self):
         self.distances, self.sums = as_list(self.distances), as_list(self.sums)
         check_constraints(self, "measure.variance")
@@ -97,6 +106,18 @@ def _pairs(ctx, cfg):
     rm = np.linalg.norm(X - Y, axis=1) / ls
     rp = np.linalg.norm(X + Y, axis=1) / ls
     return X, Y, rm, rp
+
+
+def _theory(ctx, X, Y):
+    """The exact MSE of the run's map at each pair (rows of X, Y), None where rffbench knows
+    no formula (:func:`rffbench.theory.estimate_mse`)."""
+    params = dict(ctx.map_params)
+    params.pop("kernel", None)
+    if getattr(ctx.kernel, "warps", False):
+        return [None] * X.shape[0]
+    with np.errstate(over="ignore"):
+        return [theory.estimate_mse(ctx.map_cls.name, ctx.kernel, X[i], Y[i], ctx.cfg.D,
+                                    **params) for i in range(X.shape[0])]
 
 
 def pairs_table(rm, rp, dist, exact, mean, mse, se, theo):
@@ -135,18 +156,57 @@ class Variance(Measurement):
                 and any(a for a in cfg.distances):
             raise ConfigError("measure.variance.sums is not allowed with d=1: x + y cannot be "
                               "orthogonal to x - y in one dimension (use sums=[0])")
+        if cfg.pairs == "grid":
+            self._check_grid_range(ctx, cfg)
+
+    def _check_grid_range(self, ctx, cfg):
+        """The grid's pairs (in data units: lengthscales x kernel.lengthscale) and their exact
+        MSE must be finite numbers: a value that overflows float64 is refused here, naming
+        the key and the largest value that fits, rather than recorded as inf."""
+        from ..datasets import MAX_ABS_VALUE
+
+        ls = ctx.kernel.ls
+        for key in ("distances", "sums"):
+            top = max(getattr(cfg, key))
+            if top * ls > MAX_ABS_VALUE:
+                raise ConfigError(
+                    f"measure.variance.{key}={getattr(cfg, key)} is not allowed with kernel."
+                    f"lengthscale={ls:.4g}: {top:g} lengthscales are {top * ls:.3g} in data "
+                    f"units, where squared distances leave float64's range; use {key} <= "
+                    f"{MAX_ABS_VALUE / ls:.3g}")
+
+        def finite(scale, key):
+            c = replace(cfg, **{key: [v * scale for v in getattr(cfg, key)]})
+            return all(t is None or math.isfinite(t) for t in _theory(ctx, *_pairs(ctx, c)[:2]))
+
+        for key in ("sums", "distances"):
+            if not finite(1.0, key):
+                lo, hi = 0.0, 1.0  # the largest scale of this key's values that stays finite
+                for _ in range(60):
+                    mid = (lo + hi) / 2
+                    lo, hi = (mid, hi) if finite(mid, key) else (lo, mid)
+                top = max(getattr(cfg, key))
+                raise ConfigError(
+                    f"measure.variance.{key}={getattr(cfg, key)} is not allowed with features="
+                    f"{ctx.map_cls.name} and kernel={ctx.kernel.name}: the exact mean squared "
+                    f"error overflows float64 above |x {'+' if key == 'sums' else '-'} y| = "
+                    f"{lo * top:.4g} lengthscales "
+                    f"(the estimate's variance is then beyond any number of redraws); use "
+                    f"{key} <= {lo * top:.4g}")
 
     def needs(self, ctx, cfg):
         """The map fitted once per redraw and the features of the pairs (2 rows each)."""
         d, it = ctx.data.d, ctx.itemsize
         n = 2 * (cfg.n_pairs if cfg.pairs == "data" else len(cfg.distances) * len(cfg.sums))
+        rkey = "measure.variance.redraws"
 
         def nbytes(v):
-            return 8.0 * (n * d + 4 * n * cfg.redraws) \
-                + ctx.map_cls.memory_bytes(n, d, v["D"], it, fit_rows=ctx.n_train, **ctx.map_params)
+            return 8.0 * (n * d + 4 * n * v[rkey]) \
+                + ctx.map_cls.memory_bytes(n, d, v["D"], it, train_rows=ctx.n_train, **ctx.map_params)
 
-        return [Need("the variance measurement (the map and the features of the pairs)", nbytes,
-                     {"D": (ctx.cfg.D, 1)})]
+        return [Need("the variance measurement (the map and the features of the pairs, the "
+                     "estimates of every redraw)", nbytes,
+                     {"D": (ctx.cfg.D, 1), rkey: (cfg.redraws, 2)})]
 
     def run(self, ctx, cfg):
         X, Y, rm, rp = _pairs(ctx, cfg)
@@ -170,11 +230,8 @@ class Variance(Measurement):
         sq = (est - exact) ** 2
         mse = sq.mean(axis=0)
         se = sq.std(axis=0, ddof=1) / math.sqrt(R)
-        params = dict(ctx.map_params)
-        params.pop("kernel", None)
         warped = bool(getattr(kernel, "warps", False))
-        theo = [None if warped else theory.estimate_mse(ctx.map_cls.name, kernel, X[i], Y[i],
-                                                        ctx.cfg.D, **params) for i in range(n)]
+        theo = _theory(ctx, X, Y)
         why = ("the kernel is shift-invariant in warped coordinates: no formula here" if warped
                else f"no formula for features={ctx.map_cls.name} with kernel={kernel.name}")
         source = {"rff": "Sutherland & Schneider 2015", "pairs": "Sutherland & Schneider 2015"} \
@@ -185,17 +242,21 @@ class Variance(Measurement):
         rows = []
         where = (f"|x + y| = {{:.3g}} l, |x - y| = {{:.3g}} l; {R} redraws; spread: the standard "
                  "error of the mean squared error")
+        over = "not a finite number in float64 (the exact MSE overflows at this pair)"
         for i in range(n):
             rows.append(record("variance", "mse_empirical", mse[i], method="empirical",
                                spread=se[i], n_repeats=R, dist=dist[i],
                                note=where.format(rp[i], rm[i])))
-            rows.append(record("variance", "mse_theory", theo[i], method="theory", dist=dist[i],
-                               note=f"exact ({source})" if theo[i] is not None else why))
+            rows.append(record("variance", "mse_theory", theo[i] if theo[i] is None or
+                               math.isfinite(theo[i]) else None, method="theory", dist=dist[i],
+                               note=why if theo[i] is None else over if not math.isfinite(
+                                   theo[i]) else f"exact ({source})"))
         se_mean = math.sqrt(np.sum(se ** 2)) / n
         rows.append(record("variance", "mse_mean", float(mse.mean()), method="empirical",
                            spread=se_mean, n_repeats=R,
                            note=f"mean over the {n} pairs ({cfg.pairs}); spread: its standard error"))
-        has_theory = all(t is not None for t in theo)
+        has_theory = all(t is not None and math.isfinite(t) for t in theo)
+        why = why if any(t is None for t in theo) else over
         rows.append(record("variance", "mse_mean", float(np.mean(theo)) if has_theory else None,
                            method="theory",
                            note=f"mean over the {n} pairs of the exact MSE ({source})"
