@@ -7,6 +7,7 @@
     python -m rffbench.bench --exact 10000,100000  # exact KRR: cg vs Cholesky, time, RSS
     python -m rffbench.bench --stream 10000000     # ridge on a streamed .npy: time, peak RSS
     python -m rffbench.bench --dask                # backend=dask (LocalCluster) vs local
+    python -m rffbench.bench --dask 100000,5000    # ... on fewer rows
     python -m rffbench.bench --products 12000,16   # exact kernel products vs their limit
     python -m rffbench.bench --products 12000,16 --save a.csv   # ... later, another commit:
     python -m rffbench.bench --products 12000,16 --compare a.csv  # time ratios new / saved
@@ -26,11 +27,15 @@ meaningful on a noisy shared machine where absolute times are not.
 from __future__ import annotations
 
 import argparse
+import io
 import time
 
 import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
 
 import numpy as np
+
+from .clock import clean_call
+from .errors import RffbenchError
 
 DEFAULT_SHAPES = [(100_000, 8, 1024), (20_000, 512, 4096)]
 
@@ -121,7 +126,7 @@ def startup(repeats=3):
                 walls.append(w)
                 firsts.append(f)
             rows.append(dict(method=f"startup/{kind}", metric="time_s",
-                             value=float(np.median(walls)), spread=max(walls) - min(walls),
+                             time_s=float(np.median(walls)), spread=max(walls) - min(walls),
                              first_measurement_s=float(np.median(firsts)), n_repeats=repeats))
     return rows
 
@@ -140,19 +145,21 @@ def exact_one(n_train, solver, d=16, lam=1e-2, tol=1e-5, rank=None, seed=0, pred
     data = load_dataset(DatasetConfig(name="synthetic", n=n, d=d), seed=seed)
     X, y = data.X_train[:n_train], data.y_train[:n_train]
     kernel = make_kernel("gaussian").fit(X)
-    kernel.gram(X[:8])  # numba warm-up
-    t0 = time.perf_counter()
-    m = ExactKRR(kernel, lam, solver=solver, tol=tol, precond_rank=rank, random_state=seed)
-    m.fit(X, y)
-    fit_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    pred = m.predict(data.X_test)
-    predict_s = time.perf_counter() - t0
+    cg = dict(tol=tol, precond_rank=rank) if solver == "cg" else {}
+    # numba compiled (or loaded) on a few rows first; a timed call that compiled is timed
+    # again (rffbench.clock)
+    ExactKRR(kernel, lam, solver=solver, random_state=seed,
+             **dict(cg, precond_rank=rank and min(rank, 64)) if cg else {}).fit(
+        X[:64], y[:64]).predict(data.X_test[:8])
+    m = ExactKRR(kernel, lam, solver=solver, random_state=seed, **cg)
+    _, fit_t = clean_call(lambda: m.fit(X, y), what="bench exact fit")
+    pred, pred_t = clean_call(lambda: m.predict(data.X_test), what="bench exact predict")
+    fit_s, predict_s = fit_t.seconds, pred_t.seconds
     if pred_out:
         np.save(pred_out, pred)
     info = m.solver_info_
     return dict(n_train=X.shape[0], n_test=data.X_test.shape[0], d=d, lam=lam, solver=solver,
-                fit_s=fit_s, predict_s=predict_s, **{k: v for k, v in m.times_.items()},
+                time_s=fit_s, fit_s=fit_s, predict_s=predict_s, **{k: v for k, v in m.times_.items()},
                 iterations=info.get("iterations"), residual=info.get("residual"),
                 rank=info.get("precond_rank"),
                 test_rmse=float(np.sqrt(np.mean((pred - data.y_test) ** 2))),
@@ -233,7 +240,7 @@ def stream_bench(n, d=16, D=1024, lam=1e-3, data_dir=None, in_memory=False):
         rec = pd.read_csv(Path(out) / "records.csv")
     r = rec[(rec.measurement == "learning") & (rec.method == "ridge")].set_index("metric")
     return dict(n=n, d=d, D=D, source="in memory" if in_memory else "streamed .npy",
-                n_train=int(rec.n_train.iloc[0]), wall_s=wall,
+                n_train=int(rec.n_train.iloc[0]), time_s=r.value["train_time_s"], wall_s=wall,
                 train_time_s=r.value["train_time_s"], train_split=r.note["train_time_s"],
                 predict_time_s=r.value["predict_time_s"],
                 test_rel_rmse=r.value["test_rel_rmse"], peak_rss_mb=r.value["peak_rss_mb"])
@@ -268,7 +275,7 @@ def dask_bench(n_ridge=1_000_000, n_exact=20_000, d=16, D=1024, workers=2, repea
         res = interleaved({"local": lambda fn=fn: fn(None), "dask": lambda fn=fn: fn(be)},
                           repeats)
         rows.append(dict(task=name, n=n_ridge if name == "ridge" else n_exact,
-                         local_s=res["local"][0], dask_s=res["dask"][0],
+                         time_s=res["dask"][0], local_s=res["local"][0], dask_s=res["dask"][0],
                          dask_over_local=res["dask"][0] / res["local"][0], workers=workers))
     backends.close_all()
     return rows
@@ -343,101 +350,351 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
     return rows
 
 
-def compare(rows, saved):
-    """Rows of this run beside a saved CSV of the same benchmark: time ratios new / saved
-    on the columns that identify a row (everything but the timings and fractions)."""
+def read_saved(path):
+    """A CSV saved by ``--save`` (as text: compared as text), read bounded; BenchError
+    naming it otherwise."""
     import pandas as pd
 
-    new, old = pd.DataFrame(rows), pd.read_csv(saved)
-    measured = ("time", "_s", "fraction", "gflops", "speedup", "over")
+    from .errors import os_error_text
+    from .readers import DamagedFile, read_text
+
+    try:
+        text = read_text(path, 64 << 20)
+        old = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except OSError as exc:
+        raise BenchError(os_error_text(exc, "--compare: cannot read the saved CSV")) from None
+    except (DamagedFile, ValueError, pd.errors.ParserError) as exc:
+        raise BenchError(f"--compare {path}: not a CSV of this benchmark "
+                         f"({str(exc).splitlines()[0]})") from None
+    if "time_s" not in old.columns:
+        raise BenchError(f"--compare {path}: not saved by this benchmark (no time_s column)")
+    return old
+
+
+def compare(rows, saved):
+    """Rows of this run beside a saved CSV of the same benchmark: time ratios new / saved
+    on the columns that identify a row (everything but the timings, fractions and notes),
+    compared as text (a saved CSV reads empty cells back as NaN, this run has '')."""
+    import pandas as pd
+
+
+    new = pd.DataFrame(rows)
+    old = read_saved(saved) if not isinstance(saved, pd.DataFrame) else saved
+    measured = ("time", "_s", "fraction", "gflops", "speedup", "over", "rss", "note",
+                "residual", "iterations", "rmse", "diff", "first_measurement")
     keys = [c for c in new.columns if c in old.columns and not any(m in c for m in measured)]
-    both = new.merge(old[keys + ["time_s"]], on=keys, suffixes=("", "_saved"))
+    if "time_s" not in old.columns or not keys:
+        raise BenchError(f"--compare: not saved by the same benchmark (its columns: "
+                         f"{', '.join(list(old.columns)[:8])})")
+    left = new.assign(**{k: new[k].map(lambda v: "" if pd.isna(v) else str(v)) for k in keys})
+    right = old[keys + ["time_s"]].rename(columns={"time_s": "time_s_saved"})
+    right["time_s_saved"] = pd.to_numeric(right["time_s_saved"], errors="coerce")
+    both = left.merge(right, on=keys)
+    if both.empty:
+        raise BenchError("--compare: no row of this run matches a saved row (another "
+                         "shape, map, kernel or thread count?)")
     both["new_over_saved"] = both["time_s"] / both["time_s_saved"]
     return both[keys + ["time_s", "time_s_saved", "new_over_saved"]].to_dict("records")
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", action="append", default=None,
-                    help="N,d,D (repeatable); default: 100000,8,1024 and 20000,512,4096")
+class BenchError(ValueError):
+    """A bad flag of the bench: one line naming it (exit 2)."""
+
+
+def _ints(flag, count=None, lo=1, names=None):
+    """argparse type: comma-separated integers >= lo (``count`` of them)."""
+    def parse(text):
+        parts = [p.strip() for p in str(text).split(",")]
+        try:
+            vals = [int(p) for p in parts]
+        except ValueError:
+            vals = None
+        what = ",".join(names) if names else "integers"
+        if vals is None or (count is not None and len(vals) != count) or \
+                any(v < lo for v in vals):
+            raise argparse.ArgumentTypeError(
+                f"{flag} {text!r}: use {count or 'a list of'} comma-separated "
+                f"{what} >= {lo}" if names else
+                f"{flag} {text!r}: use comma-separated integers >= {lo}")
+        return vals
+    return parse
+
+
+def _number(flag, lo=None, hi=None, lo_open=False, hi_open=False, integer=False):
+    """argparse type: a finite number in the given range."""
+    def parse(text):
+        import math
+
+        try:
+            v = int(text) if integer else float(text)
+        except ValueError:
+            v = None
+        ok = v is not None and math.isfinite(v) and \
+            (lo is None or (v > lo if lo_open else v >= lo)) and \
+            (hi is None or (v < hi if hi_open else v <= hi))
+        if not ok:
+            rng = ((f"> {lo:g}" if lo_open else f">= {lo:g}") if lo is not None else "") + \
+                ((" and " if lo is not None else "") + (f"< {hi:g}" if hi_open else
+                                                        f"<= {hi:g}") if hi is not None else "")
+            raise argparse.ArgumentTypeError(f"{flag} {text!r}: use "
+                                             f"{'an integer' if integer else 'a number'} {rng}")
+        return v
+    return parse
+
+
+def _names(flag, allowed):
+    """argparse type: comma-separated names among ``allowed`` ('' = none)."""
+    def parse(text):
+        vals = [p.strip() for p in str(text).split(",") if p.strip()]
+        bad = [v for v in vals if v not in allowed]
+        if bad:
+            raise argparse.ArgumentTypeError(f"{flag} {bad[0]!r} is not one: use comma-"
+                                             f"separated names of {', '.join(allowed)}")
+        return vals
+    return parse
+
+
+#: the kinds of benchmark (one per run of the command) and the flags only each one reads
+KINDS = {
+    "shape": ("--shape", "--dtype", "--maps", "--peers"),
+    "startup": (),
+    "exact": ("--lam", "--tol", "--rank"),
+    "stream": ("--in-memory", "--data-dir"),
+    "dask": (),
+    "products": ("--kernels",),
+}
+
+
+def _represents(cls, kernel):
+    from .errors import ConfigError
+
+    try:
+        cls.check_kernel(kernel)
+    except ConfigError:
+        return False
+    return True
+
+
+def _parser():
+    from .features import FEATURE_MAPS
+    from .peers import PEERS
+
+    ap = argparse.ArgumentParser(prog="python -m rffbench.bench",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", action="append", default=None, type=_ints(
+        "--shape", 3, names=("N", "d", "D")),
+        help="N,d,D (repeatable); default: 100000,8,1024 and 20000,512,4096")
     ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
-    ap.add_argument("--maps", default="rff,rff_pairs",
+    dense_gaussian = [m for m, cls in FEATURE_MAPS.builtins().items()
+                      if not cls.sparse_output and _represents(cls, "gaussian")]
+    ap.add_argument("--maps", default=["rff", "rff_pairs"],
+                    type=_names("--maps", dense_gaussian),
                     help="comma-separated rffbench maps (Gaussian kernel), e.g. rff,sorf,fastfood")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--peers", default="torch,jax",
+    ap.add_argument("--repeats", type=_number("--repeats", lo=1, integer=True), default=None,
+                    help="timed repeats (default 7; --products 5, --dask 3)")
+    ap.add_argument("--peers", default=["torch", "jax"],
+                    type=_names("--peers", [p for p in PEERS if p != "numpy"]),
                     help="comma-separated peers timed in their own process where installed "
                          "(rffbench.peers); '' = none")
-    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--threads", type=_number("--threads", lo=1, integer=True), default=None)
     ap.add_argument("--out", default=None, help="also write the table as CSV")
     ap.add_argument("--startup", action="store_true",
                     help="time the default `python run.py` cold (empty numba cache) and warm")
-    ap.add_argument("--exact", default=None,
+    ap.add_argument("--exact", default=None, type=_ints("--exact", lo=2),
                     help="comma-separated n_train: exact KRR by cg and (n <= 20000) Cholesky")
-    ap.add_argument("--lam", type=float, default=1e-2, help="--exact: ridge lam")
-    ap.add_argument("--tol", type=float, default=1e-5, help="--exact: cg tolerance")
-    ap.add_argument("--rank", type=int, default=None, help="--exact: preconditioner rank")
+    ap.add_argument("--lam", type=_number("--lam", lo=0, lo_open=True), default=None,
+                    help="--exact: ridge lam (default 1e-2)")
+    ap.add_argument("--tol", type=_number("--tol", lo=0, hi=1, lo_open=True, hi_open=True),
+                    default=None, help="--exact: cg tolerance (default 1e-5)")
+    ap.add_argument("--rank", type=_number("--rank", lo=1, integer=True), default=None,
+                    help="--exact: preconditioner rank")
     ap.add_argument("--exact-one", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--stream", default=None,
+    ap.add_argument("--stream", default=None, type=_ints("--stream", lo=10),
                     help="comma-separated n: ridge (D=1024, d=16) on a streamed .npy of n rows")
     ap.add_argument("--in-memory", action="store_true",
                     help="--stream: the same rows as dataset=synthetic, loaded whole")
     ap.add_argument("--data-dir", default=None, help="--stream: where the .npy files go")
-    ap.add_argument("--dask", action="store_true",
-                    help="backend=dask on a 2-worker LocalCluster vs the local path")
-    ap.add_argument("--products", default=None,
+    ap.add_argument("--dask", nargs="?", const=[1_000_000, 20_000], default=None,
+                    type=_ints("--dask", 2, lo=2, names=("n_ridge", "n_exact")),
+                    help="backend=dask on a 2-worker LocalCluster vs the local path: ridge on "
+                         "n_ridge rows, exact KRR by cg on n_exact (default 1000000,20000)")
+    ap.add_argument("--products", default=None, type=_ints("--products", 2, names=("n", "d")),
                     help="n,d: one exact kernel product per kernel (--kernels) vs its limits")
-    ap.add_argument("--kernels", default=",".join(PRODUCT_KERNELS),
-                    help="--products: comma-separated kernels")
+    ap.add_argument("--kernels", default=None,
+                    type=_names("--kernels", list(PRODUCT_KERNELS)),
+                    help="--products: comma-separated kernels (default: all)")
     ap.add_argument("--save", default=None, help="write the table as CSV (as --out)")
     ap.add_argument("--compare", default=None,
                     help="a CSV saved by --save: print time ratios new / saved")
-    ap.add_argument("--factor", type=float, default=None,
-                    help="--compare: exit 1 if any row is more than this many times slower")
-    args = ap.parse_args(argv)
-    args.out = args.out or args.save
-    if args.compare:
-        import sys
+    ap.add_argument("--factor", type=_number("--factor", lo=1), default=None,
+                    help="--compare: exit 1 if any row is more than this many times slower "
+                         "(>= 1)")
+    return ap
 
-        rest = list(argv if argv is not None else sys.argv[1:])
-        for flag in ("--compare", "--factor"):
-            if flag in rest:
-                i = rest.index(flag)
-                del rest[i:i + 2]
-        df = _show(compare(main(rest).to_dict("records"), args.compare))
-        slow = df[df.new_over_saved > args.factor] if args.factor else df.iloc[:0]
+
+def _kind(args):
+    """The benchmark the flags ask for; BenchError for two at once, or a flag of another."""
+    chosen = [k for k, on in (("startup", args.startup), ("exact", args.exact),
+                              ("stream", args.stream), ("dask", args.dask),
+                              ("products", args.products)) if on]
+    if len(chosen) > 1:
+        raise BenchError(f"--{chosen[0]} and --{chosen[1]} are two benchmarks: run them one at "
+                         "a time")
+    kind = chosen[0] if chosen else "shape"
+    defaults = {"--shape": None, "--dtype": "float64", "--maps": ["rff", "rff_pairs"],
+                "--peers": ["torch", "jax"], "--lam": None, "--tol": None, "--rank": None,
+                "--in-memory": False, "--data-dir": None, "--kernels": None}
+    for other, flags in KINDS.items():
+        for flag in flags:
+            if other != kind and getattr(args, flag[2:].replace("-", "_")) != defaults[flag]:
+                raise BenchError(f"{flag} has no effect with {('--' + kind) if kind != 'shape' else 'the transform benchmark'}"
+                                 f": it is a flag of {'--' + other if other != 'shape' else 'the transform benchmark (--shape)'}")
+    if args.factor is not None and not args.compare:
+        raise BenchError("--factor has no effect without --compare")
+    if args.threads is not None:
+        import numba
+
+        if args.threads > numba.config.NUMBA_NUM_THREADS:
+            raise BenchError(f"--threads {args.threads}: use 1..{numba.config.NUMBA_NUM_THREADS}"
+                             " (numba's pool size, NUMBA_NUM_THREADS)")
+    return kind
+
+
+def _check_memory(kind, args):
+    """BenchError naming the flag when the benchmark's arrays cannot fit, before any."""
+    from .memory import MEMORY_FRACTION, available_bytes, human
+
+    avail = available_bytes()
+    if avail is None:
+        return
+    budget = MEMORY_FRACTION * avail
+    item = 4 if args.dtype == "float32" else 8
+    if kind == "shape":
+        for N, d, D in args.shape or DEFAULT_SHAPES:
+            # X, W, the limit's output, a reused output and each transform's fresh one
+            # (and scikit-learn's float64 copy)
+            need = item * (N * d + d * D + 3 * N * D) + 8.0 * N * D
+            if need > budget:
+                raise BenchError(f"--shape {N},{d},{D} needs {human(need)}, more than "
+                                 f"{MEMORY_FRACTION:.0%} of the {human(avail)} available: use "
+                                 "a smaller N or D")
+    elif kind == "products":
+        n, d = args.products
+        need = 8.0 * (3 * n * d + 3 * n + 2 * 3000 * 3000) + 4.0 * 2 * 3000 * 3000
+        if need > budget:
+            raise BenchError(f"--products {n},{d} needs {human(need)}, more than "
+                             f"{MEMORY_FRACTION:.0%} of the {human(avail)} available")
+    elif kind == "exact":
+        from .exact import default_rank
+
+        for n in args.exact:
+            r = args.rank or default_rank(n)
+            chol = 8.0 * n * n if n <= 20000 else 0.0
+            need = max(chol, 8.0 * (n * 16 * 3 + 2 * n * min(r, n) + 16 * n))
+            if need > budget:
+                raise BenchError(f"--exact {n} needs {human(need)}, more than "
+                                 f"{MEMORY_FRACTION:.0%} of the {human(avail)} available")
+    elif kind == "dask":
+        n_ridge, n_exact = args.dask
+        n = max(n_ridge, n_exact)
+        # the synthetic data (3.5 copies while loading), ridge's 3 D x D matrices and a chunk
+        # per worker, the cg data and preconditioner
+        need = 3.5 * 8.0 * n * 17 + 8.0 * (3 * 1024 * 1024 + 2 * 4096 * 1024) \
+            + 8.0 * (2 * n_exact * 16 + 2 * n_exact * min(n_exact, 2000))
+        if need > budget:
+            raise BenchError(f"--dask {n_ridge},{n_exact} needs {human(need)}, more than "
+                             f"{MEMORY_FRACTION:.0%} of the {human(avail)} available")
+    elif kind == "stream" and not args.in_memory:
+        import shutil
+        import tempfile
+
+        where = args.data_dir or tempfile.gettempdir()
+        try:
+            free = shutil.disk_usage(where).free
+        except OSError as exc:
+            raise BenchError(f"--data-dir {where}: {exc.strerror or exc}") from None
+        need = sum(8.0 * n * 17 for n in args.stream)
+        if need > 0.9 * free:
+            raise BenchError(f"--stream {','.join(map(str, args.stream))} writes {human(need)} "
+                             f"of .npy files into {where}, which has {human(free)} free: use "
+                             "fewer rows or another --data-dir")
+
+
+def main(argv=None):
+    import sys
+
+    from .cli import check_cwd
+
+    check_cwd("python -m rffbench.bench")
+    args = _parser().parse_args(argv)
+    try:
+        kind = _kind(args)
+        _check_memory(kind, args)
+        saved = read_saved(args.compare) if args.compare else None
+        df = _run(kind, args)
+    except BenchError as exc:
+        print(f"python -m rffbench.bench: error: {exc}", file=sys.stderr)
+        return 2
+    except RffbenchError as exc:  # a refusal from rffbench itself (config, memory)
+        print(f"python -m rffbench.bench: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    if df is None:
+        return 0
+    out = args.out or args.save
+    if out:
+        from .errors import os_error_text
+        from .results import write_atomic
+
+        try:
+            write_atomic(df, out)
+        except OSError as exc:
+            print(f"python -m rffbench.bench: error: {os_error_text(exc, 'cannot write --save')}",
+                  file=sys.stderr)
+            return 2
+    if args.compare:
+        try:
+            cmp = _show(compare(df.to_dict("records"), saved))
+        except BenchError as exc:
+            print(f"python -m rffbench.bench: error: {exc}", file=sys.stderr)
+            return 2
+        slow = cmp[cmp.new_over_saved > args.factor] if args.factor else cmp.iloc[:0]
         if len(slow):
             print(f"{len(slow)} row(s) more than {args.factor:g}x slower than {args.compare}")
-            sys.exit(1)
-        return df
-    if args.products:
-        n, d = (int(v) for v in args.products.split(","))
-        return _show(products_bench(n, d, tuple(args.kernels.split(",")), args.repeats
-                                    if args.repeats != 7 else 5, args.threads), args.out)
+            return 1
+    return 0
+
+
+def _run(kind, args):
+    """The rows of benchmark ``kind`` for the checked ``args``, shown; a DataFrame with a
+    ``time_s`` column (each row's main time), or None (--exact-one prints its JSON)."""
     if args.exact_one:
         import json
 
         print(json.dumps(exact_one(**json.loads(args.exact_one))))
         return None
-    if args.dask:
-        return _show(dask_bench(repeats=args.repeats if args.repeats != 7 else 3), args.out)
-    if args.stream:
-        return _show([stream_bench(int(v), data_dir=args.data_dir, in_memory=args.in_memory)
-                      for v in args.stream.split(",")], args.out)
-    if args.exact:
-        return _show(exact_bench([int(v) for v in args.exact.split(",")], lam=args.lam,
-                                 tol=args.tol, rank=args.rank), args.out)
-    if args.startup:
-        return _show(startup(), args.out)
-    shapes = [tuple(int(v) for v in s.split(",")) for s in args.shape] if args.shape \
-        else DEFAULT_SHAPES
+    if kind == "products":
+        n, d = args.products
+        return _show(products_bench(n, d, tuple(args.kernels or PRODUCT_KERNELS),
+                                    args.repeats or 5, args.threads))
+    if kind == "dask":
+        n_ridge, n_exact = args.dask
+        return _show(dask_bench(n_ridge=n_ridge, n_exact=n_exact, repeats=args.repeats or 3))
+    if kind == "stream":
+        return _show([stream_bench(v, data_dir=args.data_dir, in_memory=args.in_memory)
+                      for v in args.stream])
+    if kind == "exact":
+        return _show(exact_bench(args.exact, lam=args.lam or 1e-2, tol=args.tol or 1e-5,
+                                 rank=args.rank))
+    if kind == "startup":
+        return _show(startup(repeats=args.repeats or 3))
     from .experiment import apply_threads
 
     threads = apply_threads(args.threads)
     rows = []
-    peers = tuple(p for p in args.peers.split(",") if p)
-    for N, d, D in shapes:
-        maps = tuple(args.maps.split(","))
-        r = bench_shape(N, d, D, args.dtype, args.repeats, maps=maps, peers=peers)
+    peers = tuple(args.peers)
+    maps = tuple(args.maps)
+    for N, d, D in args.shape or DEFAULT_SHAPES:
+        r = bench_shape(N, d, D, args.dtype, args.repeats or 7, maps=maps, peers=peers)
         for name, (t, spread, *note) in r.items():
             if name in ("gemm", "pass", "limit"):
                 continue
@@ -449,23 +706,19 @@ def main(argv=None):
                              fraction_of_limit=r["limit"][0] / t if dense else None,
                              note=note[0] if note else ("own process" if not ours and
                                                         name != "sklearn_rbf" else "")))
-    return _show(rows, args.out)
+    return _show(rows)
 
 
-def _show(rows, out=None):
-    """Print a benchmark's rows as a table (and write them to ``out`` as CSV)."""
+def _show(rows):
+    """Print a benchmark's rows as a table; the DataFrame."""
     import pandas as pd
 
     df = pd.DataFrame(rows)
     with pd.option_context("display.width", 250, "display.precision", 4,
                            "display.max_colwidth", 90):
         print(df.to_string(index=False))
-    if out:
-        from .results import write_atomic
-
-        write_atomic(df, out)
     return df
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -250,7 +250,7 @@ def compare(points, level=0.95):
         sb2 = sigma2.get(p["group"])
         if sb2 is None:
             res.update(pi_lo=math.nan, pi_hi=math.nan, sigma_between=math.nan, z=math.nan,
-                       verdict="needs >= 2 seeds")
+                       verdict="needs >= 2 seeds", crit=math.nan)
             out.append(res)
             continue
         # log(published) - mean log(ours): the published sample's own effect, ours' mean over

@@ -14,10 +14,13 @@ runs repeat: the ghalton sequence is seeded by the clock in seconds)::
 from __future__ import annotations
 
 import argparse
+import pickle
+import re
 import sys
 
 import numpy as np
 
+from ..errors import os_error_text
 from .safe import load_arrays
 
 #: their dataset names -> (rffbench dataset name, d, first rows sampled from, rows per
@@ -46,14 +49,35 @@ def extract(path):
 
     data = load_arrays(path)
     rows = []
-    for ds, kernels in data.items():
+
+    def level(obj, where, what, known=None):
+        if not isinstance(obj, dict):
+            raise ExtractError(f"{where} is a {type(obj).__name__}, not a dict of {what}s: "
+                               "not quffka's All_KA")
+        unknown = [k for k in obj if known is not None and k not in known]
+        if unknown:
+            raise ExtractError(f"{where}: unknown {what} {unknown[0]!r} (known: "
+                               f"{', '.join(known)}): not quffka's All_KA")
+        return obj.items()
+
+    for ds, kernels in level(data, "the top level", "dataset", DATASETS):
         name, d, first, samples = DATASETS[ds]
-        for kname, methods in kernels.items():
-            for method, arr in methods.items():
-                arr = np.asarray(arr, dtype=np.float64)
-                if arr.ndim != 2 or arr.shape[0] != len(N_VALUES):
-                    raise ValueError(f"{ds}/{kname}/{method}: shape {arr.shape}, expected "
-                                     f"({len(N_VALUES)}, runs)")
+        for kname, methods in level(kernels, ds, "kernel", KERNELS):
+            for method, arr in level(methods, f"{ds}/{kname}", "method"):
+                if not isinstance(arr, (np.ndarray, list, tuple)):
+                    raise ExtractError(f"{ds}/{kname}/{method} is a "
+                                       f"{type(arr).__name__}, not an array")
+                try:
+                    arr = np.asarray(arr, dtype=np.float64)
+                except (TypeError, ValueError) as exc:
+                    raise ExtractError(f"{ds}/{kname}/{method}: not an array of "
+                                       f"numbers ({exc})") from None
+                if arr.ndim != 2 or arr.shape[0] != len(N_VALUES) or arr.shape[1] < 2:
+                    raise ExtractError(f"{ds}/{kname}/{method}: shape {arr.shape}, "
+                                       f"expected ({len(N_VALUES)}, runs >= 2)")
+                if not np.all(np.isfinite(arr)):
+                    raise ExtractError(f"{ds}/{kname}/{method}: values that are not "
+                                       "finite numbers")
                 for i, n in enumerate(N_VALUES):
                     v = arr[i]
                     rows.append(dict(dataset=name, d=d, first_rows=first, samples=samples,
@@ -65,13 +89,37 @@ def extract(path):
                                           ignore_index=True)
 
 
+class ExtractError(ValueError):
+    """A file that is not quffka's All_KA: one line naming it and what is wrong."""
+
+
+def _commit(value):
+    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", value):
+        raise argparse.ArgumentTypeError(f"--commit={value!r}: use the quffka commit's hash "
+                                         "(7 to 40 hexadecimal digits)")
+    return value
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m rffbench.published.quffka",
+    prog = "python -m rffbench.published.quffka"
+    ap = argparse.ArgumentParser(prog=prog,
                                  description="All_KA (quffka's stored errors) -> CSV on stdout")
     ap.add_argument("path")
-    ap.add_argument("--commit", required=True, help="the quffka commit the file comes from")
+    ap.add_argument("--commit", required=True, type=_commit,
+                    help="the quffka commit the file comes from")
     args = ap.parse_args(argv)
-    df = extract(args.path)
+    try:
+        df = extract(args.path)
+    except OSError as exc:
+        print(f"{prog}: error: {os_error_text(exc, 'cannot read the file')}", file=sys.stderr)
+        return 2
+    except (pickle.UnpicklingError, ExtractError) as exc:  # refused, or not quffka's file
+        print(f"{prog}: error: {args.path}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a pickle cut or crafted: its own exceptions (EOFError, ...)
+        print(f"{prog}: error: {args.path}: not a readable pickle ({type(exc).__name__}: "
+              f"{(str(exc).splitlines() or [''])[0]})", file=sys.stderr)
+        return 2
     sys.stdout.write(HEADER.format(commit=args.commit))
     df.to_csv(sys.stdout, index=False, float_format="%.8g")
     return 0

@@ -36,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import RffbenchError
+from ..errors import RffbenchError, os_error_text
 from ..progress import Progress
 from ..results import write_atomic, write_file_atomic
 from ..store import write_text_atomic
@@ -49,6 +49,10 @@ from .tables import all_tables
 log = logging.getLogger(__name__)
 
 __all__ = ["make_report", "main", "Report", "ReportError", "crossover", "collect"]
+
+
+#: problems listed on the page, in the summary and on the terminal (jobs.csv has them all)
+PROBLEMS_SHOWN = 50
 
 
 @dataclass
@@ -72,8 +76,19 @@ class Report:
         parts = ", ".join(f"{v} {k}" for k, v in sorted(self.counts.items()))
         return ("complete" if self.complete else "INCOMPLETE") + (f": {parts}" if parts else "")
 
+    def shown_problems(self):
+        """(the first PROBLEMS_SHOWN problems, a line on the others or ''): what the
+        page, the summary and the terminal list; jobs.csv lists every one."""
+        rest = self.problems[PROBLEMS_SHOWN:]
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(Counter(p[0] for p in rest).items()))
+        more = "" if not rest else (f"... and {len(rest)} more ({kinds}): "
+                                    f"{self.out / 'jobs.csv'} lists every job and run")
+        return self.problems[:PROBLEMS_SHOWN], more
+
     def problem_lines(self):
-        return [f"{status}: {what}: {reason}" for status, what, reason in self.problems]
+        shown, more = self.shown_problems()
+        return [f"{status}: {what}: {reason}" for status, what, reason in shown] + \
+            ([more] if more else [])
 
 
 # --------------------------------------------------------------------------
@@ -315,8 +330,10 @@ def render_markdown(rep, col, env):
         out += [f"- {title}: " + "; ".join(lines)]
     out.append("")
     if rep.problems:
+        shown, more = rep.shown_problems()
         out += ["## Problems", "", "| status | what | reason |", "|---|---|---|"]
-        out += [f"| {s} | {w} | {r} |" for s, w, r in rep.problems]
+        out += [f"| {s} | {w} | {r} |" for s, w, r in shown]
+        out += ["", more] if more else []
         out.append("")
     if rep.notes:
         out += [f"Note: {n}." for n in rep.notes] + [""]
@@ -394,11 +411,13 @@ def render_html(rep, col, env):
                      + "".join(f"<li>{e(ln)}</li>" for ln in lines) + "</ul></li>")
     parts.append("</ul>")
     if rep.problems:
+        shown, more = rep.shown_problems()
         parts.append("<h2 id='problems'>Problems</h2><table><tr><th class='l'>status</th>"
                      "<th class='l'>what</th><th class='l'>reason</th></tr>")
         parts += [f"<tr><td class='l'>{e(s)}</td><td class='l'>{e(w)}</td>"
-                  f"<td class='l'>{e(r)}</td></tr>" for s, w, r in rep.problems]
+                  f"<td class='l'>{e(r)}</td></tr>" for s, w, r in shown]
         parts.append("</table>")
+        parts += [f"<p class='caption'>{e(more)}</p>"] if more else []
     parts += [f"<p class='caption'>Note: {e(n)}.</p>" for n in rep.notes]
     if rep.reproductions:
         parts.append("<h2 id='reproductions'>Reproductions</h2>")
@@ -443,14 +462,20 @@ def main(argv=None):
     ap.add_argument("--no-pdf", action="store_true", help="PNG only")
     args = ap.parse_args(argv)
     try:
+        os.getcwd()
+    except OSError as exc:
+        print(f"rffbench report: error: the working directory is gone ({exc.strerror}: "
+              "deleted?); cd to an existing directory", file=sys.stderr)
+        return 2
+    try:
         rep = make_report(args.sweep_dir, args.out, args.tail_D, args.delta,
                           pdf=not args.no_pdf)
     except RffbenchError as exc:
         print(f"rffbench report: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"rffbench report: error: cannot write the report ({exc.filename}: "
-              f"{exc.strerror or exc})", file=sys.stderr)
+        print(f"rffbench report: error: {os_error_text(exc, 'cannot write the report')}",
+              file=sys.stderr)
         return 2
     print(f"rffbench report: {rep.index} ({rep.status_line})")
     for line in rep.problem_lines():

@@ -25,10 +25,16 @@ from typing import Optional
 from ..errors import RffbenchError
 from ..progress import Progress
 from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
+from ..readers import MAX_YAML_BYTES, DamagedFile, read_json, read_text, yaml_nodes
 from ..store import (CLAIM_FILE, CONFIG_FILE, INTERRUPTED_FILE, JOBS_DIR, RUNS_DIR, SweepStore,
-                     CONFIG_SHAPE, holder_alive, job_key, json_shaped, read_claim)
+                     CONFIG_SHAPE, holder_alive, job_key, read_claim)
 
 MULTIRUN_FILE = "multirun.yaml"
+#: the most jobs a multirun.yaml is expanded into (each is listed in the report): a sweep
+#: of thousands is expanded, an edited file asking for millions is not
+MAX_JOBS = 50_000
+#: the first line of a failed run's error.txt, at most this many bytes of it
+ERROR_LINE_BYTES = 4096
 REPORT_DIR = "report"
 _MARKERS = {RECORDS_FILE, CONFIG_FILE, CLAIM_FILE, ERROR_FILE, INTERRUPTED_FILE}
 #: statuses that make a sweep incomplete
@@ -123,12 +129,12 @@ def read_run(path):
     cf = path / CONFIG_FILE
     if cf.exists():
         try:
-            text = cf.read_text()
-        except (OSError, ValueError) as exc:
-            return Run(path, own_id, "damaged", f"{cf}: not readable ({exc})")
-        cfg_blob = json_shaped(text, CONFIG_SHAPE)
-        if cfg_blob is None:
-            return Run(path, own_id, "damaged", f"{cf}: not a run's config (a JSON object with "
+            cfg_blob = read_json(cf, CONFIG_SHAPE)
+        except OSError as exc:
+            return Run(path, own_id, "damaged", f"{cf}: not readable ({exc.strerror or exc})")
+        except DamagedFile as exc:
+            return Run(path, own_id, "damaged", (f"{cf}: not a run's config" if exc.other_shape
+                                                 else str(exc)) + " (a JSON object with "
                        "run_id, overrides: a list of strings, config: an object)")
     rid = (cfg_blob or {}).get("run_id") or (path.name if path.parent.name == RUNS_DIR else None)
     config = flatten(cfg_blob["config"]) if cfg_blob and "config" in cfg_blob else None
@@ -156,7 +162,12 @@ def read_run(path):
         return run
     err = path / ERROR_FILE
     if err.exists():
-        lines = err.read_text(errors="replace").strip().splitlines()
+        try:  # its first line, at most ERROR_LINE_BYTES of it
+            with open(err, "rb") as fh:
+                head = fh.read(ERROR_LINE_BYTES).decode("utf-8", "replace")
+        except OSError as exc:
+            head = f"(error.txt not readable: {exc.strerror or exc})"
+        lines = head.strip().splitlines()
         run.status, run.reason = "failed", lines[0] if lines else "failed (empty error.txt)"
         return run
     if (path / INTERRUPTED_FILE).exists():
@@ -168,15 +179,20 @@ def read_run(path):
 
 def expand_jobs(multirun_file):
     """(Sweep, list of override lists) of a ``multirun.yaml``: the jobs Hydra's basic
-    sweeper launches for it (None when they cannot be expanded)."""
+    sweeper launches for it (None when they cannot be expanded: an unreadable or damaged
+    file, another sweeper, more than MAX_JOBS jobs)."""
     from omegaconf import DictConfig, OmegaConf
 
     rel = str(Path(multirun_file).parent)
-    try:
-        h = OmegaConf.load(multirun_file).hydra
+    try:  # bounded: size, UTF-8, the nodes its aliases expand to (rffbench.readers)
+        text = read_text(multirun_file, MAX_YAML_BYTES)
+        yaml_nodes(text, multirun_file)
+        h = OmegaConf.create(text).hydra
         overrides = [str(o) for o in (OmegaConf.select(h, "overrides.task") or [])]
         params = OmegaConf.select(h, "sweeper.params")
         params = OmegaConf.to_container(params) if isinstance(params, DictConfig) else {}
+    except DamagedFile as exc:
+        return Sweep(rel, [], {}, "", "", None, note=f"{exc}: expected jobs unknown"), None
     except Exception as exc:  # not Hydra's file, edited, cut
         return Sweep(rel, [], {}, "", "", None, note=f"{multirun_file}: unreadable "
                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}): "
@@ -194,12 +210,39 @@ def expand_jobs(multirun_file):
 
         parsed = OverridesParser.create().parse_overrides(
             [f"{k}={v}" for k, v in params.items()] + overrides)
+        n = count_jobs(parsed)
+        if n > MAX_JOBS:
+            sweep.note = (f"the sweep asks for {n:,} jobs, more than a report lists "
+                          f"({MAX_JOBS:,}): expected jobs unknown (the runs found are reported)")
+            return sweep, None
         jobs = BasicSweeper.split_arguments(parsed, None)[0]
     except Exception as exc:  # glob() sweeps need the config loader, ...
         sweep.note = f"cannot expand the sweep's jobs ({type(exc).__name__}: {exc})"
         return sweep, None
     sweep.n_jobs = len(jobs)
     return sweep, jobs
+
+
+def count_jobs(parsed):
+    """The number of jobs of Hydra's basic sweeper for parsed overrides, counted without
+    listing them (a range of a billion values is a number here, not a list)."""
+    import math
+
+    from hydra.core.override_parser.types import ChoiceSweep, RangeSweep
+
+    total = 1
+    for o in parsed:
+        if not o.is_sweep_override():
+            continue
+        v = o.value()
+        if isinstance(v, ChoiceSweep):
+            total *= len(v.list)
+        elif isinstance(v, RangeSweep):
+            step = v.step or 1
+            total *= max(0, math.ceil((v.stop - v.start) / step))
+        else:  # an interval or a glob: the basic sweeper's own error, or the config loader's
+            continue
+    return total
 
 
 def collect(root):
@@ -221,6 +264,7 @@ def collect(root):
                                          and r.status == "complete"):
                 by_id[r.run_id] = r
     runs = [r for r in runs if r.run_id is None or by_id.get(r.run_id) is r]
+    by_overrides = {job_key(r.overrides): r for r in runs if r.overrides}
     sweeps, jobs = [], []
     for mf in sorted(root.rglob(MULTIRUN_FILE)):
         if REPORT_DIR in mf.relative_to(root).parts:
@@ -230,10 +274,19 @@ def collect(root):
         sweeps.append(sweep)
         if expected is None:
             continue
-        tickets = SweepStore(mf.parent).tickets()
+        tickets, damaged = SweepStore(mf.parent).tickets()
         for i, ov in enumerate(expected):
-            t = tickets.get(job_key(ov))
-            if t is None:
+            key = job_key(ov)
+            t = tickets.get(key)
+            if t is None and key in by_overrides:  # its ticket is gone or damaged: the run
+                r = by_overrides[key]  # that recorded these overrides is the job's
+                why = damaged.get(key, "its ticket is missing")
+                jobs.append(Job(sweep.path, i, ov, r.run_id, r.status,
+                                (r.reason + "; " if r.reason else "") + f"found by its "
+                                f"overrides ({why})"))
+            elif t is None and key in damaged:
+                jobs.append(Job(sweep.path, i, ov, None, "damaged", damaged[key]))
+            elif t is None:
                 jobs.append(Job(sweep.path, i, ov, None, "missing", "never started"))
             elif t.get("error"):
                 jobs.append(Job(sweep.path, i, ov, None, "failed", t["error"]))

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..measure.learning import CG_TRAIN_NOTE
+from ..readers import read_table
 from ..results import TRIALS_FILE
 from ..theory import BOUNDS, POINTWISE_METHODS, UNIFORM_METHODS
 from .grouping import Grouping, center_words, fmt, fmt_list, pooled_text, summary
@@ -602,7 +603,6 @@ class BoundsTail(Figure):
         return Selection(rows=with_bound, b=b, applies=applies, without=without)
 
     def panel(self, sheet, axs, label, keys, rows):
-        import pandas as pd
 
         from .. import theory
         from ..features import FEATURE_MAPS
@@ -612,7 +612,7 @@ class BoundsTail(Figure):
         sups, T = [], 0
         shades = np.linspace(0.0, 0.55, max(1, len(rows)))
         for shade, r in zip(shades, rows.sort_values("seed").itertuples()):
-            tr = pd.read_csv(Path(ctx.run_dirs[r.run_id]) / TRIALS_FILE)
+            tr = read_table(Path(ctx.run_dirs[r.run_id]) / TRIALS_FILE, ("quantity", "error"))
             sup = np.sort(tr[tr.quantity == "sup"].error.to_numpy())
             T = max(T, len(sup))
             sups.append(sup)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..published import PAPERS, compare
+from ..readers import DamagedFile, read_table
 from .figures import METRIC_LABEL, Drawn, colors_for, finish, log_axis, new_figure, proxy
 from .grouping import fmt_list
 from .tables import Table
@@ -305,14 +306,14 @@ class FormulaCheck:
 
 
 def variance_frame(ctx, runs):
-    """Every pair of every run with variance records: variance_pairs.csv joined with the run's
-    identity (features, kernel, D, n_freq, d, lengthscale, seed, dataset) and its pairs
-    mode and map parameters."""
+    """(every pair of every run with variance records: variance_pairs.csv joined with the
+    run's identity (features, kernel, D, n_freq, d, lengthscale, seed, dataset) and its
+    pairs mode and map parameters, or None; the lines of the files that are damaged)."""
     import pandas as pd
 
     from ..results import VARIANCE_FILE
 
-    parts = []
+    parts, damaged = [], []
     for r in runs:
         rec = r.records
         if not ((rec.measurement == "variance") & (rec.metric == "mse_empirical")).any():
@@ -320,7 +321,12 @@ def variance_frame(ctx, runs):
         path = ctx.run_dirs[r.run_id] / VARIANCE_FILE
         if not path.exists():
             continue
-        t = pd.read_csv(path)
+        try:
+            t = read_table(path, ("pair", "r_minus", "r_plus", "dist", "mse", "mse_se",
+                                  "mse_theory"))
+        except (OSError, DamagedFile) as exc:  # a shared folder's file: left out, said why
+            damaged.append(str(exc))
+            continue
         ident = _identity(rec)
         cfg = (ctx.configs or {}).get(r.run_id, {})
         t = t.assign(run_id=r.run_id, features=ident["features"], kernel=ident["kernel"],
@@ -331,12 +337,13 @@ def variance_frame(ctx, runs):
                      layout=cfg.get("features.params.layout", "blocks"),
                      R=int(rec[rec.metric == "mse_empirical"].n_repeats.iloc[0]))
         parts.append(t)
-    return pd.concat(parts, ignore_index=True) if parts else None
+    return (pd.concat(parts, ignore_index=True) if parts else None), damaged
 
 
 def formula_sections(ctx, runs):
-    """[Section] of every FormulaCheck whose runs this sweep has."""
-    V = variance_frame(ctx, runs)
+    """[Section] of every FormulaCheck whose runs this sweep has (a run whose
+    variance_pairs.csv is damaged is left out, its line in each section's text)."""
+    V, damaged = variance_frame(ctx, runs)
     if V is None:
         return []
     out = []
@@ -353,6 +360,7 @@ def formula_sections(ctx, runs):
         sec = Section(name=f"formula_{chk.key}", title=chk.citation, summary=summary)
         sec.text.append(f"What the paper states: {chk.claim}")
         sec.text += paras
+        sec.text += [f"Left out (damaged): {line}" for line in damaged]
         sec.tables.append(table)
         sec.figures += figs
         sec.files.append((f"{sec.name}.csv", rows))
