@@ -20,7 +20,8 @@ def test_default_run(tmp_path):
     approx = df[df.measurement == "approximation"]
     assert set(approx.metric) == APPROX_METRICS
     timing = df[df.measurement == "timing"]
-    assert set(timing.metric) == {"map_fit_time_s", "map_transform_time_s", "startup_time_s"}
+    assert set(timing.metric) == {"map_fit_time_s", "map_transform_time_s", "startup_time_s",
+                                  "compile_time_s"}
     assert (timing.dropna(subset=["n_repeats"]).n_repeats >= 3).all() and (timing.value > 0).all()
     assert set(df.measurement) == {"approximation", "bounds", "learning", "timing"}
     assert (df.dataset == "digits").all() and (df.features == "rff").all() and (df.D == 1024).all()

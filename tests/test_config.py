@@ -53,7 +53,8 @@ def test_every_group_option_composes(group, names):
     (["dataset.test_size=1.0"], r"dataset.test_size=1.0 is not allowed: use a number with 0 <"),
     (["dataset.test_size=0"], r"dataset.test_size=0.0 is not allowed"),
     (["dataset=synthetic", "dataset.d=0"], r"dataset.d=0 is not allowed: use an integer >= 1"),
-    (["dataset.d=5"], r"dataset.d=5 is not allowed for dataset=digits"),
+    (["dataset.d=5"], r"dataset.d=5 is not allowed: it has no effect here \(dataset=digits "
+                      r"does not use dataset.d \(d is fixed by the data\)"),
     (["dataset=file"], r"dataset.path=None is not allowed: dataset=file needs dataset.path"),
     (["dtype=float16"], r"dtype='float16' is not allowed: use one of float64, float32"),
     (["threads=0"], r"threads=0 is not allowed"),
@@ -273,7 +274,8 @@ def test_a_run_id_does_not_depend_on_when_a_measurement_plugin_was_installed(mon
         conf = validate(compose_config(["D=64"]))
         assert conf.measure.extra.size == 3
         assert run_id(conf) == base
-        assert run_id(validate(compose_config(["D=64", "measure.extra.size=4"]))) != base
+        assert run_id(validate(compose_config(["D=64", "measure.extra.enabled=true",
+                                               "measure.extra.size=4"]))) != base
     finally:
         monkeypatch.undo()
         rffbench.config.register_configs()

@@ -164,14 +164,23 @@ def test_every_nan_metric_says_why(tmp_path, overrides, metric, why):
         assert why in nan[nan.metric == metric].note.iloc[0]
 
 
-def test_constant_target_relative_rmse_is_nan_with_its_reason(tmp_path, small):
-    X, _ = small
-    path = _csv(tmp_path, X, np.full(len(X), 3.5))
-    df = records(tmp_path, ["dataset=file", f"dataset.path={path}",
+def test_constant_target_relative_rmse_is_nan_with_its_reason(tmp_path, capsys, small):
+    """Constant test targets: the relative RMSE is undefined, recorded empty with why;
+    constant training targets leave nothing to learn: refused, naming the data."""
+    X, y = small
+    n_test = int(round(0.25 * len(X)))
+    y = np.r_[y[:len(X) - n_test], np.full(n_test, 3.5)]  # the ordered split's test rows
+    path = _csv(tmp_path, X, y)
+    df = records(tmp_path, ["dataset=file", f"dataset.path={path}", "dataset.split=ordered",
                             "dataset.file_task=regression", "model.lam=1"])
     rel = df[df.metric == "test_rel_rmse"]
     assert rel.value.isna().all() and rel.note.str.contains("test targets are all equal").all()
     assert (df[df.metric == "test_rmse"].value >= 0).all()
+    path = _csv(tmp_path, X, np.full(len(X), 3.5), "constant.csv")
+    err = one_line_error(tmp_path / "again", capsys, ["dataset=file", f"dataset.path={path}",
+                                                      "dataset.file_task=regression",
+                                                      "model.lam=1"])
+    assert "training targets are all equal (3.5): nothing to learn" in err
 
 
 @pytest.mark.parametrize("kernel,nu", [("gaussian", None), ("laplacian", None),

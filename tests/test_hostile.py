@@ -183,3 +183,141 @@ def test_an_rda_file_of_the_wrong_content_gets_one_line(tmp_path, content):
                 f"hydra.run.dir={tmp_path / 'run'}")
     assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr[-1500:]
     assert "Shuttle.rda" in p.stderr.strip().splitlines()[-1]
+
+
+# --------------------------------------------------------------------------
+# small files that hang or flood a reader: every reader is bounded
+# --------------------------------------------------------------------------
+def _copy(tail_sweep, tmp_path):
+    folder = tmp_path / "s"
+    shutil.copytree(tail_sweep, folder, symlinks=True)
+    shutil.rmtree(folder / "report")
+    return folder
+
+
+def _report_lines(folder, within=120):
+    """The report of ``folder``: (exit code, stdout, stderr), failing the test (not hanging
+    the suite) past ``within`` seconds."""
+    env = dict(os.environ, MPLBACKEND="Agg")
+    p = subprocess.run([sys.executable, "-m", "rffbench.report", ".", "--no-pdf"], cwd=folder,
+                       env=env, capture_output=True, text=True, timeout=within)
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    return p
+
+
+def test_a_pickle_of_shared_references_is_refused_at_once():
+    """684 bytes that reference one list from two places 60 levels deep (2^60 paths): the
+    safe unpickler refuses it in milliseconds, as it does a list that contains itself and
+    containers nested past any numpy pickle."""
+    from rffbench.published.safe import UnsafePickleError, load_arrays
+
+    a = []
+    for _ in range(60):
+        a = [a, a]
+    bomb = pickle.dumps(a, protocol=2)
+    assert len(bomb) < 1000
+    with pytest.raises(UnsafePickleError, match="expands to more than 1,000,000 objects"):
+        load_arrays(bomb)
+    deep = []
+    for _ in range(150):
+        deep = [deep]
+    with pytest.raises(UnsafePickleError, match="nests containers more than 100 deep"):
+        load_arrays(pickle.dumps(deep))
+    loop = []
+    loop.append(loop)
+    with pytest.raises(UnsafePickleError, match="contains itself"):
+        load_arrays(pickle.dumps(loop))
+    x = np.arange(4.0)
+    got = load_arrays(pickle.dumps({"a": [x, x], "b": (x,)}))  # shared arrays are fine
+    assert np.array_equal(got["a"][1], x)
+
+
+def test_the_extractor_refuses_a_hostile_pickle_in_one_line(tmp_path):
+    a = []
+    for _ in range(60):
+        a = [a, a]
+    (tmp_path / "bomb").write_bytes(pickle.dumps(a, protocol=2))
+    (tmp_path / "other").write_bytes(pickle.dumps({"MNIST2": {}}))
+    (tmp_path / "evil").write_bytes(pickle.dumps(_Marker(tmp_path / "RAN")))
+    for name, pattern in (("bomb", "refused: the pickle expands"),
+                          ("other", "unknown dataset 'MNIST2'"),
+                          ("evil", "refused: the pickle names"),
+                          ("missing", "cannot read the file")):
+        p = subprocess.run([sys.executable, "-m", "rffbench.published.quffka",
+                            str(tmp_path / name), "--commit", "abc1234"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and "Traceback" not in p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and pattern in lines[0], p.stderr
+    assert not (tmp_path / "RAN").exists()
+
+
+def test_a_yaml_alias_bomb_in_multirun_yaml_is_damaged_not_a_hang(tail_sweep, tmp_path):
+    folder = _copy(tail_sweep, tmp_path)
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
+    bomb = "\n".join(lines) + "\n"
+    assert len(bomb) < 1000  # 10^10 nodes once expanded
+    mr = folder / "multirun.yaml"
+    mr.write_text(bomb + mr.read_text())
+    p = _report_lines(folder)
+    assert p.returncode in (0, 1)
+    page = (folder / "report" / "index.html").read_text()
+    assert "YAML that expands to more than 200,000 nodes" in page
+
+
+def test_an_edited_multirun_yaml_asking_for_millions_of_jobs_does_not_flood(tail_sweep,
+                                                                              tmp_path):
+    """A 200-byte edit (a range of 10^12 values) is counted, not listed; 40,000 jobs are
+    listed in jobs.csv, the page and the terminal show the first 50 problems."""
+    for n, listed in ((10**12, False), (20000, True)):
+        folder = _copy(tail_sweep, tmp_path / str(n))
+        mr = folder / "multirun.yaml"
+        mr.write_text(mr.read_text().replace("- D=256,512", f"- D=256,512\n    - seed=range(0,{n})"))
+        p = _report_lines(folder)
+        # listed: its jobs are missing (exit 1); counted only: the runs found are complete
+        assert p.returncode == (1 if listed else 0), p.stderr[-2000:]
+        assert len(p.stdout) + len(p.stderr) < 20000
+        report = folder / "report"
+        assert (report / "index.html").stat().st_size < 2_000_000
+        jobs = pd.read_csv(report / "jobs.csv")
+        if listed:
+            assert (jobs.kind == "job").sum() == 2 * n
+            assert "... and " in p.stderr and "jobs.csv lists every job" in p.stderr
+        else:
+            assert (jobs.kind == "job").sum() == 0
+            assert "more than a report lists" in (report / "index.html").read_text()
+
+
+@pytest.mark.parametrize("damage", ["deep", "bytes", "shape", "huge"])
+def test_a_damaged_ticket_or_config_is_one_line_and_the_run_is_found(tail_sweep, tmp_path,
+                                                                     damage):
+    """JSON nested 200,000 deep, undecodable bytes, a JSON value of another shape, a 2 MB
+    file: as a job's ticket, the job is found by its run's overrides (complete, not 'never
+    started'); as a run's config.json, the run is listed as damaged naming the file."""
+    body = {"deep": "[" * 200000 + "]" * 200000, "bytes": "\udcff", "shape": "[1, 2, 3]",
+            "huge": json.dumps({"overrides": ["x" * 2_000_000]})}[damage]
+    folder = _copy(tail_sweep, tmp_path)
+    ticket = sorted((folder / ".jobs").glob("*.json"))[0]
+    ticket.write_bytes(body.encode("utf-8", "surrogateescape"))
+    p = _report_lines(folder)
+    assert p.returncode == 0, p.stdout + p.stderr  # every job still complete
+    jobs = pd.read_csv(folder / "report" / "jobs.csv", keep_default_na=False)
+    found = jobs[(jobs.kind == "job") & jobs.reason.str.contains("found by its overrides")]
+    assert len(found) == 1 and found.status.iloc[0] == "complete"
+    cfg = sorted((folder / "runs").glob("*/config.json"))[0]
+    cfg.write_bytes(body.encode("utf-8", "surrogateescape"))
+    p = _report_lines(folder)
+    assert p.returncode == 1
+    lines = [ln for ln in p.stderr.splitlines() if "damaged: run" in ln]
+    assert len(lines) == 1 and f"{cfg.parent.name}/config.json" in lines[0], p.stderr
+
+
+def test_a_claim_file_of_any_size_or_content_is_read_bounded(tmp_path):
+    from rffbench.store import read_claim
+
+    c = tmp_path / "claim"
+    for body in (b"{" * 100000, b"\xff\xfe", b"[1]", b"{}" + b" " * 5_000_000):
+        c.write_bytes(body)
+        holder, mtime = read_claim(c)
+        assert holder == {} and mtime is not None

@@ -99,7 +99,7 @@ def test_extraction_summarises_each_point(tmp_path):
     np.testing.assert_allclose(df.sd, runs.std(axis=1, ddof=1))
     assert list(df.distinct) == [20] * 5 and list(df.n_freq) == [34 * n for n in range(1, 6)]
     out = subprocess.run(["python", "-m", "rffbench.published.quffka", str(path),
-                          "--commit", "abc"], capture_output=True, text=True)
+                          "--commit", "abc1234"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("# paper: Munkhoeva")
     back = pd.read_csv(io.StringIO(out.stdout), comment="#")
     assert len(back) == 5 and back["mean"].iloc[0] == pytest.approx(runs[0].mean(), rel=1e-7)

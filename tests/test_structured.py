@@ -235,8 +235,9 @@ def test_dtype_chunks_and_numpy_cos_reference(name, rng, dtype):
                                               "kernel=gaussian"),
     (["features=orf", "D=15"], "D=15 is not allowed for features=orf"),
     (["features=qmc", "features.sequence=latin"], "features.sequence='latin' is not allowed"),
-    (["features=rff", "features.pairs=true"], "features.pairs=True is not allowed for "
-                                              "features=rff"),
+    (["features=rff", "features.pairs=true"], "features.pairs=True is not allowed: it has no "
+                                              "effect here (features=rff does not use "
+                                              "features.pairs"),
 ])
 def test_bad_map_config_one_line(tmp_path, capsys, overrides, match):
     assert run_main(compose_config(overrides), tmp_path) == 2
