@@ -257,5 +257,9 @@ def check_effects(block, prefix, conf, applies=None):
                               + ("(null)" if default is None else repr(default)))
 
 
+#: the most timed repeats of a call: a median over more measures nothing more, and
+#: measure.timing.repeats=10^23 ran for ever
+MAX_REPEATS = 10000
+
 #: a measurement's n_points
 N_POINTS = Int(2, none=True, text="use an integer >= 2 (at most the training-set size) or null")

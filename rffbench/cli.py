@@ -81,6 +81,66 @@ def _dead_job_is_one_line():
     Hydra.multirun = wrapped
 
 
+def hydra_error_line(exc):
+    """One line for Hydra's errors about the command line (a malformed override, a value of
+    the wrong type, a key or a group option that does not exist), or None for the others."""
+    from hydra.errors import (ConfigCompositionException, MissingConfigException,
+                              OverrideParseException)
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
+
+    from .config import closest, unknown_key_line
+
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    if isinstance(exc, MissingConfigException) and exc.options and exc.missing_cfg_file:
+        group, _, value = str(exc.missing_cfg_file).rpartition("/")
+        near = closest(value, exc.options)
+        return (f"{group}={value} is not allowed: use one of {', '.join(exc.options)}"
+                + (f" (did you mean {group}={near}?)" if near else ""))
+    if isinstance(exc, OverrideParseException):
+        what = lines[0].replace("Error parsing override ", "") if lines else "?"
+        return (f"cannot read the override {what}: {lines[1] if len(lines) > 1 else ''} "
+                "(write key=value, e.g. D=256; a sweep: -m D=64,256)")
+    if isinstance(exc, ConfigCompositionException):
+        cause = exc.__cause__
+        if isinstance(cause, (ConfigKeyError, ConfigAttributeError)) and \
+                getattr(cause, "full_key", None):
+            return unknown_key_line(cause.full_key)
+        if isinstance(cause, OmegaConfBaseException):
+            what = lines[0].replace("Error merging override ", "") if lines else "?"
+            first = (str(cause).strip().splitlines() or [""])[0]
+            return f"{what} is not allowed: {first}"
+    return None
+
+
+def _hydra_errors_are_one_line():
+    """Hydra's errors about the command line as one line and exit 2 (Hydra prints 5 to 18
+    lines, its config search path among them, and exits 1); HYDRA_FULL_ERROR=1 keeps
+    Hydra's own."""
+    import os
+
+    from hydra._internal import utils
+
+    if getattr(utils.run_and_report, "_rffbench", False):
+        return
+    original = utils.run_and_report
+
+    def wrapped(func):
+        def guarded():
+            try:
+                return func()
+            except Exception as exc:
+                line = None if os.environ.get("HYDRA_FULL_ERROR") == "1" else \
+                    hydra_error_line(exc)
+                if line is None:
+                    raise
+                print(f"rffbench: error: {line}", file=sys.stderr)
+                raise SystemExit(2) from None  # not an Exception: Hydra prints nothing more
+        return original(guarded)
+
+    wrapped._rffbench = True
+    utils.run_and_report = wrapped
+
+
 def check_cwd(prog):
     """Exit 2 with one line when the working directory is gone (deleted under the shell):
     output directories are relative to it."""
@@ -98,6 +158,7 @@ def main():
     """Console entry point: Hydra's command line, Ctrl-C as one line and exit 130."""
     check_cwd("rffbench")
     _dead_job_is_one_line()
+    _hydra_errors_are_one_line()
     try:
         _main()
     except KeyboardInterrupt as exc:

@@ -40,6 +40,8 @@ SCALES = ("standardize", "max", "none")
 SPLITS = ("random", "ordered")
 #: D_unit: D (and D_n) count output columns, or frequencies (random directions)
 D_UNITS = ("output", "frequencies")
+#: model.epochs at most (sgd's passes over the training set; 10^8 ran for ever)
+MAX_EPOCHS = 100000
 #: report.center: how the report summarises runs that differ only in their seed
 CENTERS = ("median", "mean")
 
@@ -365,7 +367,9 @@ class ModelConfig:
         "val_size": Real(gt=0, lt=1, text="use a number with 0 < val_size < 1"),
         "exact_max_n": Int(1),
         "exact_solver": OneOf(SOLVERS),
-        "chunk_rows": Int(1, none=True), "epochs": Int(1),
+        "chunk_rows": Int(1, none=True),
+        "epochs": Int(1, MAX_EPOCHS, text=f"use an integer in 1..{MAX_EPOCHS} (passes over the "
+                                          "training set)"),
         "loss": OneOf(sorted(set(SGD_LOSSES["regression"]) | set(SGD_LOSSES["classification"])),
                       none=True),
         **CG_CONSTRAINTS,
@@ -559,13 +563,25 @@ class Config:
     applies = {"D": Applies(lambda c: c.D_n is None, "D_n is set: the output dimension is "
                                                      "2 D_n (d + 1)")}
 
+    def inert_blocks(self):
+        """The config blocks that do nothing here: each measurement that is off
+        (``measure.<name>``) and the blocks that are its settings alone
+        (Measurement.settings: model and backend for learning)."""
+        from .measure import measurement_classes
+
+        out = []
+        for name, cls in measurement_classes().items():
+            if not getattr(getattr(self.measure, name, None), "enabled", True):
+                out += [f"measure.{name}", *cls.settings]
+        return out
+
     def check_effects(self):
         """ConfigError naming the first key set where it has no effect (rffbench.checks
         .Applies: each block declares where its keys have one).  A measurement that is off
         keeps its settings (its block, and the blocks that are its settings alone: model
         and backend for learning): they are inert, not checked, and not part of the run's
         identity (rffbench.runid), so switching a measurement off is a toggle."""
-        off = inert_blocks(self)
+        off = self.inert_blocks()
         check_effects(self, "", self)
         for name in ("kernel", "features", "dataset", "model", "backend"):
             if name not in off:
@@ -589,21 +605,41 @@ class Config:
         return n
 
 
-def inert_blocks(conf):
-    """The config blocks that do nothing in ``conf`` (a Config or its dict): each
-    measurement that is off (``measure.<name>``) and the blocks that are its settings
-    alone (Measurement.settings)."""
-    from .measure import measurement_classes
+def _schema_keys(prefix):
+    """The keys of the config block at dotted ``prefix`` ('' = the top), from the schema."""
+    import dataclasses
 
-    measure = conf["measure"] if isinstance(conf, dict) else vars(conf.measure)
-    out = []
-    for name, cls in measurement_classes().items():
-        block = measure.get(name)
-        enabled = block.get("enabled", True) if isinstance(block, dict) else \
-            getattr(block, "enabled", True)
-        if not enabled:
-            out += [f"measure.{name}", *cls.settings]
-    return out
+    cls = Config
+    for part in [p for p in prefix.split(".") if p]:
+        f = {f.name: f for f in dataclasses.fields(cls)}.get(part)
+        t = None
+        if f is not None:
+            t = f.type if isinstance(f.type, type) else None
+            if t is None and f.default_factory is not dataclasses.MISSING:
+                t = type(f.default_factory())
+        if t is None or not dataclasses.is_dataclass(t):
+            return []
+        cls = t
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def closest(word, choices):
+    """The closest of ``choices`` to ``word`` (difflib), or None."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_key_line(full_key):
+    """One line for a key the schema does not have, with the closest one (or the keys)."""
+    parent, _, last = str(full_key).rpartition(".")
+    keys = _schema_keys(parent)
+    near = closest(last, keys)
+    where = f"{parent}." if parent else ""
+    hint = (f" (did you mean {where}{near}?)" if near else
+            f" ({parent or 'the top level'} has: {', '.join(keys)})" if keys else "")
+    return f"{full_key} is not a key of rffbench's config{hint}"
 
 
 def validate(cfg) -> Config:
@@ -618,8 +654,13 @@ def validate(cfg) -> Config:
     except ConfigError:
         raise
     except Exception as exc:  # omegaconf validation (type errors, unknown keys)
+        from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+
+        key = getattr(exc, "full_key", None)
+        if isinstance(exc, (ConfigKeyError, ConfigAttributeError)) and key:
+            raise ConfigError(unknown_key_line(key)) from None
         msg = str(exc).splitlines()[0]
-        raise ConfigError(msg) from None
+        raise ConfigError(f"{key}: {msg}" if key and key not in msg else msg) from None
 
 
 def default_threads() -> int:

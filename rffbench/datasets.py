@@ -730,8 +730,9 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
         from sklearn.model_selection import train_test_split
 
         stratify = None
-        if task == "classification" and np.bincount(y).min() >= 2 \
-                and n_test >= np.unique(y).size:
+        k = np.unique(y).size
+        if task == "classification" and np.bincount(y).min() >= 2 and n_test >= k \
+                and X.shape[0] - n_test >= k:  # each side can hold every class
             stratify = y
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=n_test, random_state=seed,
                                               stratify=stratify)

@@ -91,6 +91,9 @@ def check_output_dir(path, key):
 
     from .errors import RunDirError
 
+    if not str(path).strip():
+        raise RunDirError(f"{key}='' is not allowed: give a directory (an empty one would be "
+                          "the working directory)")
     p = Path(path)
     missing = []
     q = p
@@ -161,6 +164,18 @@ class RffbenchCallback(_callback_base()):
         from .errors import RunDirError
         from .store import check_not_claimed
 
+        from .config import validate
+        from .errors import ConfigError
+
+        from omegaconf import OmegaConf
+
+        try:  # a bad value before Hydra writes .hydra/ and run.log: nothing is left behind
+            validate(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]))
+        except ConfigError as exc:
+            print(f"rffbench: error: {exc}", file=sys.stderr)
+            raise SystemExit(2)
+        except Exception:  # anything else: the run reports it as usual
+            pass
         self._check(config.hydra.run.dir, "hydra.run.dir")
         try:  # before Hydra writes .hydra/ and run.log into another live run's directory
             check_not_claimed(config.hydra.run.dir, "hydra.run.dir")

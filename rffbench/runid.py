@@ -37,19 +37,16 @@ def _hash(obj) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
-def _identity_dict(conf, drop_inert=True) -> dict:
+def _identity_dict(conf, inert=()) -> dict:
+    """The config (a Config or its dict) as it counts for identity: NOT_IDENTITY's keys
+    dropped, and the ``inert`` blocks (Config.inert_blocks: a measurement that is off keeps
+    only its switch, the blocks that are its settings alone are dropped)."""
     d = asdict(conf) if not isinstance(conf, dict) else copy.deepcopy(conf)
-    if drop_inert and isinstance(d.get("measure"), dict):
-        # a measurement that is off keeps only its switch; the blocks that are its settings
-        # alone (model, backend for learning) do nothing either (rffbench.config.inert_blocks)
-        from .config import inert_blocks
-
-        for block in inert_blocks(d):
-            if block.startswith("measure."):
-                name = block.split(".", 1)[1]
-                d["measure"][name] = {"enabled": False}
-            else:
-                d.pop(block, None)
+    for block in inert:
+        if block.startswith("measure.") and isinstance(d.get("measure"), dict):
+            d["measure"][block.split(".", 1)[1]] = {"enabled": False}
+        else:
+            d.pop(block, None)
     for key in NOT_IDENTITY:
         *parents, last = key.split(".")
         node = d
@@ -68,7 +65,7 @@ def block_identity(name, block) -> dict:
 
 @lru_cache(maxsize=None)
 def _defaults_of(cls) -> dict:
-    return _identity_dict(cls(), drop_inert=False)
+    return _identity_dict(cls())
 
 
 def forget_defaults():
@@ -96,7 +93,7 @@ def changes(conf, drop_inert=True) -> dict:
     """{dotted key: value} of the values of ``conf`` (a :class:`~rffbench.config.Config`)
     that differ from its class's defaults, the settings of a measurement that is off left
     out (``drop_inert``: ids written before rffbench left them out kept them)."""
-    now = flatten(_identity_dict(conf, drop_inert))
+    now = flatten(_identity_dict(conf, conf.inert_blocks() if drop_inert else ()))
     default = flatten(_defaults_of(type(conf)))
     return {k: v for k, v in now.items() if k not in default or default[k] != v}
 
@@ -149,7 +146,7 @@ def legacy_run_id(conf):
                     return False
         return True
 
-    if not merge(d, frozen, _identity_dict(conf, drop_inert=False), ""):
+    if not merge(d, frozen, _identity_dict(conf), ""):
         return None
     _legacy_spelling(d)
     for path, dflt in added:
@@ -180,7 +177,8 @@ def disagreement(conf, stored: dict):
     """The first value in which a run's stored config (``config.json``'s ``config``)
     differs from ``conf``, as ``(key, stored, asked)``, or None.  Keys that only one
     of them has (added or renamed since) are not compared: the id covers them."""
-    now, then = flatten(_identity_dict(conf)), flatten(_identity_dict(stored))
+    inert = conf.inert_blocks()  # the same run: what is inert in one is in the other
+    now, then = flatten(_identity_dict(conf, inert)), flatten(_identity_dict(stored, inert))
     for k in sorted(now.keys() & then.keys()):
         a, b = now[k], then[k]
         if a != b and json.dumps(a, default=str) != json.dumps(b, default=str):

@@ -24,10 +24,10 @@ def dtype(request):
     return request.param
 
 
-def run_cli(*args, timeout=300):
-    """Run ``python run.py *args`` from the project root; CompletedProcess."""
+def run_cli(*args, timeout=300, cwd=ROOT):
+    """Run ``python run.py *args`` (from the project root by default); CompletedProcess."""
     env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -63,16 +63,27 @@ def test_bad_input_subprocess(tmp_path, args, match):
 
 
 @pytest.mark.parametrize("args,match", [
-    (["kernel=rbf"], "Could not find 'kernel/rbf'"),
-    (["D=abc"], "full_key: D"),
-    (["D=1.5"], "full_key: D"),
-    (["dataset.nn=3"], "Key 'nn' not in"),
+    (["kernel=rbf"], "kernel=rbf is not allowed: use one of additive_chi2, arccos0"),
+    (["kernel=gausian"], "(did you mean kernel=gaussian?)"),
+    (["D=abc"], "D=abc is not allowed: Value 'abc' of type 'str' could not be converted to "
+                "Integer"),
+    (["D=1.5"], "D=1.5 is not allowed"),
+    (["dataset.nn=3"], "dataset.nn is not a key of rffbench's config (did you mean dataset.n?)"),
+    (["kernel.lenghtscale=2"], "(did you mean kernel.lengthscale?)"),
+    (["+kernel.lenghtscale=2"], "(did you mean kernel.lengthscale?)"),
+    (["D"], "cannot read the override 'D': missing EQUAL"),
+    (["hydra.run.dir="], "hydra.run.dir='' is not allowed: give a directory"),
 ])
-def test_bad_input_rejected_by_hydra(tmp_path, args, match):
+def test_bad_input_rejected_by_hydra_is_one_line_too(tmp_path, args, match):
+    """Hydra's own errors (a group option, a key or a value of the wrong type, a malformed
+    override) are one line and exit 2, with the closest key or option."""
     out = tmp_path / "bad"
-    p = run_cli(*args, f"hydra.run.dir={out}")
-    assert p.returncode != 0 and match in p.stderr
+    p = run_cli(f"hydra.run.dir={out}", *args, cwd=tmp_path)
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln]
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    assert lines[0].startswith("rffbench: error:") and match in lines[0], lines[0]
     assert not (out / RECORDS_FILE).exists()
+    assert sorted(f.name for f in tmp_path.iterdir()) == []  # nothing written anywhere
 
 
 def _write(tmp_path, name, text):

@@ -321,3 +321,19 @@ def test_a_claim_file_of_any_size_or_content_is_read_bounded(tmp_path):
         c.write_bytes(body)
         holder, mtime = read_claim(c)
         assert holder == {} and mtime is not None
+
+
+def test_a_table_past_its_size_limit_is_damaged_not_read(tail_sweep, tmp_path, monkeypatch):
+    """records.csv and the extra tables are read only up to MAX_TABLE_BYTES (256 MB; here
+    lowered so that a run's own files are past it): the run is listed as damaged, naming
+    the file, and nothing is read whole."""
+    from rffbench import readers
+    from rffbench.report import make_report
+
+    folder = _copy(tail_sweep, tmp_path)
+    monkeypatch.setattr(readers, "MAX_TABLE_BYTES", 1000)
+    rep = make_report(folder, pdf=False)
+    assert not rep.complete
+    damaged = [p for p in rep.problems if p[0] == "damaged"]
+    assert damaged and all("records.csv" in p[2] and "larger than 1,000 bytes" in p[2]
+                           for p in damaged), rep.problems

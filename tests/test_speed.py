@@ -86,7 +86,7 @@ def test_non_gaussian_kernel_notes_what_cannot_be_compared():
 
 
 @pytest.mark.parametrize("override,match", [
-    ("measure.speed.repeats=3", "measure.speed.repeats=3 is not allowed: use an integer >= 5"),
+    ("measure.speed.repeats=3", "measure.speed.repeats=3 is not allowed: use an integer in 5..10000"),
     ("measure.speed.parts=[maps,plots]", "measure.speed.parts=['maps', 'plots'] is not allowed"),
     ("measure.speed.maps=[rff,turbo]", "unknown map(s) turbo"),
 ])

@@ -241,7 +241,7 @@ def test_every_preset_composes_and_its_sweep_values_are_valid(name):
 
 def test_unknown_preset_is_a_clear_error(tmp_path):
     p = run_cli("experiment=nope", f"hydra.run.dir={tmp_path}")
-    assert p.returncode != 0 and "Could not find 'experiment/nope'" in p.stderr
+    assert p.returncode == 2 and "experiment=nope is not allowed: use one of" in p.stderr
     assert "error_vs_D" in p.stderr  # the available options are listed
 
 

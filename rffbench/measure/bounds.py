@@ -78,7 +78,8 @@ BOUNDS_DIAMETERS = ("auto", "points", "domain")
 
 def _deltas_ok(v):
     deltas = v if isinstance(v, (list, tuple)) else [v]
-    return len(deltas) >= 1 and all(Real(gt=0, lt=1).ok(a) for a in deltas)
+    return len(deltas) >= 1 and all(Real(gt=0, lt=1).ok(a) for a in deltas) \
+        and len(set(deltas)) == len(deltas)  # each delta's records once
 
 
 @dataclass
@@ -102,8 +103,8 @@ class BoundsConfig:
 
     constraints = {
         "trials": Int(2), "n_points": N_POINTS,
-        "delta": Check(_deltas_ok, "use a number in (0, 1) or a list of them, e.g. [0.05,0.01]",
-                       [0, 1, 1.5, [], [0.1, 0], "x", None]),
+        "delta": Check(_deltas_ok, "use a number in (0, 1) or a list of distinct ones, e.g. "
+                                   "[0.05,0.01]", [0, 1, 1.5, [], [0.1, 0], [0.5, 0.5], "x", None]),
         "pairs": Int(1), "diameter": OneOf(BOUNDS_DIAMETERS),
     }
 

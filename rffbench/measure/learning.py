@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import memory
-from ..checks import Int, Real, check_constraints
+from ..checks import MAX_REPEATS, Int, Real, check_constraints
 from ..clock import Timing, clean_call
 from ..errors import ConfigError, RffbenchError
 from ..exact import (
@@ -73,7 +73,8 @@ class LearningConfig:
     #: ... when the fit took less than this many seconds
     cheap_s: float = 2.0
 
-    constraints = {"repeats": Int(1), "cheap_s": Real(ge=0, text="use a number of seconds >= 0")}
+    constraints = {"repeats": Int(1, MAX_REPEATS),
+                   "cheap_s": Real(ge=0, text="use a number of seconds >= 0")}
 
     def __post_init__(self):
         check_constraints(self, "measure.learning")

@@ -48,7 +48,7 @@ from typing import List
 import numpy as np
 
 from .. import _numba as nbk
-from ..checks import as_list, Check, Int, check_constraints
+from ..checks import MAX_REPEATS, as_list, Check, Int, check_constraints
 from ..clock import UNMEASURED, clean_call
 from ..errors import ConfigError, RffbenchError
 from ..memory import Need
@@ -88,7 +88,7 @@ class SpeedConfig:
     peers: List[str] = field(default_factory=lambda: ["torch", "jax"])
 
     constraints = {
-        "repeats": Int(5),
+        "repeats": Int(5, MAX_REPEATS),
         "parts": Check(lambda v: isinstance(v, (list, tuple)) and len(v) >= 1
                        and all(p in SPEED_PARTS for p in v),
                        f"use a non-empty list of {', '.join(SPEED_PARTS)}", [[], ["x"], "x"]),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..checks import Int, check_constraints
+from ..checks import MAX_REPEATS, Int, check_constraints
 from ..clock import UNMEASURED, time_call
 from ..memory import Need
 from ..results import record
@@ -21,7 +21,7 @@ class TimingConfig:
     #: warm repeats; the median and the spread (max - min) are recorded
     repeats: int = 3
 
-    constraints = {"repeats": Int(3)}
+    constraints = {"repeats": Int(3, MAX_REPEATS)}
 
     def __post_init__(self):
         check_constraints(self, "measure.timing")
