@@ -91,6 +91,23 @@ def check_local_cluster(workers, threads_per_worker):
                           "scheduler> for a larger cluster)")
 
 
+def _resolve(address):
+    """RffbenchError at once when the host of a tcp/tls/ws address has no address (a typo:
+    distributed retries it until backend.timeout)."""
+    import socket
+
+    scheme, _, rest = address.partition("://")
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        return
+    host = rest.rpartition(":")[0].strip("[]")
+    try:
+        socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise RffbenchError(f"backend.address={address!r}: cannot connect to a Dask scheduler "
+                            f"there (the host {host!r} is unknown: "
+                            f"{getattr(exc, 'strerror', None) or exc})") from None
+
+
 def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
     """The process's Dask client for these settings (started once, reused)."""
     address = normalise_address(address) if address else None
@@ -105,6 +122,7 @@ def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
     if logging.getLogger("distributed").getEffectiveLevel() < logging.WARNING:
         logging.getLogger("distributed").setLevel(logging.WARNING)
     if address:
+        _resolve(address)
         try:
             c = distributed.Client(address, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as exc:  # unreachable, refused, timed out

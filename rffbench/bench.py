@@ -34,6 +34,7 @@ import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
 
 import numpy as np
 
+from .checks import MAX_REPEATS
 from .clock import clean_call
 from .errors import RffbenchError
 
@@ -490,7 +491,8 @@ def _parser():
     ap.add_argument("--maps", default=["rff", "rff_pairs"],
                     type=_names("--maps", dense_gaussian),
                     help="comma-separated rffbench maps (Gaussian kernel), e.g. rff,sorf,fastfood")
-    ap.add_argument("--repeats", type=_number("--repeats", lo=1, integer=True), default=None,
+    ap.add_argument("--repeats", type=_number("--repeats", lo=1, hi=MAX_REPEATS, integer=True),
+                    default=None,
                     help="timed repeats (default 7; --products 5, --dask 3)")
     ap.add_argument("--peers", default=["torch", "jax"],
                     type=_names("--peers", [p for p in PEERS if p != "numpy"]),

@@ -161,20 +161,24 @@ class OneOf(Constraint):
 
 
 class Numbers(Constraint):
-    """A non-empty list of finite numbers >= lo (> lo with ``strict``)."""
+    """A non-empty list of distinct finite numbers >= lo (> lo with ``strict``): a value
+    given twice would be measured and recorded twice as two conditions."""
 
     def __init__(self, lo=0.0, strict=False, none=False, text=None):
         super().__init__(none, text)
         self.lo, self.strict = lo, strict
 
     def default_text(self):
-        return f"use a non-empty list of numbers {'>' if self.strict else '>='} {self.lo:g}"
+        return (f"use a non-empty list of distinct numbers {'>' if self.strict else '>='} "
+                f"{self.lo:g}")
 
     def _ok(self, v):
-        return numbers_list(v, self.lo) and not (self.strict and any(a == self.lo for a in v))
+        return numbers_list(v, self.lo) and not (self.strict and any(a == self.lo for a in v)) \
+            and len(set(v)) == len(v)
 
     def bad_values(self):
-        return super().bad_values() + [[], [self.lo - 1], [float("nan")], "x"]
+        return super().bad_values() + [[], [self.lo - 1], [float("nan")], "x",
+                                       [self.lo + 1, self.lo + 1]]
 
 
 class Check(Constraint):

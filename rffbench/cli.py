@@ -42,7 +42,7 @@ def _main(cfg):
         return run_main(cfg, hc.runtime.output_dir, sweep_dir=hc.sweep.dir,
                         jobs_threads=threads_per_job(hc.launcher),
                         overrides=list(hc.overrides.task))
-    code = run_main(cfg, hc.runtime.output_dir)
+    code = run_main(cfg, hc.runtime.output_dir, overrides=list(hc.overrides.task))
     if code:
         sys.exit(code)
     return code
@@ -81,21 +81,62 @@ def _dead_job_is_one_line():
     Hydra.multirun = wrapped
 
 
-def hydra_error_line(exc):
+def _group_options(group):
+    """The options of config group ``group`` (Hydra's config loader, once Hydra is up), or
+    []."""
+    try:
+        from hydra.core.global_hydra import GlobalHydra
+
+        return sorted(GlobalHydra.instance().config_loader().get_group_options(group))
+    except Exception:
+        return []
+
+
+def _option_line(group, value, options):
+    """``group=value is not allowed: use one of ...`` with the closest option."""
+    from .config import closest
+
+    near = closest(value, options) if isinstance(value, str) else None
+    allowed = f"use one of {', '.join(options)}" if options else "use the name of an option"
+    return (f"{group}={value} is not allowed: {allowed}"
+            + (f" (did you mean {group}={near}?)" if near else ""))
+
+
+def _group_override_of_wrong_type(argv):
+    """(group, value) of the first override in ``argv`` that selects a config group with a
+    value that is not a name (``kernel=1``, ``experiment=null``), or None."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    for arg in argv:
+        if arg.startswith("-"):
+            continue
+        try:
+            o = parser.parse_override(arg)
+        except Exception:
+            continue
+        if o.is_sweep_override() or not _group_options(o.key_or_group):
+            continue
+        v = o.value()
+        if not isinstance(v, str):
+            return o.key_or_group, o.get_value_element_as_str() if v is not None else "null"
+    return None
+
+
+def hydra_error_line(exc, argv=()):
     """One line for Hydra's errors about the command line (a malformed override, a value of
-    the wrong type, a key or a group option that does not exist), or None for the others."""
-    from hydra.errors import (ConfigCompositionException, MissingConfigException,
-                              OverrideParseException)
+    the wrong type, a key or a group option that does not exist, a flag that needs another),
+    or None for the others."""
+    from hydra.errors import (ConfigCompositionException, HydraException,
+                              MissingConfigException, OverrideParseException)
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-    from .config import closest, unknown_key_line
+    from .config import unknown_key_line
 
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
-    if isinstance(exc, MissingConfigException) and exc.options and exc.missing_cfg_file:
+    if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         group, _, value = str(exc.missing_cfg_file).rpartition("/")
-        near = closest(value, exc.options)
-        return (f"{group}={value} is not allowed: use one of {', '.join(exc.options)}"
-                + (f" (did you mean {group}={near}?)" if near else ""))
+        return _option_line(group, value, list(exc.options or []) or _group_options(group))
     if isinstance(exc, OverrideParseException):
         what = lines[0].replace("Error parsing override ", "") if lines else "?"
         return (f"cannot read the override {what}: {lines[1] if len(lines) > 1 else ''} "
@@ -109,7 +150,37 @@ def hydra_error_line(exc):
             what = lines[0].replace("Error merging override ", "") if lines else "?"
             first = (str(cause).strip().splitlines() or [""])[0]
             return f"{what} is not allowed: {first}"
+    if isinstance(exc, ValueError) and "Config group override must be" in str(exc):
+        found = _group_override_of_wrong_type(argv)
+        if found:
+            group, value = found
+            return _option_line(group, value, _group_options(group))
+    if isinstance(exc, HydraException) or (isinstance(exc, ValueError) and _raised_by_hydra(exc)):
+        return lines[0] if lines else type(exc).__name__  # e.g. "package 'x' not found"
     return None
+
+
+def _raised_by_hydra(exc):
+    """Whether ``exc`` was raised inside Hydra's own code (its checks of the command line:
+    --resolve without --cfg, two commands at once), not by rffbench's."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return bool(last) and f"{__import__('os').sep}hydra{__import__('os').sep}" in last
+
+
+#: the free-form blocks of a map's and a kernel's own parameters: a key in them is added
+#: as it is given (Hydra would want ``+features.params.NAME``, or ``++`` when a preset set it)
+FREE_FORM = ("features.params.", "kernel.params.")
+
+
+def free_form_overrides(argv):
+    """``argv`` with ``features.params.NAME=v`` (and kernel's) written ``++...``: Hydra
+    refuses a key that the config does not hold yet unless it is prefixed; the params block
+    exists to take such keys, and the class checks their names."""
+    return [f"++{a}" if a.startswith(FREE_FORM) and "=" in a else a for a in argv]
 
 
 def _hydra_errors_are_one_line():
@@ -130,7 +201,7 @@ def _hydra_errors_are_one_line():
                 return func()
             except Exception as exc:
                 line = None if os.environ.get("HYDRA_FULL_ERROR") == "1" else \
-                    hydra_error_line(exc)
+                    hydra_error_line(exc, sys.argv[1:])
                 if line is None:
                     raise
                 print(f"rffbench: error: {line}", file=sys.stderr)
@@ -156,11 +227,21 @@ def check_cwd(prog):
 
 def main():
     """Console entry point: Hydra's command line, Ctrl-C as one line and exit 130."""
+    import os
+
     check_cwd("rffbench")
     _dead_job_is_one_line()
     _hydra_errors_are_one_line()
+    sys.argv[1:] = free_form_overrides(sys.argv[1:])
     try:
         _main()
+    except Exception as exc:  # Hydra's errors outside its run_and_report (--help, flags)
+        line = None if os.environ.get("HYDRA_FULL_ERROR") == "1" else \
+            hydra_error_line(exc, sys.argv[1:])
+        if line is None:
+            raise
+        print(f"rffbench: error: {line}", file=sys.stderr)
+        sys.exit(2)
     except KeyboardInterrupt as exc:
         from .experiment import Interrupted
 

@@ -101,8 +101,7 @@ class KernelConfig:
         extra = sorted(set(cls._get_param_names()) - set(self.COMMON) - dedicated)
         for k in self.params:
             require(k in extra, f"kernel.params.{k}", self.params[k],
-                    f"kernel={self.name} takes " + (", ".join(extra) if extra else
-                                                   "no further parameters")
+                    takes_text(f"kernel={self.name}", "kernel.params", k, extra)
                     + (f" (set {k} as kernel.{k})" if k in dedicated else ""))
         # the dedicated keys, by the constraints their kernels declare (nu: matern's)
         check_constraints(self, "kernel")
@@ -225,8 +224,7 @@ class FeaturesConfig:
             own = OWN_KEYS.get(k) or (f"features.{k}" if k in cls.CONFIG_PARAMS else None)
             require(k in extra, f"features.params.{k}", self.params[k],
                     f"set it with {own}={self.params[k]}" if own else
-                    f"features={self.name} takes " + (", ".join(extra) if extra else
-                                                     "no further parameters"))
+                    takes_text(f"features={self.name}", "features.params", k, extra))
 
     def map_params(self):
         """The chosen map's extra parameters (CONFIG_PARAMS) that are set."""
@@ -563,6 +561,16 @@ class Config:
     applies = {"D": Applies(lambda c: c.D_n is None, "D_n is set: the output dimension is "
                                                      "2 D_n (d + 1)")}
 
+    def check_single_run(self, overrides=()):
+        """ConfigError for a key that only a sweep reads, set on the command line
+        (``overrides``) of a run alone: the report block (a sweep's report summarises its
+        seeds by it; one run has no report).  A preset's own value is not the user's."""
+        given = {str(o).lstrip("+~").split("=", 1)[0] for o in overrides}
+        check_effects(self.report, "report", self, {
+            name: Applies(lambda c: False, "one run alone has no report: the report of a "
+                                           "sweep (-m) reads it")
+            for name in self.report.__dataclass_fields__ if f"report.{name}" in given})
+
     def inert_blocks(self):
         """The config blocks that do nothing here: each measurement that is off
         (``measure.<name>``) and the blocks that are its settings alone
@@ -621,6 +629,13 @@ def _schema_keys(prefix):
             return []
         cls = t
     return [f.name for f in dataclasses.fields(cls)]
+
+
+def takes_text(who, block, k, names):
+    """``who takes a, b (did you mean block.a?)``: the further parameters a class takes."""
+    near = closest(k, names)
+    return (f"{who} takes " + (", ".join(names) if names else "no further parameters")
+            + (f" (did you mean {block}.{near}?)" if near else ""))
 
 
 def closest(word, choices):

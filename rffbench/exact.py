@@ -358,9 +358,14 @@ PRECISIONS = ("float64", "mixed")
 
 #: the conjugate-gradient solver's parameters (model.cg_tol, model.cg_max_iter,
 #: model.precond_rank), declared once for the config and for ExactKRR
+#: the smallest model.cg_tol (ExactKRR's tol)
+CG_MIN_TOL = 1e-14
 CG_CONSTRAINTS = {
     "exact_precision": OneOf(PRECISIONS),
-    "cg_tol": Real(gt=0, lt=1),
+    # a relative residual below ~100 float64 ulps is rounding: cg_tol=1e-300 ran every
+    # iteration of every lambda before saying it had not converged
+    "cg_tol": Real(ge=CG_MIN_TOL, lt=1, text=f"use a number in [{CG_MIN_TOL:g}, 1) (a relative "
+                                             "residual below that is float64's rounding)"),
     "cg_max_iter": Int(1),
     "precond_rank": Int(1, none=True, text="use an integer >= 1 or null (min(n_train, 2000))"),
 }

@@ -29,7 +29,7 @@ from .kernels import Kernel, data_rule, make_kernel
 from .memory import Need, Plan
 from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
-from .runid import find_run, run_id, stored_disagreement
+from .runid import changes, find_run, run_id, stored_disagreement
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
 from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, claim_run_dir,
                     config_text, write_config, write_text_atomic)
@@ -217,6 +217,7 @@ def run(cfg, threads=None, store=None, rid=None):
         plan.in_user_units("D", "D_n", given.D_n, lambda u: given.output_dim(data.d, D_n=u))
     elif given.D_unit != "output":
         plan.in_user_units("D", "D", given.D, lambda u: given.output_dim(data.d, D=u))
+    plan.set_by_user(changes(given))
     plan.check()
     ctx.kernel = kernel = resolve_kernel(conf.kernel, ctx.fit_rows, conf.seed)
     check_kernel(conf.kernel.name, kernel, ctx.fit_rows)  # a plug-in's Gram on the data
@@ -389,8 +390,11 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _fail(run_dir, code, message, in_sweep):
+    """Print the one line; write it to the run directory's error.txt (``run_dir``: None
+    when the directory is another run's): a sweep's report lists the run as failed with
+    it, and a run alone's directory says why it holds no records."""
     print(f"rffbench: error: {message}", file=sys.stderr)
-    if in_sweep and run_dir is not None:  # the report lists the run as failed with this line
+    if run_dir is not None:
         try:
             write_text_atomic(Path(run_dir) / ERROR_FILE, message.splitlines()[0] + "\n")
         except OSError:
@@ -423,6 +427,8 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
     try:
         try:
             conf = validate(cfg)
+            if not in_sweep:
+                conf.check_single_run(overrides)
             rid = find_run(conf, store.runs_dir) if in_sweep else run_id(conf)
         except RffbenchError as exc:
             if in_sweep:
@@ -488,6 +494,8 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
             files.append((config_text(rid, asdict(conf), overrides), out / CONFIG_FILE))
         # all or nothing, records.csv last: its presence means complete
         path = write_all_atomic(files + [(df, out / RECORDS_FILE)])[-1]
+        if not in_sweep:  # an earlier failure's line in this directory is no longer true
+            (out / ERROR_FILE).unlink(missing_ok=True)
     except KeyboardInterrupt:
         where = "" if rid is None else f" run {rid}"
         if claim is not None and in_sweep:

@@ -170,7 +170,8 @@ class RffbenchCallback(_callback_base()):
         from omegaconf import OmegaConf
 
         try:  # a bad value before Hydra writes .hydra/ and run.log: nothing is left behind
-            validate(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]))
+            validate(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"])) \
+                .check_single_run(OmegaConf.select(config, "hydra.overrides.task") or ())
         except ConfigError as exc:
             print(f"rffbench: error: {exc}", file=sys.stderr)
             raise SystemExit(2)
@@ -184,7 +185,41 @@ class RffbenchCallback(_callback_base()):
             raise SystemExit(2)
 
     def on_multirun_start(self, config, **kwargs):
+        self._check_size(config)  # first: a refused sweep leaves no folder
         self._check(config.hydra.sweep.dir, "hydra.sweep.dir")
+
+    @staticmethod
+    def _check_size(config):
+        """One line and exit 2 for a sweep of no job (an empty range) or of more than
+        MAX_SWEEP_JOBS, before Hydra lists its jobs (a billion of them filled the memory)."""
+        import sys
+
+        from omegaconf import OmegaConf
+
+        from .store import MAX_SWEEP_JOBS, count_jobs
+
+        if "BasicSweeper" not in str(OmegaConf.select(config, "hydra.sweeper._target_") or ""):
+            return
+        try:
+            from hydra.core.override_parser.overrides_parser import OverridesParser
+
+            params = OmegaConf.select(config, "hydra.sweeper.params") or {}
+            args = [f"{k}={v}" for k, v in params.items()] + \
+                [str(o) for o in (OmegaConf.select(config, "hydra.overrides.task") or [])]
+            parsed = OverridesParser.create().parse_overrides(args)
+        except Exception:  # Hydra's sweeper says what is wrong with them
+            return
+        n = count_jobs(parsed)
+        swept = " ".join(str(o.input_line) for o in parsed if o.is_sweep_override())
+        if n == 0:
+            print(f"rffbench: error: the sweep has no job: a value list is empty ({swept})",
+                  file=sys.stderr)
+            raise SystemExit(2)
+        if n > MAX_SWEEP_JOBS:
+            print(f"rffbench: error: the sweep asks for {n:,} jobs ({swept}), more than one "
+                  f"command runs ({MAX_SWEEP_JOBS:,}): split it into commands that share "
+                  "hydra.sweep.dir (its runs are stored by identity)", file=sys.stderr)
+            raise SystemExit(2)
 
     def on_multirun_end(self, config, **kwargs):
         import sys

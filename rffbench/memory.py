@@ -85,6 +85,14 @@ class Plan:
     #: plan key -> (the key the user set, its value, its value -> the plan key's value,
     #: its smallest value): e.g. the output dimension D from D_n, or from D frequencies
     units: dict = field(default_factory=dict)
+    #: the keys the user set (not at their defaults): a refusal names one of them first,
+    #: since the user changed it (measure.bounds.pairs=10^9 was refused naming trials)
+    user_set: set = field(default_factory=set)
+
+    def set_by_user(self, keys):
+        """Refusals name a key among ``keys`` (dotted, as the user wrote them) first."""
+        self.user_set = set(keys)
+        return self
 
     def in_user_units(self, key, user_key, user_value, to_plan, lo=1):
         """Refusals about ``key`` name ``user_key`` and its values instead (the key the
@@ -144,14 +152,17 @@ class Plan:
             name, cur, to_plan, lo = user(key)
             return self.peak(dict(values, **{key: to_plan(lo)}))[0]
 
-        for key in sorted(keys, key=floor):
+        # the keys the user set first, then the others; within each, the one whose
+        # smallest value frees the most
+        for key in sorted(keys, key=lambda k: (user(k)[0] not in self.user_set, floor(k))):
             name, cur, to_plan, lo = user(key)
             fit = self._largest(key, lo, cur, values, budget, to_plan)
             if fit is not None:
                 raise ConfigError(f"{name}={cur!r} is not allowed: {where}, more than "
                                   f"{MEMORY_FRACTION:.0%} of the {human(avail)} available; "
                                   f"{name} <= {fit} fits")
-        key = min(keys, key=floor) if keys else None
+        key = min(keys, key=lambda k: (user(k)[0] not in self.user_set, floor(k))) \
+            if keys else None
         raise ConfigError((f"{user(key)[0]}={user(key)[1]!r} is not allowed: " if key else "")
                           + f"{where}, more than {MEMORY_FRACTION:.0%} of the {human(avail)} "
                           "available" + (", and no single smaller value fits" if key else "")

@@ -409,3 +409,31 @@ def config_text(rid, conf_dict, overrides):
 
 def write_config(run_dir, rid, conf_dict, overrides):
     write_text_atomic(Path(run_dir) / CONFIG_FILE, config_text(rid, conf_dict, overrides))
+
+
+#: the most jobs one sweep command launches: Hydra lists every job before the first starts
+#: and keeps each one's result (~0.3 MB) to the end, so seed=range(0,10**9) filled the
+#: memory; a larger study is several commands sharing one hydra.sweep.dir
+MAX_SWEEP_JOBS = 10_000
+
+
+def count_jobs(parsed):
+    """The number of jobs of Hydra's basic sweeper for parsed overrides, counted without
+    listing them (a range of a billion values is a number here, not a list)."""
+    import math
+
+    from hydra.core.override_parser.types import ChoiceSweep, RangeSweep
+
+    total = 1
+    for o in parsed:
+        if not o.is_sweep_override():
+            continue
+        v = o.value()
+        if isinstance(v, ChoiceSweep):
+            total *= len(v.list)
+        elif isinstance(v, RangeSweep):
+            step = v.step or 1
+            total *= max(0, math.ceil((v.stop - v.start) / step))
+        else:  # an interval or a glob: the basic sweeper's own error, or the config loader's
+            continue
+    return total

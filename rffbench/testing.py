@@ -117,21 +117,31 @@ def _pairs(d, seed=12345):
 def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n_redraws=400,
                       d=3, lengthscale=1.0, alpha=1e-4, raise_on_fail=True, sklearn_checks=True):
     """Run the conformance checks (module docs) on a feature-map class (or an instance,
-    whose parameters are used) for ``kernel``; returns a :class:`ConformanceReport`,
+    whose parameters are used, or a registered name such as ``"rff"``) for ``kernel``; returns a :class:`ConformanceReport`,
     and raises :class:`FeatureMapCheckError` with it if a check failed and
     ``raise_on_fail``.  ``params``: further constructor keywords.  The statistical
     checks fit ``n_redraws`` maps with D = ``n_components`` on pairs in R^d at distances
     PAIR_DISTANCES times ``lengthscale``, the kernel's lengthscale fixed to it."""
     from sklearn.base import clone
 
+    from .errors import ConfigError
+    from .features import FEATURE_MAPS
     from .kernels import kernel_with
     from .theory import VARIANCE_TERMS
 
+    if isinstance(cls, str):  # a registered name, as on the command line
+        cls = FEATURE_MAPS.get_or_raise(cls, "features")
+    if not (isinstance(cls, type) or hasattr(cls, "get_params")):
+        raise ConfigError(f"check_feature_map({cls!r}): give a feature map's name, class or "
+                          "instance (e.g. 'rff' or RandomFourierFeatures)")
     if isinstance(cls, type):
         proto = cls(kernel=kernel, **(params or {}))
     else:
         proto = clone(cls).set_params(kernel=kernel, **(params or {}))
         cls = type(proto)
+    if isinstance(kernel, str) and hasattr(cls, "check_params"):  # a pair a run refuses:
+        cls.check_params(n_components, kernel,  # refused here, not reported as a failure
+                         **(proto.map_params() if hasattr(proto, "map_params") else {}))
     name = getattr(cls, "name", cls.__name__)
     report = ConformanceReport(name, getattr(kernel, "name", kernel))
     add = report.checks.append

@@ -109,9 +109,11 @@ def sriperumbudur_szabo(eps, n_freq, d, sigma_p, diam):
     return 1.0 if t <= 0 else math.exp(-0.5 * t * t)
 
 
-def invert_bound(bound, delta, lo=1e-12, hi=1e6, rtol=1e-10):
+def invert_bound(bound, delta, lo=1e-300, hi=1e6, rtol=1e-10):
     """The x where ``bound(x)`` (non-increasing in x > 0) equals delta, by bisection
-    on a log scale; returns ``lo`` if bound(lo) <= delta already.
+    on a log scale; returns ``lo`` if bound(lo) <= delta already, so ``lo`` is the
+    smallest value x takes (1 feature for a D; for an eps, 1e-300: with 1e-12 here,
+    error_bound(D=10**30) returned 1e-12, ~1000x the bound's own 3e-15).
 
     x is eps for eps_bound(delta, D) = invert_bound(lambda e: b(e, D), delta),
     and D for the D a bound requires at a given eps.

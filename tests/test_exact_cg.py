@@ -176,7 +176,7 @@ def test_select_lambda_cg_equals_cholesky(rng):
 
 @pytest.mark.parametrize("kw,msg", [
     (dict(solver="lu"), "model.exact_solver='lu' is not allowed: use one of auto, cholesky, cg"),
-    (dict(tol=0.0), "model.cg_tol=0.0 is not allowed: use a number in (0, 1)"),
+    (dict(tol=0.0), "model.cg_tol=0.0 is not allowed: use a number in [1e-14, 1)"),
     (dict(max_iter=0), "model.cg_max_iter=0 is not allowed: use an integer >= 1"),
     (dict(precond_rank=0), "model.precond_rank=0 is not allowed: use an integer >= 1"),
 ])

@@ -128,7 +128,7 @@ def test_sgd_and_peers_in_one_table():
     (["model.val_size=1.5"], "model.val_size=1.5 is not allowed"),
     (["model.exact_solver=lu"], "model.exact_solver='lu' is not allowed: use one of auto, "
                                 "cholesky, cg"),
-    (["model.cg_tol=2"], "model.cg_tol=2.0 is not allowed: use a number in (0, 1)"),
+    (["model.cg_tol=2"], "model.cg_tol=2.0 is not allowed: use a number in [1e-14, 1)"),
     (["model.precond_rank=0"], "model.precond_rank=0 is not allowed"),
 ])
 def test_bad_input_one_line(tmp_path, capsys, overrides, match):

@@ -13,6 +13,8 @@ SPEED = ["dataset=synthetic", "dataset.n=400", "dataset.d=6", "D=64",
          "measure.learning.enabled=false", "measure.timing.enabled=false",
          "measure.speed.enabled=true", "measure.speed.gram_max_n=100",
          "measure.speed.train_max_n=100"]
+#: SPEED for the maps part alone (the gram's and train's sizes have no effect there)
+SPEED_MAPS = [a for a in SPEED if "_max_n=" not in a] + ["measure.speed.parts=[maps]"]
 METRICS = {"time_s", "throughput_rows_per_s", "speedup_vs_sklearn", "speedup_vs_numpy",
            "speedup_vs_torch", "speedup_vs_jax", "fraction_of_limit", "limit_time_s"}
 
@@ -77,7 +79,7 @@ def test_speed_records_vocabulary_and_consistency():
 
 
 def test_non_gaussian_kernel_notes_what_cannot_be_compared():
-    df, _ = run(compose_config([*SPEED, "kernel=laplacian", "measure.speed.parts=[maps]"]))
+    df, _ = run(compose_config([*SPEED_MAPS, "kernel=laplacian"]))
     sp = df[df.measurement == "speed"]
     na = sp[sp.value.isna()].set_index("method").note
     assert "not allowed with kernel=laplacian" in na["transform/orf"]
@@ -99,8 +101,7 @@ def test_bad_speed_config(tmp_path, capsys, override, match):
 def test_polynomial_maps_against_their_scikit_learn_peer():
     """kernel=polynomial: tensorsketch and maclaurin against PolynomialCountSketch (speed-up
     recorded), with their own limits; no numpy cosine reference (not shift-invariant)."""
-    df, _ = run(compose_config([*SPEED, "kernel=polynomial", "features=tensorsketch",
-                                "measure.speed.parts=[maps]",
+    df, _ = run(compose_config([*SPEED_MAPS, "kernel=polynomial", "features=tensorsketch",
                                 "measure.speed.maps=[tensorsketch,maclaurin]"]))
     sp = df[(df.measurement == "speed") & df.value.notna()]
     v = sp.set_index(["method", "metric"]).value

@@ -57,6 +57,15 @@ def test_monotone_and_inversion_round_trip(name):
         assert D == pytest.approx(4096, rel=1e-6)
 
 
+def test_error_bound_at_an_enormous_D_is_the_closed_form_not_a_search_floor():
+    """Hoeffding's bound inverted in closed form, eps = sqrt(4 log(2 / delta) / D) for pairs:
+    the inversion used to stop at 1e-12 and return it as the bound (1000x too large)."""
+    D, delta = 10**30, 0.01
+    got = th.error_bound(D, delta, d=8, diam=8.0, lengthscale=3.0)
+    eps = got.set_index("method").loc["hoeffding", "eps_bound"]
+    assert eps == pytest.approx(math.sqrt(4 * math.log(2 / delta) / D), rel=1e-8)
+
+
 def test_sutherland_schneider_hand_values():
     # pairs, d = 2: beta_2 (s l / eps)^(4/4) exp(-D eps^2 / 32)
     assert th.sutherland_schneider(0.5, 100, 2, 2.0, 3.0, True) == pytest.approx(

@@ -104,6 +104,53 @@ CASES = [
     (["features.name=exits_on_import:M"], 2,
      r"cannot load the import path .*SystemExit: 2 \(the module exits when it is imported.*"
      r"It printed: 'run.py: error: unrecognized arguments"),
+    # found beside the issue's cases (the same families)
+    (["kernel=1"], 2, r"^rffbench: error: kernel=1 is not allowed: use one of additive_chi2, "
+                      r"arccos0, .*skewed_chi2$"),  # was Hydra's ValueError traceback
+    (["experiment=null"], 2, r"experiment=null is not allowed: use one of bounds, "),
+    (["dataset=[digits,nope]"], 2, r"dataset=nope is not allowed: use one of breast_cancer"),
+    (["--help", "nope"], 2, r"cannot read the override 'nope': missing EQUAL"),
+    (["--resolve"], 2, r"The --resolve flag can only be used in conjunction with --cfg"),
+    (["features=leverage", "features.params.fitrows=500"], 2,
+     r"features.params.fitrows=500 is not allowed: features=leverage takes fit_rows, "
+     r"leverage_lam, oversample \(did you mean features.params.fit_rows\?\)"),
+    (["report.center=mean"], 2, r"report.center='mean' is not allowed: it has no effect here "
+                                r"\(one run alone has no report"),
+    (["measure.speed.enabled=true", "measure.speed.parts=[gram]", "measure.speed.maps=[rff]"],
+     2, r"measure.speed.maps=\['rff'\] is not allowed: it has no effect here \(measure.speed"
+        r".parts=\['gram'\] leaves out maps\)"),
+    (["measure.speed.enabled=true", "measure.speed.maps=[]"], 2,
+     r"measure.speed.maps=\[\] is not allowed: use a non-empty list of map names"),
+    (["model.exact_solver=cg", "model.cg_tol=1e-300"], 2,
+     r"model.cg_tol=1e-300 is not allowed: use a number in \[1e-14, 1\)"),
+    (["model.lam_grid=[1,1]"], 2, r"model.lam_grid=\[1.0, 1.0\] is not allowed: use a "
+                                   r"non-empty list of distinct numbers > 0"),
+    (["dataset.test_size=0.999"], 2,
+     r"1444 of the 1795 test rows are of class\(es\) 0, 1, 2, 3, 4 ... that no training row "
+     r"has \(their error is 1 by construction\); the training split holds 2 rows for 10 "
+     r"classes: lower dataset.test_size"),
+    (["backend.name=dask", "backend.address=no-such-host.invalid"], 2,
+     r"backend.address='tcp://no-such-host.invalid:8786': cannot connect to a Dask scheduler "
+     r"there \(the host 'no-such-host.invalid' is unknown"),
+    (["measure.bounds.pairs=1000000000"], 2,
+     r"^rffbench: error: measure.bounds.pairs=1000000000 is not allowed: .*"
+     r"measure.bounds.pairs <= \d+ fits$"),  # named measure.bounds.trials, which was not set
+    (["measure.variance.enabled=true", "measure.variance.pairs=data",
+      "measure.variance.n_pairs=1000000000"], 2,
+     r"^rffbench: error: measure.variance.n_pairs=1000000000 is not allowed: .*"
+     r"measure.variance.n_pairs <= \d+ fits$"),  # named redraws=1000
+    (["dataset=synthetic", "dataset.n=400000", "model.exact_solver=cholesky",
+      "model.exact_max_n=1000000"], 2,
+     r"model.exact_solver='cholesky' is not allowed at n_train=300000: the Gram needs \d+ GiB"),
+    (["dataset=synthetic", "dataset.n=400000", "model.exact_solver=cg",
+      "model.exact_max_n=1000000", "model.precond_rank=1000000"], 2,
+     r"model.precond_rank=1000000 is not allowed at n_train=300000: .*"
+     r"model.precond_rank <= \d+ fits$"),  # both were skipped with a note, exit 0
+    (["-m", "seed=range(0,1000000000)"], 2,
+     r"the sweep asks for 1,000,000,000 jobs \(seed=range\(0,1000000000\)\), more than one "
+     r"command runs \(10,000\)"),  # Hydra listed them: 15 GB and growing
+    (["-m", "D=range(0,0)"], 2, r"the sweep has no job: a value list is empty "
+                                r"\(D=range\(0,0\)\)"),
 ]
 if (available_bytes() or 0) < 100 * GIB:  # scipy's scrambled Halton in 30,000 dimensions
     CASES.append((["features=qmc", "features.sequence=halton", "dataset=synthetic",
@@ -138,6 +185,7 @@ def run_batch(tmp, cases, env=None):
     script, args, out = tmp / "batch.py", tmp / "cases.json", tmp / "results.json"
     script.write_text(BATCH)
     args.write_text(json.dumps([[*c, f"hydra.run.dir={tmp / f'run{i}'}"]
+                                + ([f"hydra.sweep.dir={tmp / f'sweep{i}'}"] if "-m" in c else [])
                                 for i, c in enumerate(cases)]))
     p = subprocess.run([sys.executable, str(script), str(args), str(out)], cwd=ROOT,
                        env=dict(os.environ, MPLBACKEND="Agg", **(env or {})),
@@ -167,6 +215,7 @@ def test_a_case_is_one_line_and_its_exit_code(batch, i):
     assert "Traceback" not in r["stderr"]
     if code:  # nothing recorded
         assert not (tmp / f"run{i}" / "records.csv").exists()
+        assert not (tmp / f"sweep{i}").exists()  # a refused sweep leaves no folder
 
 
 def test_an_effect_check_is_declared_for_every_key_that_depends_on_another(batch):
@@ -227,6 +276,7 @@ def test_the_python_api_refuses_what_the_command_line_refuses():
     from rffbench.exact import ExactKRR
     from rffbench.features import FEATURE_MAPS
     from rffbench.kernels import make_kernel
+    from rffbench.testing import check_feature_map
 
     X, y = np.random.default_rng(0).standard_normal((40, 3)), np.arange(40.0)
     cases = [
@@ -253,6 +303,12 @@ def test_the_python_api_refuses_what_the_command_line_refuses():
         (lambda: FEATURE_MAPS["qmc"](n_components=10).fit(
             np.random.default_rng(1).standard_normal((3, 30000))),
          r"features.sequence='sobol' is not allowed with d=30000"),
+        # the conformance check refuses a pair a run refuses (it reported a failed check)
+        (lambda: check_feature_map("rff", kernel="arccos0"),
+         r"features=rff is not allowed with kernel=arccos0"),
+        (lambda: check_feature_map("nope"), r"features='nope' is not allowed: use one of rff"),
+        (lambda: check_feature_map(5), r"check_feature_map\(5\): give a feature map's name"),
+        (lambda: ExactKRR(solver="cg", tol=1e-300).fit(X, y), r"model.cg_tol=1e-300"),
     ]
     for call, pattern in cases:
         with pytest.raises(ConfigError, match=pattern):
@@ -315,6 +371,22 @@ def test_two_runs_cannot_share_a_run_directory(tmp_path):
     assert not (d / CLAIM_FILE).exists()
 
 
+def test_a_run_that_fails_says_why_in_its_directory(tmp_path):
+    """A run alone that fails once Hydra made its directory leaves error.txt with the line it
+    printed (the directory held only .hydra/ and run.log); the same directory measured
+    again without the failure loses it."""
+    d = tmp_path / "run"
+    base = ["D=64", "measure.bounds.enabled=false", "measure.timing.enabled=false"]
+    p = run_cli(f"hydra.run.dir={d}", *base, "backend.name=dask",
+                "backend.address=no-such-host.invalid")
+    assert p.returncode == 2
+    line = p.stderr.strip().splitlines()[-1]
+    assert (d / "error.txt").read_text().strip() == line.removeprefix("rffbench: error: ")
+    assert not (d / "records.csv").exists()
+    assert run_cli(f"hydra.run.dir={d}", *base, "measure.learning.enabled=false").returncode == 0
+    assert (d / "records.csv").exists() and not (d / "error.txt").exists()
+
+
 def test_a_starting_directory_that_was_deleted_is_one_line(tmp_path):
     gone = tmp_path / "gone"
     gone.mkdir()
@@ -355,6 +427,8 @@ BENCH_BAD = [
     (["--factor", "-1"], r"--factor '-1': use a number >= 1"),
     (["--factor", "2"], r"--factor has no effect without --compare"),
     (["--repeats", "0"], r"--repeats '0': use an integer >= 1"),
+    (["--startup", "--repeats", "100000"], r"--repeats '100000': use an integer >= 1 and "
+                                           r"<= 10000"),
     (["--threads", "100000"], r"--threads 100000: use 1\.\.\d+"),
     (["--exact", "100", "--dask"], r"--exact and --dask are two benchmarks"),
     (["--lam", "0.1"], r"--lam has no effect with the transform benchmark: it is a flag of "

@@ -301,16 +301,17 @@ class Bounds(Measurement):
         n, _ = resolve_n_points(ctx, "bounds", cfg)
         w, d, it = _workers(ctx, cfg), ctx.data.d, ctx.itemsize
         key, tkey = "measure.bounds.n_points", "measure.bounds.trials"
+        pkey = "measure.bounds.pairs"
 
         def nbytes(v):
             m, D, T = v[key], v["D"], v[tkey]
             return 8.0 * (m * m * (1 + w) + m * m / 2 + BLOCK_ROWS * m + m * d) \
                 + w * ctx.map_cls.memory_bytes(m, d, D, it, train_rows=ctx.n_train, **ctx.map_params) \
-                + T * (512.0 + 8.0 * (cfg.pairs + 1))
+                + T * (512.0 + 8.0 * (v[pkey] + 1))
 
         return [Need(f"the bounds measurement ({1 + w} n_points x n_points matrices, {w} map(s) "
                      "at a time)", nbytes, {key: (n, 2), "D": (ctx.cfg.D, 1),
-                                            tkey: (cfg.trials, 2)})]
+                                            tkey: (cfg.trials, 2), pkey: (cfg.pairs, 1)})]
 
 
     # --------------------------------------------------------------------------

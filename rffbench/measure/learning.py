@@ -11,7 +11,9 @@ and how much faster does it train.
   (``model.val_size``) and then refits on the whole training set.
 * Exact KRR is skipped, with the reason in ``note``, above
   ``model.exact_max_n`` training rows or when its n x n matrices would not fit
-  in the available memory.
+  in the available memory; when the user asked for it by a key of their own
+  (``model.exact_solver``, ``model.precond_rank``, a raised ``exact_max_n``) a
+  run that cannot fit it is refused instead, naming that key.
 * Metrics: ``test_error_rate`` (classification) or ``test_rmse`` and
   ``test_rel_rmse`` = RMSE / std(y_test) (regression); ``train_time_s`` (map
   fit + features + accumulate + solve, or Gram + factor + solve),
@@ -117,13 +119,14 @@ def _cholesky_bytes(ctx):
     return 8 * max(n * n, 2 * n_fit * n_fit + (n - n_fit) * n_fit if m.lam == "auto" else 0)
 
 
-def _cg_bytes(ctx):
+def _cg_bytes(ctx, rank=None):
     """X (float64 copy, padded copy), the preconditioner (2 n r at its peak), pcg's 6 n x c
     vectors, the products' chunk outputs (SYM_CHUNKS n x c) and a tile, the test
-    predictions' K block; lam=auto adds one solution per lambda."""
+    predictions' K block; lam=auto adds one solution per lambda.  ``rank``: the
+    preconditioner's (default: model.precond_rank, or its default)."""
     m, n, d = ctx.cfg.model, ctx.data.X_train.shape[0], ctx.data.d
     c = max(ctx.data.n_classes, 1)
-    r = m.precond_rank or default_rank(n)
+    r = rank or m.precond_rank or default_rank(n)
     grid = len(m.lam_grid) if m.lam == "auto" else 0
     return 8 * (2 * n * d + 2 * n * min(r, n) + (6 + grid + SYM_CHUNKS) * n * c + TILE * TILE
                 + PREDICT_BLOCK_ROWS * PREDICT_BLOCK_COLS)
@@ -145,6 +148,40 @@ def exact_plan(ctx):
         return (f"skipped: {what} n_train={n} needs {need / memory.GIB:.3g} GiB, more than "
                 f"{memory.MEMORY_FRACTION:.0%} of the {avail / memory.GIB:.3g} GiB available")
     return None
+
+
+def check_exact_request(ctx):
+    """ConfigError when exact KRR cannot fit in memory although the user asked for it by a
+    key of their own (model.exact_solver, model.precond_rank, model.exact_max_n), naming
+    that key and what fits; with the defaults it is skipped with its reason instead."""
+    from ..checks import field_default
+
+    m, n = ctx.cfg.model, ctx.data.X_train.shape[0]
+    if n > m.exact_max_n or exact_plan(ctx) is None:
+        return
+    solver, budget = exact_solver(ctx), _budget()
+    gib = memory.GIB
+    avail = f"more than {memory.MEMORY_FRACTION:.0%} of the {memory.available_bytes() / gib:.3g} " \
+            "GiB available"
+    if solver == "cholesky" and m.exact_solver == "cholesky":
+        raise ConfigError(f"model.exact_solver='cholesky' is not allowed at n_train={n}: the "
+                          f"Gram needs {_cholesky_bytes(ctx) / gib:.3g} GiB, {avail}; use "
+                          "model.exact_solver=cg (no Gram) or auto, or a smaller dataset.n")
+    if solver == "cg" and m.precond_rank is not None and _cg_bytes(ctx, 1) <= budget:
+        lo, hi = 1, min(m.precond_rank, n)  # the largest rank that fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if _cg_bytes(ctx, mid) <= budget else (lo, mid - 1)
+        raise ConfigError(f"model.precond_rank={m.precond_rank} is not allowed at n_train={n}: "
+                          f"the cg solver needs {_cg_bytes(ctx) / gib:.3g} GiB, {avail}; "
+                          f"model.precond_rank <= {lo} fits")
+    if m.exact_solver == "cg" or m.exact_max_n != field_default(m, "exact_max_n"):
+        key = "model.exact_solver" if m.exact_solver == "cg" else "model.exact_max_n"
+        raise ConfigError(f"{key}={getattr(m, key.split('.')[1])!r} is not allowed: it asks for "
+                          f"exact KRR at n_train={n}, whose {solver} solver needs "
+                          f"{(_cg_bytes(ctx) if solver == 'cg' else _cholesky_bytes(ctx)) / gib:.3g}"
+                          f" GiB, {avail}; use a smaller dataset.n, or leave {key} at its "
+                          "default to skip the exact baseline")
 
 
 def _score_fn(task, y_true):
@@ -421,8 +458,9 @@ def _exact_rows(ctx, cfg):
 
 def check_targets(data, dcfg):
     """DataError when the training split leaves nothing to learn: one class
-    (classification), all targets equal (regression), or (dataset.split=ordered) test rows
-    of a class the training rows lack, whose error would be 1 by construction."""
+    (classification), all targets equal (regression), or test rows of a class that no
+    training row has, whose error would be 1 by construction (an ordered split of a file
+    sorted by class; a random split too small to hold every class)."""
     from ..errors import DataError
 
     where = f"dataset={data.name}"
@@ -437,11 +475,16 @@ def check_targets(data, dcfg):
             raise DataError(f"{where}: the {ytr.size} training rows are all of one class "
                             f"({seen[0]}): nothing to learn; {how}")
         unseen = np.setdiff1d(np.unique(yte), seen)
-        if ordered and unseen.size:
+        if unseen.size:
             n = int(np.isin(yte, unseen).sum())
+            k = np.union1d(seen, unseen).size
+            if ytr.size < k and not ordered:
+                how = (f"the training split holds {ytr.size} rows for {k} classes: lower "
+                       f"dataset.test_size (now {dcfg.test_size:g})")
             raise DataError(f"{where}: {n} of the {yte.size} test rows are of class(es) "
-                            f"{', '.join(map(str, unseen[:5]))} that no training row has (their "
-                            f"error is 1 by construction); {how}")
+                            f"{', '.join(map(str, unseen[:5]))}{' ...' if unseen.size > 5 else ''}"
+                            f" that no training row has (their error is 1 by construction); "
+                            f"{how}")
     elif ytr.size and float(np.ptp(ytr)) == 0.0:
         raise DataError(f"{where}: the {ytr.size} training targets are all equal "
                         f"({float(ytr[0]):g}): nothing to learn; {how}")
@@ -468,6 +511,8 @@ class Learning(Measurement):
         m, task = ctx.cfg.model, ctx.data.task
         MODELS[m.name].check(m, task, f"dataset={ctx.data.name}")
         check_targets(ctx.data, ctx.cfg.dataset)
+        if cfg.exact:
+            check_exact_request(ctx)
         n = ctx.data.X_train.shape[0]
         if cfg.exact and exact_plan(ctx) is None and exact_solver(ctx) == "cholesky":
             check_cg_unused(f"model.exact_solver={m.exact_solver} solves exact KRR by "

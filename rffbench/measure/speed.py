@@ -48,7 +48,7 @@ from typing import List
 import numpy as np
 
 from .. import _numba as nbk
-from ..checks import MAX_REPEATS, as_list, Check, Int, check_constraints
+from ..checks import MAX_REPEATS, Applies, as_list, Check, Int, check_constraints
 from ..clock import UNMEASURED, clean_call
 from ..errors import ConfigError, RffbenchError
 from ..memory import Need
@@ -79,7 +79,7 @@ class SpeedConfig:
     #: rffbench maps timed in the maps part (those that cannot represent the kernel are noted)
     maps: List[str] = field(default_factory=lambda: ["rff", "rff_pairs", "orf", "sorf",
                                                      "fastfood"])
-    #: rows of the exact Gram comparison and of the training comparison
+    #: rows of the exact Gram comparison
     gram_max_n: int = 10000
     #: rows of the training comparison (exact KRR included)
     train_max_n: int = 5000
@@ -92,14 +92,26 @@ class SpeedConfig:
         "parts": Check(lambda v: isinstance(v, (list, tuple)) and len(v) >= 1
                        and all(p in SPEED_PARTS for p in v),
                        f"use a non-empty list of {', '.join(SPEED_PARTS)}", [[], ["x"], "x"]),
+        "maps": Check(lambda v: isinstance(v, (list, tuple)) and len(v) >= 1
+                      and all(isinstance(m, str) for m in v),
+                      "use a non-empty list of map names, e.g. [rff,orf]", [[], "x", [1]]),
         "gram_max_n": Int(2), "train_max_n": Int(2),
         "peers": Check(lambda v: isinstance(v, (list, tuple)) and all(p in PEERS for p in v),
                        f"use a list of {', '.join(PEERS)} (or [])", [["x"], "x"]),
     }
 
+    #: each part's own keys have an effect only when the part is measured
+    applies = {
+        key: Applies(lambda c, part=part: part in c.measure.speed.parts,
+                     lambda c, part=part: f"measure.speed.parts={list(c.measure.speed.parts)} "
+                                          f"leaves out {part}")
+        for key, part in (("maps", "maps"), ("peers", "maps"), ("gram_max_n", "gram"),
+                          ("train_max_n", "train"))}
+
     def __post_init__(self):
         self.parts = as_list(self.parts)
         self.peers = as_list(self.peers)
+        self.maps = as_list(self.maps)
         check_constraints(self, "measure.speed")
 
 

@@ -64,10 +64,10 @@ class VarianceConfig:
 
     constraints = {
         "redraws": Int(2), "pairs": OneOf(VARIANCE_PAIRS),
-        "distances": Numbers(0, text="use a non-empty list of numbers >= 0 (lengthscales), "
-                                     "e.g. [0.5,1,2]"),
-        "sums": Numbers(0, text="use a non-empty list of numbers >= 0 (lengthscales), e.g. "
-                                "[0.5,1,2]"),
+        "distances": Numbers(0, text="use a non-empty list of distinct numbers >= 0 "
+                                     "(lengthscales), e.g. [0.5,1,2]"),
+        "sums": Numbers(0, text="use a non-empty list of distinct numbers >= 0 (lengthscales), "
+                                "e.g. [0.5,1,2]"),
         "n_pairs": Int(1),
     }
 
@@ -197,16 +197,18 @@ class Variance(Measurement):
     def needs(self, ctx, cfg):
         """The map fitted once per redraw and the features of the pairs (2 rows each)."""
         d, it = ctx.data.d, ctx.itemsize
-        n = 2 * (cfg.n_pairs if cfg.pairs == "data" else len(cfg.distances) * len(cfg.sums))
-        rkey = "measure.variance.redraws"
+        rkey, nkey = "measure.variance.redraws", "measure.variance.n_pairs"
+        keys = {"D": (ctx.cfg.D, 1), rkey: (cfg.redraws, 2)}
+        if cfg.pairs == "data":
+            keys[nkey] = (cfg.n_pairs, 1)
 
         def nbytes(v):
+            n = 2 * (v[nkey] if cfg.pairs == "data" else len(cfg.distances) * len(cfg.sums))
             return 8.0 * (n * d + 4 * n * v[rkey]) \
                 + ctx.map_cls.memory_bytes(n, d, v["D"], it, train_rows=ctx.n_train, **ctx.map_params)
 
         return [Need("the variance measurement (the map and the features of the pairs, the "
-                     "estimates of every redraw)", nbytes,
-                     {"D": (ctx.cfg.D, 1), rkey: (cfg.redraws, 2)})]
+                     "estimates of every redraw)", nbytes, keys)]
 
     def run(self, ctx, cfg):
         X, Y, rm, rp = _pairs(ctx, cfg)

@@ -27,7 +27,7 @@ from ..progress import Progress
 from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
 from ..readers import MAX_YAML_BYTES, DamagedFile, read_json, read_text, yaml_nodes
 from ..store import (CLAIM_FILE, CONFIG_FILE, INTERRUPTED_FILE, JOBS_DIR, RUNS_DIR, SweepStore,
-                     CONFIG_SHAPE, holder_alive, job_key, read_claim)
+                     CONFIG_SHAPE, count_jobs, holder_alive, job_key, read_claim)
 
 MULTIRUN_FILE = "multirun.yaml"
 #: the most jobs a multirun.yaml is expanded into (each is listed in the report): a sweep
@@ -221,28 +221,6 @@ def expand_jobs(multirun_file):
         return sweep, None
     sweep.n_jobs = len(jobs)
     return sweep, jobs
-
-
-def count_jobs(parsed):
-    """The number of jobs of Hydra's basic sweeper for parsed overrides, counted without
-    listing them (a range of a billion values is a number here, not a list)."""
-    import math
-
-    from hydra.core.override_parser.types import ChoiceSweep, RangeSweep
-
-    total = 1
-    for o in parsed:
-        if not o.is_sweep_override():
-            continue
-        v = o.value()
-        if isinstance(v, ChoiceSweep):
-            total *= len(v.list)
-        elif isinstance(v, RangeSweep):
-            step = v.step or 1
-            total *= max(0, math.ceil((v.stop - v.start) / step))
-        else:  # an interval or a glob: the basic sweeper's own error, or the config loader's
-            continue
-    return total
 
 
 def collect(root):
