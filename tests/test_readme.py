@@ -4,6 +4,8 @@ exact kernel ridge's accuracy), and the README's one example."""
 import re
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
@@ -48,3 +50,47 @@ def test_the_readme_python_example_runs():
     assert len(blocks) == 1
     ns = {}
     exec(compile(blocks[0], "README.md", "exec"), ns)
+
+
+def fence_problems(text):
+    """What a Markdown renderer would get wrong in ``text``'s code fences (CommonMark, by
+    markdown-it, the parser behind the docs' MyST): a fence that never closes (it swallows
+    the rest of the page), or a line inside a fence that ends with a fence marker glued to
+    text (``...note column)```: meant to close the block, it does not)."""
+    from markdown_it import MarkdownIt
+
+    lines = text.splitlines()
+    problems = []
+    for tok in MarkdownIt("commonmark").parse(text):
+        if tok.type != "fence":
+            continue
+        start, end = tok.map
+        marker = tok.markup
+        closing = lines[end - 1].strip() if end - 1 > start else ""
+        if not (closing.startswith(marker) and set(closing) <= set(marker[0])):
+            problems.append(f"line {start + 1}: the fence opened here never closes")
+        for i, ln in enumerate(lines[start + 1:end - 1], start + 2):
+            if ln.rstrip().endswith(marker[:3]) and not ln.strip().startswith(marker[:3]):
+                problems.append(f"line {i}: {ln.strip()[-40:]!r} ends with a fence marker "
+                                "glued to text, which does not close the block")
+    return problems
+
+
+MARKDOWN_PAGES = ["README.md", "results/README.md", *sorted(
+    str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
+
+
+def test_the_fence_check_finds_what_renderers_get_wrong():
+    assert fence_problems("a\n\n```text\nout\n(note)```\n\n## Next\n") == [
+        "line 3: the fence opened here never closes",
+        "line 5: '(note)```' ends with a fence marker glued to text, which does not close "
+        "the block"]
+    assert fence_problems("```text\nout\n```\n\n## Next\n") == []
+
+
+@pytest.mark.parametrize("page", MARKDOWN_PAGES)
+def test_every_fence_of_every_page_closes(page):
+    """The README (and every page of docs/) renders everywhere a project's page is read:
+    each code block closes where it was meant to (a fence glued to the last line of a
+    block swallowed the README's next sections)."""
+    assert fence_problems((ROOT / page).read_text()) == []
