@@ -28,7 +28,7 @@ from concurrent.futures import CancelledError
 
 import numpy as np
 
-from .errors import RffbenchError
+from .errors import first_line, RffbenchError
 from .stream import is_streamed
 
 log = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def client(address=None, workers=2, threads_per_worker=1, timeout=60.0):
             c = distributed.Client(address, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as exc:  # unreachable, refused, timed out
             raise RffbenchError(f"backend.address={address!r}: cannot connect to a Dask "
-                                f"scheduler there ({str(exc).splitlines()[0]}; waited up to "
+                                f"scheduler there ({first_line(exc)}; waited up to "
                                 f"backend.timeout={timeout:g} s)") from None
     else:
         check_local_cluster(workers, threads_per_worker)
@@ -149,7 +149,7 @@ LOST = (OSError, TimeoutError, CancelledError)
 
 def lost(what, exc):
     """The one line of a cluster lost during ``what``."""
-    first = (str(exc).strip().splitlines() or [""])[0]
+    first = first_line(exc)
     return RffbenchError(f"backend=dask: {what} failed, the cluster was lost "
                          f"({type(exc).__name__}: {first})")
 
@@ -212,7 +212,7 @@ def share(c, obj, what, timeout):
             return c.submit(_held, obj, pure=False)
     except Exception as exc:
         if isinstance(exc, OSError) or c.status != "running":  # the scheduler is gone
-            first = (str(exc).strip().splitlines() or [""])[0]
+            first = first_line(exc)
             raise RffbenchError(f"backend=dask: cannot send {what} to the workers: the "
                                 f"cluster was lost ({type(exc).__name__}: {first}); nothing "
                                 "recorded, re-run the same command once it is back") from None

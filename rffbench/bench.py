@@ -36,7 +36,7 @@ import numpy as np
 
 from .checks import MAX_REPEATS
 from .clock import clean_call
-from .errors import RffbenchError
+from .errors import first_line, RffbenchError
 
 DEFAULT_SHAPES = [(100_000, 8, 1024), (20_000, 512, 4096)]
 
@@ -366,7 +366,7 @@ def read_saved(path):
         raise BenchError(os_error_text(exc, "--compare: cannot read the saved CSV")) from None
     except (DamagedFile, ValueError, pd.errors.ParserError) as exc:
         raise BenchError(f"--compare {path}: not a CSV of this benchmark "
-                         f"({str(exc).splitlines()[0]})") from None
+                         f"({first_line(exc)})") from None
     if "time_s" not in old.columns:
         raise BenchError(f"--compare {path}: not saved by this benchmark (no time_s column)")
     return old
@@ -638,7 +638,7 @@ def main(argv=None):
         print(f"python -m rffbench.bench: error: {exc}", file=sys.stderr)
         return 2
     except RffbenchError as exc:  # a refusal from rffbench itself (config, memory)
-        print(f"python -m rffbench.bench: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"python -m rffbench.bench: error: {first_line(exc)}", file=sys.stderr)
         return 2
     if df is None:
         return 0

@@ -22,6 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 
 from . import config as _config  # noqa: F401  (registers the structured config schema)
+from .errors import first_line
 
 # a log file on a full disk must not print "--- Logging error ---" tracebacks
 logging.raiseExceptions = False
@@ -71,7 +72,7 @@ def _dead_job_is_one_line():
             names = {c.__name__ for c in type(exc).__mro__}
             if not names & set(_DEAD_JOB_ERRORS):
                 raise
-            first = (str(exc).strip().splitlines() or [""])[0]
+            first = first_line(exc)
             print(f"rffbench: error: a job process of the sweep died ({type(exc).__name__}: "
                   f"{first}); the runs already recorded are kept: run the same command again "
                   "to compute the others", file=sys.stderr)
@@ -148,7 +149,7 @@ def hydra_error_line(exc, argv=()):
             return unknown_key_line(cause.full_key)
         if isinstance(cause, OmegaConfBaseException):
             what = lines[0].replace("Error merging override ", "") if lines else "?"
-            first = (str(cause).strip().splitlines() or [""])[0]
+            first = first_line(cause)
             return f"{what} is not allowed: {first}"
     if isinstance(exc, ValueError) and "Config group override must be" in str(exc):
         found = _group_override_of_wrong_type(argv)

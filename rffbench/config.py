@@ -21,7 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from .checks import (Applies, Check, Int, Numbers, OneOf, Real, check_constraints, check_effects,
                      positive_number, require)
-from .errors import ConfigError
+from .datasets import FILE_FORMATS
+from .errors import ConfigError, first_line
 from .measure import measure_config_class
 from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
 from .features.fourier import CHUNK_ROWS
@@ -32,7 +33,6 @@ DTYPES = ("float64", "float32")
 #: the largest seed: scikit-learn's random_state (the train/test split) takes 0..2**32 - 1
 MAX_SEED = 2**32 - 1
 TASKS = ("regression", "classification")
-FILE_FORMATS = ("svmlight", "csv", "npz", "npy", "parquet")
 #: dataset.scale: z-scores with training statistics, division by the training rows'
 #: largest |value| (one number for every column), or the data as loaded
 SCALES = ("standardize", "max", "none")
@@ -674,7 +674,7 @@ def validate(cfg) -> Config:
         key = getattr(exc, "full_key", None)
         if isinstance(exc, (ConfigKeyError, ConfigAttributeError)) and key:
             raise ConfigError(unknown_key_line(key)) from None
-        msg = str(exc).splitlines()[0]
+        msg = first_line(exc)
         raise ConfigError(f"{key}: {msg}" if key and key not in msg else msg) from None
 
 

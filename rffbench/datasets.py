@@ -26,8 +26,8 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import DataError
-from .stream import SPLIT_CHUNK, STREAM_FORMATS
+from .errors import DataError, first_line
+from .stream import SPLIT_CHUNK, STREAM_FORMATS, read_npy_header
 from .memory import Need, Plan, available_bytes, human
 from .registry import Registry
 
@@ -247,6 +247,10 @@ def data_file(cfg):
     return path
 
 
+#: dataset.format: the formats of a user's file (dataset=file)
+FILE_FORMATS = ("svmlight", "csv", "npz", "npy", "parquet")
+
+
 def _infer_format(path):
     ext = os.path.splitext(path)[1].lower()
     return {".csv": "csv", ".npz": "npz", ".npy": "npy", ".parquet": "parquet",
@@ -284,8 +288,12 @@ class UserFile(DatasetLoader):
         except DataError:
             raise
         except Exception as exc:  # unreadable, ragged, wrong format
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DataError(f"dataset.path={cfg.path!r}: cannot read as {fmt}: {first}") from None
+            first = first_line(exc, type(exc).__name__)
+            guessed = "" if cfg.format else (
+                f" (the format {fmt} was guessed from the name; set dataset.format to one of "
+                f"{', '.join(FILE_FORMATS)})")
+            raise DataError(f"dataset.path={cfg.path!r}: cannot read as {fmt}: {first}"
+                            f"{guessed}") from None
         if X.ndim != 2:
             raise DataError(f"dataset.path={cfg.path!r}: X must be 2-d, got shape {X.shape}")
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
@@ -578,7 +586,7 @@ def _stream_rows(cfg):
     path = os.path.expanduser(cfg.path)
     try:
         if _streamed_format(cfg) == "npy":
-            return int(np.load(path, mmap_mode="r", allow_pickle=False).shape[0])
+            return int(read_npy_header(path, "dataset.path")[0][0])
         import pyarrow.parquet as pq
 
         return int(pq.ParquetFile(path).metadata.num_rows)
@@ -631,7 +639,7 @@ def _as_array(a, where, name):
         return np.asarray(a)
     except Exception as exc:  # ragged lists
         raise DataError(f"{where}: the loader's {name} is not an array: "
-                        f"{(str(exc).splitlines() or [''])[0]}") from None
+                        f"{first_line(exc)}") from None
 
 
 def _checked_targets(y, task, where):

@@ -27,3 +27,19 @@ def os_error_text(exc, what):
     reason)."""
     where = f"{exc.filename}: " if exc.filename is not None else ""
     return f"{what} ({where}{exc.strerror or exc})"
+
+
+#: the most characters of someone else's message (a library's exception, a plug-in's output)
+#: that a one-line error repeats: a parser's message can quote the whole offending line of a
+#: file (a 100,000-character line of '[' was printed whole)
+QUOTE_MAX = 300
+
+
+def first_line(text, default="", limit=QUOTE_MAX):
+    """The first non-empty line of ``text`` (an exception or a string), at most ``limit``
+    characters (cut with '...' and the number of characters left out)."""
+    s = str(text).strip() if text is not None else ""
+    line = next((ln.strip() for ln in s.splitlines() if ln.strip()), "") or default
+    if len(line) > limit:
+        line = f"{line[:limit]}... ({len(line) - limit:,} more characters)"
+    return line

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from .memory import cores
+from .errors import first_line
 
 
 def threads_per_job(launcher):
@@ -243,7 +244,7 @@ class RffbenchCallback(_callback_base()):
             import logging
 
             logging.getLogger("rffbench").debug("the report failed", exc_info=True)
-            first = (str(exc).strip().splitlines() or [""])[0]
+            first = first_line(exc)
             print(f"rffbench report: error: the report of {sweep} failed ({type(exc).__name__}: "
                   f"{first}); the runs are recorded; please report this bug (`rffbench-report "
                   f"{sweep}` shows the traceback)", file=sys.stderr)

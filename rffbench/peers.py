@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .clock import time_call
+from .errors import first_line
 
 #: the peers, by the module that must be importable (numpy: the plain reference in a process
 #: of its own, which also keeps the worker's plumbing tested where no optional peer is installed)
@@ -134,7 +135,7 @@ def time_peer(peer, X, W, b, threads, repeats, output="fresh"):
             return None, None, f"{peer} worker took more than {WORKER_TIMEOUT_S} s"
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = first_line((proc.stderr.strip().splitlines() or ["no output"])[-1])
         return None, None, f"{peer} worker failed (exit {proc.returncode}): {tail}"
     res = json.loads(lines[-1])
     if "error" in res:

@@ -25,14 +25,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .clock import TIMED
-from .errors import PluginError, RffbenchError
+from .errors import first_line, PluginError, RffbenchError
 
 #: training rows on which a plug-in kernel's Gram is checked
 KERNEL_CHECK_ROWS = 200
-
-
-def first_line(exc):
-    return (str(exc).strip().splitlines() or [""])[0]
 
 
 def output_problem(Z, n_rows, D, dtype):

@@ -13,7 +13,7 @@ import io
 import json
 from pathlib import Path
 
-from .errors import RffbenchError
+from .errors import RffbenchError, first_line
 
 #: the largest JSON file of a sweep that is read (configs are ~3 KB, tickets and claims
 #: ~200 bytes)
@@ -87,7 +87,7 @@ def parse_json(text, where="", max_depth=MAX_JSON_DEPTH):
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise DamagedFile(where, f"not JSON ({str(exc).splitlines()[0][:80]})") from None
+        raise DamagedFile(where, f"not JSON ({first_line(exc, limit=80)})") from None
 
 
 def shaped(obj, shape):
@@ -136,7 +136,7 @@ def yaml_nodes(text, where="", limit=MAX_YAML_NODES):
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise DamagedFile(where, f"not YAML ({str(exc).splitlines()[0][:80]})") from None
+        raise DamagedFile(where, f"not YAML ({first_line(exc, limit=80)})") from None
     except RecursionError:
         raise DamagedFile(where, "YAML nested too deep: not a file Hydra wrote") from None
     sizes = {}
@@ -187,7 +187,7 @@ def read_table(path, columns=(), limit=MAX_TABLE_BYTES):
     try:
         df = pd.read_csv(io.StringIO(text))
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DamagedFile(path, f"not a table ({str(exc).splitlines()[0][:80]})") from None
+        raise DamagedFile(path, f"not a table ({first_line(exc, limit=80)})") from None
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise DamagedFile(path, f"no column {missing[0]!r}: not the table rffbench wrote")

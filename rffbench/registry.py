@@ -32,7 +32,7 @@ import sys
 from collections.abc import Mapping
 from importlib.metadata import entry_points
 
-from .errors import ConfigError
+from .errors import ConfigError, first_line
 
 
 def _import_path(path):
@@ -107,8 +107,8 @@ class Registry(Mapping):
         except (Exception, SystemExit) as exc:  # SystemExit: a module that exits, or parses
             src = f"entry point {ep.value!r} of {self.group}" if ep is not None \
                 else "the import path (package.module:attribute)"  # the command line, on import
-            first = (str(exc).splitlines() or [""])[0]
-            said = (printed.getvalue().strip().splitlines() or [""])[-1]
+            first = first_line(exc)
+            said = first_line((printed.getvalue().strip().splitlines() or [""])[-1])
             why = (" (the module exits when it is imported: a script's code outside `if "
                    "__name__ == '__main__':`?" + (f" It printed: {said!r}" if said else "")
                    + ")" if isinstance(exc, SystemExit) else "")

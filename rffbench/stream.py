@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from .errors import DataError, RffbenchError
+from .errors import DataError, first_line, RffbenchError
 from .progress import Progress
 
 #: rows per block of the split and of every read pass (fixed: the split, and so the
@@ -82,7 +82,7 @@ class _FileSource:
                             "the file stays put")
 
     def _failed(self, exc, start, stop):
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = first_line(exc, type(exc).__name__)
         return DataError(f"{self.where}: reading rows {start}-{stop} failed: {first}; "
                          "nothing recorded")
 
@@ -100,6 +100,32 @@ class _FileSource:
         out = self._take(rows)
         self._check(lo, hi)
         return out[:, self.cols]
+
+
+
+def read_npy_header(path, where):
+    """(shape, fortran_order, dtype, data offset) from a .npy file's header, read without
+    mapping the file (numpy's memmap of an announced 10^20 bytes overflowed with warnings);
+    DataError naming ``where`` for a file that is not a .npy or announces a negative
+    shape."""
+    fmt = np.lib.format
+    try:
+        with open(path, "rb") as f:
+            version = fmt.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = fmt.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = fmt.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"npy format version {version} is not supported "
+                                 "(1.0 and 2.0 are)")
+            offset = f.tell()
+    except Exception as exc:
+        first = first_line(exc, type(exc).__name__)
+        raise DataError(f"{where}: cannot read as npy: {first}") from None
+    if any(not isinstance(n, int) or n < 0 for n in shape):
+        raise DataError(f"{where}: not a .npy array: its header announces shape {shape}")
+    return tuple(shape), fortran, dtype, offset
 
 
 class NpySource(_FileSource):
@@ -120,21 +146,7 @@ class NpySource(_FileSource):
 
     def __init__(self, cfg, path):
         self.path, self.where, self._fd = path, f"dataset.path={cfg.path!r}", None
-        fmt = np.lib.format
-        try:
-            with open(path, "rb") as f:
-                version = fmt.read_magic(f)
-                if version == (1, 0):
-                    shape, fortran, dtype = fmt.read_array_header_1_0(f)
-                elif version == (2, 0):
-                    shape, fortran, dtype = fmt.read_array_header_2_0(f)
-                else:
-                    raise ValueError(f"npy format version {version} is not supported "
-                                     "(1.0 and 2.0 are)")
-                self.offset = f.tell()
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise DataError(f"{self.where}: cannot read as npy: {first}") from None
+        shape, fortran, dtype, self.offset = read_npy_header(path, self.where)
         if len(shape) != 2 or shape[1] < 2:
             raise DataError(f"{self.where}: a .npy dataset is one 2-d array of feature "
                             f"columns and a target column, got shape {shape}")
@@ -215,7 +227,7 @@ class ParquetSource(_FileSource):
         try:
             self.f = pq.ParquetFile(path)
         except Exception as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            first = first_line(exc, type(exc).__name__)
             raise DataError(f"{self.where}: cannot read as parquet: {first}") from None
         self.stamp = self._stamp()
         schema = self.f.schema_arrow

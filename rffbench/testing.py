@@ -124,7 +124,6 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
     PAIR_DISTANCES times ``lengthscale``, the kernel's lengthscale fixed to it."""
     from sklearn.base import clone
 
-    from .errors import ConfigError
     from .features import FEATURE_MAPS
     from .kernels import kernel_with
     from .theory import VARIANCE_TERMS

@@ -511,3 +511,39 @@ def test_a_report_that_fails_at_the_end_of_a_sweep_is_one_line_and_exit_1(tmp_pa
                      r"'DataFrame' object has no attribute 'crit'\); the runs are recorded", last)
     assert "UserWarning" not in p.stderr
     assert len(list((tmp_path / "s" / "runs").glob("*/records.csv"))) == 2
+
+
+def test_a_file_that_makes_a_parser_quote_it_is_one_bounded_line(tmp_path):
+    """A dataset file whose parser's message quotes the offending line (100,000 characters
+    of '[' read as svmlight: printed whole) or whose .npy header announces an absurd or
+    negative shape (numpy's overflow warnings before the line): one line, bounded."""
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (%s), }"
+
+    def npy(name, shape):
+        h = hdr % shape
+        h += " " * (64 - (10 + len(h) + 1) % 64) + "\n"
+        (tmp_path / name).write_bytes(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little")
+                                      + h.encode())
+
+    npy("huge.npy", "1000000000000, 100000000")
+    npy("neg.npy", "-5, 3")
+    res = run_batch(tmp_path, [["dataset=file", f"dataset.path={tmp_path / n}"]
+                               for n in ("deep.json", "huge.npy", "neg.npy")])
+    for r in res:
+        lines = [ln for ln in r["stderr"].strip().splitlines() if "INFO" not in ln]
+        assert r["code"] == 2 and len(lines) == 1 and len(lines[0]) < 1000, r["stderr"][-2000:]
+    last = [r["stderr"].strip().splitlines()[-1] for r in res]
+    assert re.search(r"cannot read as svmlight: .*\[\[\[\.\.\. \(99,\d+ more characters\) \(the "
+                     r"format svmlight was guessed from the name; set dataset.format", last[0])
+    assert re.search(r"streaming its 1000000000000 rows .* needs [\d.]+ TiB", last[1])
+    assert "not a .npy array: its header announces shape (-5, 3)" in last[2]
+
+
+def test_first_line_bounds_what_it_quotes():
+    from rffbench.errors import QUOTE_MAX, first_line
+
+    assert first_line(ValueError("\n\n  a\nb")) == "a"
+    assert first_line("", "fallback") == "fallback"
+    long = first_line("x" * (QUOTE_MAX + 50))
+    assert long == "x" * QUOTE_MAX + "... (50 more characters)"

@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from ..errors import os_error_text
+from ..errors import first_line, os_error_text
 from .safe import load_arrays
 
 #: their dataset names -> (rffbench dataset name, d, first rows sampled from, rows per
@@ -114,11 +114,11 @@ def main(argv=None):
         print(f"{prog}: error: {os_error_text(exc, 'cannot read the file')}", file=sys.stderr)
         return 2
     except (pickle.UnpicklingError, ExtractError) as exc:  # refused, or not quffka's file
-        print(f"{prog}: error: {args.path}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"{prog}: error: {args.path}: {first_line(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a pickle cut or crafted: its own exceptions (EOFError, ...)
         print(f"{prog}: error: {args.path}: not a readable pickle ({type(exc).__name__}: "
-              f"{(str(exc).splitlines() or [''])[0]})", file=sys.stderr)
+              f"{first_line(exc)})", file=sys.stderr)
         return 2
     sys.stdout.write(HEADER.format(commit=args.commit))
     df.to_csv(sys.stdout, index=False, float_format="%.8g")

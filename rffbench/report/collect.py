@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import RffbenchError
+from ..errors import first_line, RffbenchError
 from ..progress import Progress
 from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
 from ..readers import MAX_YAML_BYTES, DamagedFile, read_json, read_text, yaml_nodes
@@ -195,7 +195,7 @@ def expand_jobs(multirun_file):
         return Sweep(rel, [], {}, "", "", None, note=f"{exc}: expected jobs unknown"), None
     except Exception as exc:  # not Hydra's file, edited, cut
         return Sweep(rel, [], {}, "", "", None, note=f"{multirun_file}: unreadable "
-                     f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}): "
+                     f"({type(exc).__name__}: {first_line(exc)}): "
                      "expected jobs unknown"), None
     params = {str(k): str(v) for k, v in (params or {}).items()}
     launcher = str(OmegaConf.select(h, "launcher._target_") or "").rsplit(".", 1)[-1]
