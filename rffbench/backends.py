@@ -339,7 +339,7 @@ def _worker_warm_up(kernel, fmap, X, precision):
         block_sums(fmap, X, np.ones((X.shape[0], 1)))
     Xw = kernel.inputs(X, dtype=np.float64)
     Xw = Xw if precision == "float64" else Xw.astype(np.float32)
-    prepared_times(kernel, Xw, Xw, np.ones((X.shape[0], 1)))
+    prepared_times(kernel, Xw, Xw, np.ones((X.shape[0], 1)), fused=True)
 
 
 def block_sums(fmap, X, Y):
@@ -404,7 +404,7 @@ def _rows_times(kernel, Xw, s, e, V):
     from .exact import prepared_times
 
     watch_numba()
-    return prepared_times(kernel, Xw[s:e], Xw, V)
+    return prepared_times(kernel, Xw[s:e], Xw, V, fused=True)
 
 
 def get_backend(bcfg):

@@ -90,9 +90,12 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
 
 
 def startup(repeats=3):
-    """Wall time of the default ``python run.py``, cold (empty numba cache) and warm
-    (cache hit), and the recorded time to its first measurement (startup_time_s).
-    Returns speed-vocabulary rows: method startup/cold | startup/warm."""
+    """Wall time of the default ``python run.py``, cold (an empty numba cache: every
+    compiled function the run needs is compiled) and warm (loaded from the cache),
+    interleaved (cold, warm, cold, ...); the recorded time to its first measurement
+    (startup_time_s) and numba's compile or load time (compile_time_s).  Returns
+    speed-vocabulary rows: method startup/cold | startup/warm, and startup/cold_over_warm
+    (metric ratio: the medians' ratio)."""
     import os
     import subprocess
     import sys
@@ -102,7 +105,6 @@ def startup(repeats=3):
     import pandas as pd
 
     root = Path(__file__).resolve().parents[1]
-    rows = []
 
     def one(env, out):
         t = time.perf_counter()
@@ -112,23 +114,29 @@ def startup(repeats=3):
         if p.returncode:
             raise RuntimeError(p.stderr[-2000:])
         rec = pd.read_csv(Path(out) / "records.csv")
-        first = rec[rec.metric == "startup_time_s"].value
-        return wall, float(first.iloc[0]) if len(first) else float("nan")
 
+        def value(metric):
+            v = rec[rec.metric == metric].value
+            return float(v.iloc[0]) if len(v) else float("nan")
+        return wall, value("startup_time_s"), value("compile_time_s")
+
+    runs = {"cold": [], "warm": []}
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("cold", "warm"):
-            walls, firsts = [], []
-            for r in range(repeats):
-                cache = Path(tmp) / (f"cache-cold-{r}" if kind == "cold" else "cache-warm")
-                env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-                if kind == "warm" and r == 0:
-                    one(env, Path(tmp) / "prime")  # fill the warm cache once
-                w, f = one(env, Path(tmp) / f"{kind}-{r}")
-                walls.append(w)
-                firsts.append(f)
-            rows.append(dict(method=f"startup/{kind}", metric="time_s",
-                             time_s=float(np.median(walls)), spread=max(walls) - min(walls),
-                             first_measurement_s=float(np.median(firsts)), n_repeats=repeats))
+        warm_env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "cache-warm"))
+        one(warm_env, Path(tmp) / "prime")  # fill the warm cache once
+        for r in range(repeats):
+            cold_env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / f"cache-cold-{r}"))
+            runs["cold"].append(one(cold_env, Path(tmp) / f"cold-{r}"))
+            runs["warm"].append(one(warm_env, Path(tmp) / f"warm-{r}"))
+    rows = []
+    for kind, res in runs.items():
+        walls, firsts, compiles = (np.array(v) for v in zip(*res))
+        rows.append(dict(method=f"startup/{kind}", metric="time_s",
+                         time_s=float(np.median(walls)), spread=float(walls.max() - walls.min()),
+                         first_measurement_s=float(np.median(firsts)),
+                         compile_s=float(np.median(compiles)), n_repeats=repeats))
+    rows.append(dict(method="startup/cold_over_warm", metric="ratio",
+                     time_s=rows[0]["time_s"] / rows[1]["time_s"], n_repeats=repeats))
     return rows
 
 

@@ -313,12 +313,28 @@ def kernel_times(kernel, X, X_fit, A):
     return prepared_times(kernel, Xp, kernel.inputs(X_fit, "X_fit", Xp.dtype), A)
 
 
-def prepared_times(kernel, X, F, A):
+#: kernel evaluations from which a product K(X, F) A takes the fused tile product
+#: (:func:`tiled_times`, compiled for it: about 1.5 s on a fresh install); below, the
+#: blocks of the kernel's own Gram code, which fitting has compiled already, are as fast
+#: (a prediction of the default run: 449 x 1348)
+FUSED_MIN_EVALS = 1 << 24
+
+
+def fused_product(n_rows, n_fit):
+    """Whether K(X, F) A with ``n_rows`` x ``n_fit`` kernel evaluations takes the fused
+    tile product (what a warm-up on a few rows must compile for the full-size call)."""
+    return n_rows * n_fit >= FUSED_MIN_EVALS
+
+
+def prepared_times(kernel, X, F, A, fused=None):
     """K(X, F) A for rows already prepared by ``kernel.inputs`` (same dtype): the fused
-    numba product (:func:`tiled_times`) when the kernel has a tile spec, else tiles of
-    PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS through one reused buffer."""
+    numba product (:func:`tiled_times`) when the kernel has a tile spec and the product
+    has FUSED_MIN_EVALS kernel evaluations or more (``fused``: True / False to choose),
+    else tiles of PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS through one reused buffer."""
     spec = kernel.tile_spec()
-    if spec is not None:
+    if fused is None:
+        fused = fused_product(X.shape[0], F.shape[0])
+    if spec is not None and fused:
         return tiled_times(spec, TiledRows(spec, X), TiledRows(spec, F), A)
     out = np.zeros((X.shape[0], A.shape[1]))
     buf = np.empty(min(PREDICT_BLOCK_ROWS, X.shape[0]) * min(PREDICT_BLOCK_COLS, F.shape[0]),

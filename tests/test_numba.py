@@ -1,4 +1,6 @@
 """Every compiled function against a plain-numpy reference."""
+import re
+
 import numpy as np
 import pytest
 
@@ -241,3 +243,69 @@ def test_kernel_times_threads_bitwise(rng):
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(out[0], out[1])
+
+
+COMPILE_WATCH = """
+import json, sys
+from numba.core import event
+
+seen = []
+
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        d = ev.data.get("dispatcher")
+        f = getattr(d, "py_func", None)
+        if f is not None and f.__module__.startswith("rffbench."):
+            seen.append([f.__module__ + "." + f.__qualname__, str(ev.data.get("args"))])
+
+
+event.register("numba:compile", Listener())
+out, sys.argv = sys.argv[1], ["run.py", *sys.argv[2:]]
+from rffbench.cli import main
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+json.dump(seen, open(out, "w"))
+"""
+
+
+@pytest.mark.slow
+def test_a_run_compiles_only_what_it_needs_and_every_function_is_cached(tmp_path):
+    """The default run on an empty numba cache compiles each function it uses once, for
+    its kernel's codes only (the Gaussian profile: no other profile's or kind's code),
+    not the fused kernel product that a prediction of its size does not use; the same run
+    again compiles nothing: every compiled function was cached (cache=True)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    script = tmp_path / "watch.py"
+    script.write_text(COMPILE_WATCH)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), MPLBACKEND="Agg")
+
+    def run(i):
+        out = tmp_path / f"compiled{i}.json"
+        p = subprocess.run([sys.executable, str(script), str(out),
+                            f"hydra.run.dir={tmp_path / f'r{i}'}"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return json.loads(out.read_text())
+
+    cold = run(1)
+    names = [n for n, _ in cold]
+    own = [(n, a) for n, a in cold if "._ov_" not in n]  # not overloads' inline bodies
+    assert own and len(own) == len(set(own)), "a function compiled twice"
+    gram = [(n, a) for n, a in cold if ".gram." in n]
+    assert gram and not any("_times_chunk" in n or "kernel_times" in n for n, _ in gram), names
+    for n, args in gram:  # literal codes: the Gaussian's profile (1) only
+        literals = [int(v) for v in re.findall(r"Literal\[int\]\((\d+)\)", args)]
+        assert set(literals) <= {0, 1}, (n, args)
+    assert run(2) == [], "compiled again: not cached"

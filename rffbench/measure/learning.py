@@ -50,7 +50,9 @@ from ..exact import (
     check_cg_unused,
     choose_solver,
     default_rank,
+    fused_product,
     not_converged_text,
+    prepared_times,
 )
 from ..exact import select_lambda as exact_select_lambda
 from ..memory import Need
@@ -395,8 +397,13 @@ def _exact_rows(ctx, cfg):
                      min(m.precond_rank, few)) if solver == "cg" else {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **dict(cg, **short)).fit(
-                Xtr[:few], Ytr[:few]).predict(Xte[:8])
+            warm_model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed,
+                                  **dict(cg, **short)).fit(Xtr[:few], Ytr[:few])
+            warm_model.predict(Xte[:8])
+            if fused_product(Xte.shape[0], Xtr.shape[0]):  # the full-size prediction's path
+                kernel = warm_model.kernel_
+                prepared_times(kernel, kernel.inputs(Xte[:8]), kernel.inputs(Xtr[:few]),
+                               np.ones((few, 1)), fused=True)
 
     _warm_up(ctx, warm)
     log.info("learning: exact KRR by %s, n_train=%d", solver, Xtr.shape[0])

@@ -1,0 +1,51 @@
+"""Every compiled loop of rffbench, and nothing else (no config, no I/O), by domain:
+
+* :mod:`~rffbench._numba.elementwise`: cosine, sine and exponential written to vectorise
+  (numba has no SVML), and their rows by dtype;
+* :mod:`~rffbench._numba.blas`: one BLAS GEMM call for products inside compiled loops;
+* :mod:`~rffbench._numba.passes`: the feature maps' passes over their outputs;
+* :mod:`~rffbench._numba.gram`: exact Gram matrices and kernel-times-matrix products,
+  compiled per kernel (``literally``: only the code a kernel uses);
+* :mod:`~rffbench._numba.reductions`: maxima and sums of the approximation errors;
+* :mod:`~rffbench._numba.hadamard`: the structured maps' fast Walsh-Hadamard transforms;
+* :mod:`~rffbench._numba.binning`: random binning's hashes.
+
+Every function is compiled with ``cache=True`` the first time a run needs it, and only
+then (a module holds no compiled code until its functions are called).  Each public
+function has a plain-numpy reference in the test-suite (``tests/test_numba.py``) that
+it is compared against.  The names below are what the rest of rffbench uses
+(``from rffbench import _numba as nbk``).
+"""
+from .binning import binning_keys
+from .elementwise import (EXP_MIN_ARG, FAST_TRIG_MAX, FAST_TRIG_MAX_F32, FMA, fast_cos,
+                          fast_cos_scalar, fast_exp, fast_exp_f32, fast_exp_f32_scalar,
+                          fast_exp_full, fast_exp_full_scalar, fast_exp_scalar, fast_sin,
+                          fast_sin_scalar)
+from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_POLY, KERNEL_TILE,
+                   L1DIST, MATERN_T_MAX, PROFILE_EXP, PROFILE_EXP_SQRT, PROFILE_MATERN15,
+                   PROFILE_MATERN25, PROFILE_NONE, SECH, SQDIST, TILE_COORD, TILE_DOT,
+                   TILE_SQDIST, coordinate_gram, dot_profile_inplace, kernel_gram_tiles,
+                   kernel_times, sqdist_from_gemm_profile)
+from .hadamard import (ROW_BLOCK, fastfood_project, fwht_columns, fwht_tiles_repeat,
+                       sorf_project)
+from .passes import (GEMM_BLOCK, arccos_features_inplace, cos_offset_scale_inplace,
+                     count_sketches, gemm_cos_offset, gemm_sincos, group_products,
+                     positive_features_inplace, scale_columns_inplace, scale_inplace,
+                     sincos_pairs_inplace)
+from .reductions import abs_max_sum_sq, max_abs_diff_upper
+
+__all__ = [
+    "ADDITIVE_CHI2", "CAUCHY", "DOT_ARCCOS0", "DOT_ARCCOS1", "DOT_POLY", "EXP_MIN_ARG",
+    "FAST_TRIG_MAX", "FAST_TRIG_MAX_F32", "FMA", "GEMM_BLOCK", "KERNEL_TILE", "L1DIST",
+    "MATERN_T_MAX", "PROFILE_EXP", "PROFILE_EXP_SQRT", "PROFILE_MATERN15",
+    "PROFILE_MATERN25", "PROFILE_NONE", "ROW_BLOCK", "SECH", "SQDIST", "TILE_COORD",
+    "TILE_DOT", "TILE_SQDIST", "abs_max_sum_sq", "arccos_features_inplace",
+    "binning_keys", "coordinate_gram", "cos_offset_scale_inplace", "count_sketches",
+    "dot_profile_inplace", "fast_cos", "fast_cos_scalar", "fast_exp", "fast_exp_f32",
+    "fast_exp_f32_scalar", "fast_exp_full", "fast_exp_full_scalar", "fast_exp_scalar",
+    "fast_sin", "fast_sin_scalar", "fastfood_project", "fwht_columns",
+    "fwht_tiles_repeat", "gemm_cos_offset", "gemm_sincos", "group_products",
+    "kernel_gram_tiles", "kernel_times", "max_abs_diff_upper", "positive_features_inplace",
+    "scale_columns_inplace", "scale_inplace", "sincos_pairs_inplace", "sorf_project",
+    "sqdist_from_gemm_profile",
+]

@@ -1,0 +1,480 @@
+"""Exact Gram matrices and kernel-times-matrix products, compiled per kernel.
+
+A Gram matrix is a distance-like quantity s(x, y) followed by a profile f(s).  How s
+is made (``tile``: from a GEMM of the rows, or the exact coordinate loop, ``kind``)
+and which f (``profile``) are integer codes that every public function takes; each
+function compiles once per combination of codes, with only that combination's code
+in it: the public functions pick, by the codes, a parallel loop made for them (the
+codes are constants of its closure, memoised, and cached by numba per codes), which
+passes them on as compile-time constants (``literally``) to helpers that are overloads
+picking their one branch while numba types them.  (``literally`` at the Python
+boundary would make every call try a compilation first, which the timings would see.)  A generic
+kernel that holds every branch compiled all of them for whichever one a run used:
+12.8 s on a fresh install for the exact KRR prediction of the default run, now about
+1 s.  The parallel loops stay thin: each iteration calls a separately compiled
+(and cached) helper, whose allocations and products numba's parallel passes never
+analyse.
+
+Each public function has a plain-numpy reference in the test-suite
+(``tests/test_numba.py``).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba as nb
+import numpy as np
+from numba import literally, prange, types
+from numba.extending import overload
+
+from .blas import gemm
+from .elementwise import FMA, INV_PI, _exp_typed, _like, fast_exp_scalar
+
+# --------------------------------------------------------------------------
+# the codes
+# --------------------------------------------------------------------------
+#: profiles of a distance s (squared Euclidean or L1)
+PROFILE_NONE = 0  # k = s
+PROFILE_EXP = 1  # k = exp(-a s)                      gaussian (s=d^2), laplacian (s=L1)
+PROFILE_EXP_SQRT = 2  # k = exp(-a sqrt(s))          matern 0.5 (s = d^2, a = 1/l)
+PROFILE_MATERN15 = 3  # t = a sqrt(s): (1+t) exp(-t)           a = sqrt(3)/l
+PROFILE_MATERN25 = 4  # t = a sqrt(s): (1+t+t^2/3) exp(-t)     a = sqrt(5)/l
+#: beyond this t, exp(-t) is 0 in float64 and the Matern polynomial must not reach inf
+MATERN_T_MAX = 800.0
+
+#: coordinate_gram's kernels: how a coordinate's term enters out[i, j]
+SQDIST, L1DIST, CAUCHY, ADDITIVE_CHI2, SECH = 0, 1, 2, 3, 4
+
+#: dot-product kernels (not shift-invariant): profiles of x.y, |x|, |y|
+DOT_ARCCOS0 = 0  # k = 1 - theta / pi                                   (0 if x or y = 0)
+DOT_ARCCOS1 = 1  # k = |x||y| (sin theta + (pi - theta) cos theta) / pi
+DOT_POLY = 2  # k = (a x.y + b)^p
+
+#: how a tile's kernel values are made: a GEMM of the tile then the squared-distance
+#: profile; a GEMM then the dot-product profile (arc-cosine, polynomial); the
+#: coordinate loop (exact distances, L1, Cauchy, chi2, sech)
+TILE_SQDIST, TILE_DOT, TILE_COORD = 0, 1, 2
+#: rows (and columns) of one tile of the kernel products: a float64 tile is 512 KiB,
+#: within one core's L2 (1.25 MiB here) with its rows of X and Y
+KERNEL_TILE = 256
+
+
+def _code(v):
+    """The value of an integer code that numba typed as a literal, or None."""
+    return v.literal_value if isinstance(v, types.IntegerLiteral) else None
+
+
+# --------------------------------------------------------------------------
+# one row of kernel values, one branch per code (overloads on literal codes)
+# --------------------------------------------------------------------------
+def profile_row(row, profile, a):
+    """row <- f(row) in the row's precision (float32 rows: float32 exp, 8 lanes)."""
+
+
+@overload(profile_row, inline="always", prefer_literal=True)
+def _ov_profile_row(row, profile, a):
+    code = _code(profile)
+    if code is None:
+        return None
+    if code == PROFILE_NONE:
+        return lambda row, profile, a: None
+    if code == PROFILE_EXP:
+        def impl(row, profile, a):
+            na = _like(row, -a)
+            for j in range(row.shape[0]):
+                row[j] = _exp_typed(na * row[j])
+    elif code == PROFILE_EXP_SQRT:
+        def impl(row, profile, a):
+            na = _like(row, -a)
+            for j in range(row.shape[0]):
+                row[j] = _exp_typed(na * np.sqrt(row[j]))
+    elif code == PROFILE_MATERN15:  # t capped where exp(-t) is 0: no inf * 0
+        def impl(row, profile, a):
+            na = _like(row, -a)
+            one = _like(row, 1.0)
+            cap = _like(row, MATERN_T_MAX)
+            for j in range(row.shape[0]):
+                t = min(-na * np.sqrt(row[j]), cap)
+                row[j] = (one + t) * _exp_typed(-t)
+    elif code == PROFILE_MATERN25:
+        def impl(row, profile, a):
+            na = _like(row, -a)
+            one = _like(row, 1.0)
+            cap = _like(row, MATERN_T_MAX)
+            three = _like(row, 3.0)
+            for j in range(row.shape[0]):
+                t = min(-na * np.sqrt(row[j]), cap)
+                row[j] = (one + t + t * t / three) * _exp_typed(-t)
+    else:
+        raise nb.core.errors.TypingError(f"unknown profile code {code}")
+    return impl
+
+
+def coordinate_row(x, Yt, j0, row, kind, profile, a):
+    """row[j] <- k(x, y_{j0 + j}) accumulated coordinate by coordinate, the inner loop
+    over j (vectorised): exact (no cancellation).  Yt = Y.T (d, m), C-contiguous."""
+
+
+@overload(coordinate_row, inline="always", prefer_literal=True)
+def _ov_coordinate_row(x, Yt, j0, row, kind, profile, a):
+    code = _code(kind)
+    if code is None or _code(profile) is None:
+        return None
+    if code == SQDIST:
+        def impl(x, Yt, j0, row, kind, profile, a):
+            m = row.shape[0]
+            for j in range(m):
+                row[j] = 0.0
+            for k in range(x.shape[0]):
+                xk = x[k]
+                yk = Yt[k, j0:j0 + m]
+                for j in range(m):
+                    t = xk - yk[j]
+                    row[j] += t * t
+            profile_row(row, profile, a)
+    elif code == L1DIST:
+        def impl(x, Yt, j0, row, kind, profile, a):
+            m = row.shape[0]
+            for j in range(m):
+                row[j] = 0.0
+            for k in range(x.shape[0]):
+                xk = x[k]
+                yk = Yt[k, j0:j0 + m]
+                for j in range(m):
+                    row[j] += abs(xk - yk[j])
+            profile_row(row, profile, a)
+    elif code == CAUCHY:
+        def impl(x, Yt, j0, row, kind, profile, a):
+            m = row.shape[0]
+            for j in range(m):
+                row[j] = 1.0
+            for k in range(x.shape[0]):
+                xk = x[k]
+                yk = Yt[k, j0:j0 + m]
+                for j in range(m):
+                    t = xk - yk[j]
+                    row[j] = row[j] / (1.0 + t * t * a)
+    elif code == ADDITIVE_CHI2:
+        def impl(x, Yt, j0, row, kind, profile, a):
+            m = row.shape[0]
+            for j in range(m):
+                row[j] = 0.0
+            for k in range(x.shape[0]):
+                x64 = np.float64(x[k])
+                yk = Yt[k, j0:j0 + m]
+                for j in range(m):
+                    s = x64 + yk[j]
+                    if s > 0.0:
+                        row[j] += 2.0 * x64 * yk[j] / s
+            for j in range(m):
+                row[j] *= a
+    elif code == SECH:  # sech t = 2 e^-|t| / (1 + e^-2|t|): one vectorised exp, no overflow
+        def impl(x, Yt, j0, row, kind, profile, a):
+            m = row.shape[0]
+            for j in range(m):
+                row[j] = 1.0
+            for k in range(x.shape[0]):
+                x64 = np.float64(x[k])
+                yk = Yt[k, j0:j0 + m]
+                for j in range(m):
+                    e = fast_exp_scalar(-abs(a * (x64 - yk[j])))
+                    row[j] = row[j] * (2.0 * e / (1.0 + e * e))
+    else:
+        raise nb.core.errors.TypingError(f"unknown coordinate kind {code}")
+    return impl
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def sqdist_profile_row(row, xsq, ysq, profile, a):
+    """row holds x.y for one x; overwrite with f(max(|x|^2 + |y|^2 - 2 x.y, 0))."""
+    two = _like(row, 2.0)
+    zero = _like(row, 0.0)
+    for j in range(row.shape[0]):
+        row[j] = max(xsq + ysq[j] - two * row[j], zero)
+    profile_row(row, profile, a)
+
+
+def dot_profile_row(row, xn, yn, profile, a, b, p):
+    """row holds x.y for one x (norm/l ``xn``); overwrite with the kernel value."""
+
+
+@overload(dot_profile_row, inline="always", prefer_literal=True)
+def _ov_dot_profile_row(row, xn, yn, profile, a, b, p):
+    code = _code(profile)
+    if code is None:
+        return None
+    if code == DOT_POLY:
+        def impl(row, xn, yn, profile, a, b, p):
+            m = row.shape[0]
+            if p == 2.0:  # the default degree, and 3 and 4, by multiplications (vectorised)
+                for j in range(m):
+                    t = a * np.float64(row[j]) + b
+                    row[j] = t * t
+            elif p == 3.0:
+                for j in range(m):
+                    t = a * np.float64(row[j]) + b
+                    row[j] = t * t * t
+            elif p == 4.0:
+                for j in range(m):
+                    t = a * np.float64(row[j]) + b
+                    t = t * t
+                    row[j] = t * t
+            else:
+                for j in range(m):
+                    row[j] = (a * np.float64(row[j]) + b) ** p
+        return impl
+    if code not in (DOT_ARCCOS0, DOT_ARCCOS1):
+        raise nb.core.errors.TypingError(f"unknown dot-product profile {code}")
+    order0 = code == DOT_ARCCOS0
+
+    def impl(row, xn, yn, profile, a, b, p):
+        for j in range(row.shape[0]):
+            nn = xn * yn[j]
+            if nn == 0.0:
+                row[j] = 0.0
+                continue
+            c = min(1.0, max(-1.0, a * np.float64(row[j]) / nn))
+            theta = math.acos(c)
+            if order0:
+                row[j] = 1.0 - theta * INV_PI
+            else:
+                row[j] = nn * (math.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) \
+                    * INV_PI
+    return impl
+
+
+# --------------------------------------------------------------------------
+# Gram matrices of the rows (X @ Y.T done by the caller's BLAS, or the coordinate loop)
+# --------------------------------------------------------------------------
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def _coordinate_rows(X, Yt, out, i0, i1, kind, profile, a):
+    literally(kind)
+    literally(profile)
+    for i in range(i0, i1):
+        coordinate_row(X[i], Yt, 0, out[i], kind, profile, a)
+
+
+#: rows per parallel iteration of the row-wise Gram functions
+ROWS_PER_TASK = 16
+
+
+@functools.lru_cache(maxsize=None)
+def _coordinate_gram_for(kind, profile):
+    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+    def coordinate_gram_of(X, Yt, out, a):
+        n = X.shape[0]
+        for b in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+            _coordinate_rows(X, Yt, out, b * ROWS_PER_TASK,
+                             min(n, (b + 1) * ROWS_PER_TASK), kind, profile, a)
+    return coordinate_gram_of
+
+
+def coordinate_gram(X, Yt, out, kind, profile, a):
+    """A Gram accumulated coordinate by coordinate (``coordinate_row``), a block of output
+    rows per parallel iteration: exact (no cancellation), best for small d.  Yt = Y.T
+    (d, m) C-contiguous.  ``kind``:
+
+    * SQDIST: f(||x - y||^2), f = the ``profile`` with parameter ``a``;
+    * L1DIST: f(||x - y||_1);
+    * CAUCHY: prod_k 1 / (1 + (x_k - y_k)^2 a);
+    * ADDITIVE_CHI2: a sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0);
+    * SECH: prod_k 1 / cosh(a (x_k - y_k)) (skewed chi2 in log coordinates).
+    """
+    _coordinate_gram_for(int(kind), int(profile))(X, Yt, out, a)
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def _sqdist_rows(G, xsq, ysq, i0, i1, profile, a):
+    literally(profile)
+    for i in range(i0, i1):
+        sqdist_profile_row(G[i], xsq[i], ysq, profile, a)
+
+
+@functools.lru_cache(maxsize=None)
+def _sqdist_for(profile):
+    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+    def sqdist_from_gemm_of(G, xsq, ysq, a):
+        n = G.shape[0]
+        for b in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+            _sqdist_rows(G, xsq, ysq, b * ROWS_PER_TASK, min(n, (b + 1) * ROWS_PER_TASK),
+                         profile, a)
+    return sqdist_from_gemm_of
+
+
+def sqdist_from_gemm_profile(G, xsq, ysq, profile, a):
+    """G holds X @ Y.T; overwrite with f(max(|x|^2 + |y|^2 - 2 x.y, 0))."""
+    _sqdist_for(int(profile))(G, xsq, ysq, a)
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy")
+def _dot_rows(G, xn, yn, i0, i1, profile, a, b, p):
+    literally(profile)
+    for i in range(i0, i1):
+        dot_profile_row(G[i], xn[i], yn, profile, a, b, p)
+
+
+@functools.lru_cache(maxsize=None)
+def _dot_for(profile):
+    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+    def dot_profile_of(G, xn, yn, a, b, p):
+        n = G.shape[0]
+        for t in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+            _dot_rows(G, xn, yn, t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK), profile,
+                      a, b, p)
+    return dot_profile_of
+
+
+def dot_profile_inplace(G, xn, yn, profile, a, b, p):
+    """G holds X @ Y.T; overwrite with the kernel value.  Arc-cosine: xn, yn are the norms
+    of X / l and Y / l and a = 1 / l^2 (so a G = (x / l).(y / l)); polynomial: (a G + b)^p."""
+    _dot_for(int(profile))(G, xn, yn, a, b, p)
+
+
+# --------------------------------------------------------------------------
+# kernel-times-matrix products: K(X, Y) V with K never in memory
+# --------------------------------------------------------------------------
+# One T x T tile of K at a time, per thread, in its cache: the distances (or dot
+# products) by a single-threaded BLAS GEMM of the tile (the caller limits BLAS to one
+# thread) or by the exact coordinate loop, the kernel's profile applied in place, then
+# multiplied into the output by another GEMM while the tile is in cache.  Rows are
+# padded to a multiple of T (padding rows of V are 0, padded outputs are dropped).
+def kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+    """G <- K(X[i0:i0+T], Y[j0:j0+T]) for the kernel described by (tile, kind, profile,
+    a, b, p), in X's precision; xaux / yaux: squared norms (TILE_SQDIST) or norms / l
+    (TILE_DOT)."""
+
+
+@overload(kernel_tile, inline="always", prefer_literal=True)
+def _ov_kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+    code = _code(tile)
+    if code is None or _code(kind) is None or _code(profile) is None:
+        return None
+    if code == TILE_COORD:
+        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+            for r in range(G.shape[0]):
+                coordinate_row(X[i0 + r], Yt, j0, G[r], kind, profile, a)
+    elif code == TILE_SQDIST:
+        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+            T = G.shape[0]
+            gemm(X[i0:i0 + T], Y[j0:j0 + T], G, False, True, 0.0)
+            ya = yaux[j0:j0 + T]
+            for r in range(T):
+                sqdist_profile_row(G[r], xaux[i0 + r], ya, profile, a)
+    elif code == TILE_DOT:
+        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+            T = G.shape[0]
+            gemm(X[i0:i0 + T], Y[j0:j0 + T], G, False, True, 0.0)
+            ya = yaux[j0:j0 + T]
+            for r in range(T):
+                dot_profile_row(G[r], xaux[i0 + r], ya, profile, a, b, p)
+    else:
+        raise nb.core.errors.TypingError(f"unknown tile code {code}")
+    return impl
+
+
+def float64_tile(G):
+    """Where a tile's float64 values go: G itself, or a new float64 array for a float32 G
+    (the mixed precision: float32 tiles, float64 products and sums)."""
+
+
+@overload(float64_tile)
+def _ov_float64_tile(G):
+    if G.dtype == types.float32:
+        return lambda G: np.empty(G.shape)
+    return lambda G: G
+
+
+def widen(G, K):
+    """K <- G when K is a float64 copy of a float32 G (nothing when K is G)."""
+
+
+@overload(widen, inline="always")
+def _ov_widen(G, K):
+    if G.dtype == K.dtype:
+        return lambda G, K: None
+
+    def impl(G, K):
+        T0, T1 = G.shape
+        for r in range(T0):
+            for j in range(T1):
+                K[r, j] = G[r, j]
+    return impl
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def _times_chunk(X, Y, Yt, xaux, yaux, V, out, ti, tj, s0, s1, symmetric,
+                 tile, kind, profile, a, b, p):
+    """out += K V over the tile pairs s0..s1 of one chunk (see kernel_times)."""
+    literally(tile)
+    literally(kind)
+    literally(profile)
+    T = KERNEL_TILE
+    G = np.empty((T, T), X.dtype)
+    K = float64_tile(G)
+    for t in range(s0, s1):
+        i0 = ti[t] * T
+        j0 = tj[t] * T
+        kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p)
+        widen(G, K)
+        gemm(K, V[j0:j0 + T], out[i0:i0 + T], False, False, 1.0)
+        if symmetric and i0 != j0:
+            gemm(K, V[i0:i0 + T], out[j0:j0 + T], True, False, 1.0)
+
+
+@functools.lru_cache(maxsize=None)
+def _times_for(tile, kind, profile):
+    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+    def kernel_times_of(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric, a, b, p):
+        for c in prange(starts.shape[0] - 1):
+            _times_chunk(X, Y, Yt, xaux, yaux, V, parts[c] if symmetric else parts[0], ti,
+                         tj, starts[c], starts[c + 1], symmetric, tile, kind, profile, a, b, p)
+    return kernel_times_of
+
+
+def kernel_times(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric,
+                 tile, kind, profile, a, b, p):
+    """parts[c] += K V by tiles: tile pairs (ti[t], tj[t]) for t in [starts[c], starts[c+1])
+    are chunk c's, chunks run in parallel.  V (ny, m) float64, parts (chunks or 1, nx, m)
+    float64 zeros.  ``symmetric`` (Y is X, pairs I <= J): each tile serves both
+    out[I] += K[I, J] V[J] and out[J] += K[I, J]^T V[I] (a diagonal tile only the first),
+    each chunk into its own parts[c] (no two threads write one row); else each chunk owns
+    whole row tiles, all into parts[0].  The products of a tile with V are BLAS GEMMs of
+    the tile while it is in cache, accumulated into the output.  The chunking depends
+    only on the shapes, so the sum of the parts is the same whatever the number of
+    threads."""
+    _times_for(int(tile), int(kind), int(profile))(X, Y, Yt, xaux, yaux, V, parts, ti, tj,
+                                                   starts, symmetric, a, b, p)
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p):
+    """out's rows of row tile I (see kernel_gram_tiles)."""
+    literally(tile)
+    literally(kind)
+    literally(profile)
+    T = KERNEL_TILE
+    n, m = out.shape
+    G = np.empty((T, T), X.dtype)
+    i0 = I * T
+    for J in range(Y.shape[0] // T):
+        j0 = J * T
+        kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p)
+        for r in range(min(T, n - i0)):
+            for j in range(min(T, m - j0)):
+                out[i0 + r, j0 + j] = G[r, j]
+
+
+@functools.lru_cache(maxsize=None)
+def _gram_tiles_for(tile, kind, profile):
+    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+    def kernel_gram_tiles_of(X, Y, Yt, xaux, yaux, out, a, b, p):
+        for I in prange(X.shape[0] // KERNEL_TILE):
+            _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p)
+    return kernel_gram_tiles_of
+
+
+def kernel_gram_tiles(X, Y, Yt, xaux, yaux, out, tile, kind, profile, a, b, p):
+    """out <- K(X, Y)[:out.shape[0], :out.shape[1]] through the same tiles as
+    ``kernel_times`` (X, Y padded to multiples of KERNEL_TILE rows)."""
+    _gram_tiles_for(int(tile), int(kind), int(profile))(X, Y, Yt, xaux, yaux, out, a, b, p)
