@@ -34,8 +34,8 @@ MAIN_KEYS = [
     ("backend.name", "or dask: ridge and exact KRR's products on a Dask cluster"),
     ("report.center", "seeds summarised by median + min-max, or mean + 95% t interval"),
     ("threads dtype", "numba + BLAS threads (null: all cores); float32 | float64"),
-    ("+features.params.NAME=value", "a further keyword argument of a plug-in map"),
-    ("+kernel.params.NAME=value", "a further keyword argument of a plug-in kernel"),
+    ("features.params.NAME=value", "a map's own parameter (e.g. orf's layout) or a plug-in's"),
+    ("kernel.params.NAME=value", "a further keyword argument of a plug-in kernel"),
 ]
 
 
@@ -169,7 +169,7 @@ def help_text():
         "Measurements (measure.NAME.enabled=true|false; default in brackets):",
         _rows(_measurements()),
         "",
-        "Presets (python run.py -m experiment=NAME):",
+        "Presets (rffbench -m experiment=NAME):",
         _rows(_presets()),
         "",
         "Main keys (defaults shown; every key of the config can be overridden):",
@@ -179,11 +179,21 @@ def help_text():
         "groups rffbench.feature_maps, rffbench.kernels, rffbench.datasets, rffbench.models,",
         "rffbench.measurements",
         "(then features=NAME, measure.NAME.enabled=true work), or",
-        "features.name=package.module:Class without installing anything (docs/python.md, \"Bring your",
-        "own map\"; examples/rffbench-example-plugin).",
+        "features.name=package.module:Class without installing anything (the documentation's",
+        "python.md, \"Bring your own map\", and its example plug-in package).",
         "",
-        "More: python run.py --cfg job (the whole composed config), docs/ (quickstart, the",
-        "Python API, the report), conf/ (every group and preset, commented),",
-        "python run.py --hydra-help (Hydra's own options).",
+        "More: rffbench --cfg job [key=value ...] prints the whole composed config;",
+        "rffbench --hydra-help, Hydra's own options; every group and preset, commented, in",
+        "  " + os.path.join(os.path.dirname(os.path.abspath(__file__)), "conf"),
+        _docs_line(),
     ]
     return "\n".join(parts)
+
+
+def _docs_line():
+    """Where the documentation is: a checkout's docs/, or the source repository's."""
+    docs = os.path.join(os.path.dirname(CONF_DIR), "docs")
+    if os.path.isfile(os.path.join(docs, "quickstart.md")):
+        return f"and the documentation (quickstart.md, python.md, sweeps.md, ...) in\n  {docs}"
+    return ("and the documentation in the docs/ folder of rffbench's source repository (it is "
+            "not\ninstalled with the package).")

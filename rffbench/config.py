@@ -86,7 +86,7 @@ class KernelConfig:
     #: training points used by the median heuristic (seeded subsample)
     median_subsample: int = MEDIAN_SUBSAMPLE
     #: further keyword arguments of the kernel's class (a plug-in kernel's own
-    #: parameters), e.g. +kernel.params.alpha=0.5; a name the class does not take is an error
+    #: parameters), e.g. kernel.params.alpha=0.5; a name the class does not take is an error
     params: Dict[str, Any] = field(default_factory=dict)
 
     #: keys of this block that go to every kernel (the others only to kernels that take them)

@@ -212,6 +212,7 @@ class RffbenchCallback(_callback_base()):
             return
         n = count_jobs(parsed)
         swept = " ".join(str(o.input_line) for o in parsed if o.is_sweep_override())
+        RffbenchCallback._announce(config, n)
         if n == 0:
             print(f"rffbench: error: the sweep has no job: a value list is empty ({swept})",
                   file=sys.stderr)
@@ -221,6 +222,24 @@ class RffbenchCallback(_callback_base()):
                   f"command runs ({MAX_SWEEP_JOBS:,}): split it into commands that share "
                   "hydra.sweep.dir (its runs are stored by identity)", file=sys.stderr)
             raise SystemExit(2)
+
+    @staticmethod
+    def _announce(config, n):
+        """The sweep's first line: how many jobs and where they go; a preset that forces
+        multirun (hydra.mode: MULTIRUN) started without -m says so, since its user may have
+        meant one run."""
+        import sys
+
+        from omegaconf import OmegaConf
+
+        where = OmegaConf.select(config, "hydra.sweep.dir")
+        preset = OmegaConf.select(config, "experiment")
+        asked = any(a in ("-m", "--multirun") for a in sys.argv[1:])
+        line = f"rffbench: a sweep of {n:,} job{'s' if n != 1 else ''} into {where}"
+        if not asked:
+            line += (f" (experiment={preset} is a sweep: it sets hydra.mode=MULTIRUN; one run "
+                     "of it: add hydra.mode=RUN)")
+        print(line + "; Ctrl-C stops it, the same command resumes it", flush=True)
 
     def on_multirun_end(self, config, **kwargs):
         import sys
