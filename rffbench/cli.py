@@ -31,6 +31,46 @@ logging.raiseExceptions = False
 #: conf/ inside the package (a file path: the package has no __init__ there)
 CONF_DIR = Path(__file__).resolve().parent / "conf"
 
+#: characters a sweep folder's name keeps from its command (others become _)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789=,._+-")
+#: the longest part of a sweep folder's name taken from its command
+SWEEP_NAME_MAX = 60
+
+
+def sweep_name(overrides):
+    """The default folder name of an ad-hoc sweep (conf/config.yaml, hydra.sweep.dir): its
+    overrides, sorted (their order does not matter) and joined, cut at SWEEP_NAME_MAX
+    characters, and a hash of them all: the same command finds its folder again (and
+    resumes there), another command gets its own.  Runs are computed once for every
+    sweep of the folder anyway (rffbench.store)."""
+    import hashlib
+
+    items = sorted(str(o) for o in (overrides or []))
+    text = "_".join(items) or "default"
+    text = "".join(c if c in _NAME_CHARS else "_" for c in text)
+    digest = hashlib.sha1("\n".join(items).encode()).hexdigest()[:8]
+    return f"{text[:SWEEP_NAME_MAX].rstrip('_.')}-{digest}"
+
+
+def _sweep_name_of(*, _root_):
+    """``${rffbench_sweep:}``: the sweep's name from the command's overrides
+    (``hydra.overrides.task``).  The multirun's value is given to its jobs by the callback
+    (rffbench.launch.RffbenchCallback freezes hydra.sweep.dir), since Hydra composes
+    each job again with the job's own overrides."""
+    try:
+        return sweep_name(_root_.hydra.overrides.task)
+    except Exception:  # no hydra node (a config composed from Python): no command
+        return sweep_name([])
+
+
+def _register_resolvers():
+    from omegaconf import OmegaConf
+
+    OmegaConf.register_new_resolver("rffbench_sweep", _sweep_name_of, replace=True)
+
+
+_register_resolvers()
+
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _main(cfg):

@@ -146,8 +146,9 @@ class RunContext:
         return X[idx]
 
     def shared(self, name, key, compute):
-        """``compute()``'s rows, computed once per sweep for every run with the same
-        ``key`` (a dict of what they depend on); a run alone just computes them."""
+        """``compute()``'s rows, computed once for every run of the sweeps of a results
+        folder with the same ``key`` (a dict of what they depend on); a run alone just
+        computes them."""
         if self.store is None:
             return compute()
         return self.store.shared(name, key, compute, self.run_id)
@@ -423,13 +424,15 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
     """
     in_sweep = sweep_dir is not None
     store = SweepStore(sweep_dir) if in_sweep else None
-    out, claim, rid = Path(output_dir), None, None
+    out, claim, rid, stored = Path(output_dir), None, None, None
     try:
         try:
             conf = validate(cfg)
             if not in_sweep:
                 conf.check_single_run(overrides)
-            rid = find_run(conf, store.runs_dir) if in_sweep else run_id(conf)
+            # in this sweep first (a sweep written before the store keeps its ids), then in
+            # the store of its results folder
+            rid = find_run(conf, store.runs_dir, store.store) if in_sweep else run_id(conf)
         except RffbenchError as exc:
             if in_sweep:
                 store.write_ticket(overrides, error=str(exc).splitlines()[0], job_dir=out)
@@ -465,6 +468,19 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
                 return _fail(None, 2, str(exc), in_sweep)
         if in_sweep:  # the report can tell what a failed or interrupted run was
             write_config(out, rid, asdict(conf), overrides)
+            # computed once for every sweep of the results folder: the store's copy, or
+            # its claim while this sweep computes it (another sweep waits for it)
+            stored = store.claim_stored(rid, on_wait=busy)
+            if stored is None:
+                stale = stored_disagreement(conf, store.stored_dir(rid))
+                if stale is None:
+                    store.copy_stored(rid, out)
+                    print(f"rffbench: run {rid} was computed by another sweep: its records "
+                          f"copied from {store.stored_dir(rid)}")
+                    log.info("run %s copied from the store (%s)", rid, store.stored_dir(rid))
+                    return 0
+                log.warning("run %s in the store was recorded with %s=%r, this config has "
+                            "%r: computed again here, not reused", rid, *stale)
         log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
         try:
             df, tables = run(conf, threads=jobs_threads if in_sweep else None, store=store,
@@ -496,6 +512,11 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
         path = write_all_atomic(files + [(df, out / RECORDS_FILE)])[-1]
         if not in_sweep:  # an earlier failure's line in this directory is no longer true
             (out / ERROR_FILE).unlink(missing_ok=True)
+        elif stored is not None:  # for the other sweeps of the results folder
+            try:
+                store.publish(rid, out)
+            except OSError as exc:  # the sweep's own records are written: a warning
+                log.warning("run %s: not copied to the store (%s)", rid, _os_message(exc))
     except KeyboardInterrupt:
         where = "" if rid is None else f" run {rid}"
         if claim is not None and in_sweep:
@@ -510,6 +531,8 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
     except OSError as exc:  # the run or job directory cannot be created or written
         return _fail(out if claim is not None else None, 2, _os_message(exc), in_sweep)
     finally:
+        if stored is not None:
+            stored.release()
         if claim is not None:
             claim.release()
     print(summary_table(df))

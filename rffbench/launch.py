@@ -186,8 +186,26 @@ class RffbenchCallback(_callback_base()):
             raise SystemExit(2)
 
     def on_multirun_start(self, config, **kwargs):
+        self._freeze_sweep_dir(config)
         self._check_size(config)  # first: a refused sweep leaves no folder
         self._check(config.hydra.sweep.dir, "hydra.sweep.dir")
+
+    @staticmethod
+    def _freeze_sweep_dir(config):
+        """A sweep folder named after the command (``${rffbench_sweep:}``) is resolved
+        once, here, and given to every job: Hydra composes each job again with its own
+        overrides, which would name another folder per job."""
+        from omegaconf import OmegaConf, open_dict, read_write
+
+        raw = str(OmegaConf.to_container(config.hydra.sweep, resolve=False).get("dir", ""))
+        if "rffbench_sweep" not in raw:
+            return
+        d = str(config.hydra.sweep.dir)
+        quote = "'" if "'" not in d else '"'
+        with read_write(config.hydra), open_dict(config.hydra):
+            config.hydra.sweep.dir = d
+            if quote not in d:
+                config.hydra.overrides.hydra.append(f"hydra.sweep.dir={quote}{d}{quote}")
 
     @staticmethod
     def _check_size(config):

@@ -158,18 +158,22 @@ def legacy_run_id(conf):
     return _hash(d)
 
 
-def find_run(conf, runs_dir) -> str:
-    """The id under which ``conf`` is (or will be) stored in ``runs_dir``: its id, or
-    the 0.1 id where only a run of that name exists (a sweep written by 0.1)."""
+def find_run(conf, *runs_dirs) -> str:
+    """The id under which ``conf`` is (or will be) stored in the first of ``runs_dirs``
+    that holds it: its id, the id from before inert blocks stopped counting, or the 0.1
+    id (a sweep written by 0.1); its id where none holds it."""
     rid = run_id(conf)
-    if (Path(runs_dir) / rid).exists():
-        return rid
+    candidates = [rid]
     before = run_id(conf, drop_inert=False)  # the id when an inert block still counted
-    if before != rid and (Path(runs_dir) / before).exists():
-        return before
+    if before != rid:
+        candidates.append(before)
     old = legacy_run_id(conf)
-    if old is not None and (Path(runs_dir) / old).exists():
-        return old
+    if old is not None:
+        candidates.append(old)
+    for d in runs_dirs:
+        for c in candidates:
+            if (Path(d) / c).exists():
+                return c
     return rid
 
 

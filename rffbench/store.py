@@ -1,4 +1,15 @@
-"""Where a sweep keeps its runs: storage keyed by run identity (docs/architecture.md, "A sweep").
+"""Where sweeps keep their runs: storage keyed by run identity (docs/architecture.md,
+"A sweep").
+
+A run is computed once for every sweep of a results folder (the folder that holds the
+sweep folders, ``results/multirun/`` by default): each run computed in a sweep is also
+published to the folder's store, ``RESULTS/.runs/<run_id>/``, and a sweep that asks for
+a run the store holds copies its records (two presets that share runs, the same command
+run again in a new folder, a sweep that adds values to another's lists).  Every sweep
+folder holds the runs its commands asked for, as files of its own, so a sweep folder
+travels alone (copied, sent, archived), and a sweep folder written before the store
+reads and resumes as before.  Runs that many runs share (exact KRR, which depends on
+neither D nor the map) live in the store's ``shared/``.
 
 A sweep directory::
 
@@ -16,11 +27,15 @@ A sweep directory::
           interrupted.txt       a run stopped by Ctrl-C (resumable)
       .jobs/<key>.json          one per job of the sweep's command: its overrides and its
                                 run_id (or the error that came before a run_id existed)
-      shared/<name>-<hash>/     a result that many runs share, computed once per sweep
-                                (exact KRR: it does not depend on D or the map): key.json
+      report/
+
+and beside it, the store::
+
+    RESULTS/.runs/<run_id>/     a run computed in one of the folder's sweeps (its claim
+                                while a sweep computes it, its config.json and records)
+    RESULTS/.runs/shared/<name>-<hash>/  a result that many runs share, computed once: key.json
                                 (what it depends on, the run that computed it), claim and
                                 rows.csv (its records' rows) as a run's records.csv
-      report/
 
 A run's records are found and written by its ``run_id``, so no job can
 overwrite another run's results, whatever the order or the value lists of
@@ -48,6 +63,8 @@ from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
+#: the store of a results folder, beside its sweep folders
+STORE_DIR = ".runs"
 SHARED_DIR = "shared"
 SHARED_KEY_FILE = "key.json"
 #: a shared result's rows (not records.csv: they are not a run's records)
@@ -304,10 +321,12 @@ def records_run_id(path):
 # the sweep directory
 # --------------------------------------------------------------------------
 class SweepStore:
-    """The run directories and job tickets of one sweep directory."""
+    """The run directories and job tickets of one sweep directory, and the store of its
+    results folder (``STORE_DIR`` beside the sweep folder)."""
 
     def __init__(self, sweep_dir):
         self.root = Path(sweep_dir)
+        self.store = self.root.parent / STORE_DIR
 
     @property
     def runs_dir(self):
@@ -315,6 +334,48 @@ class SweepStore:
 
     def run_dir(self, rid):
         return self.runs_dir / rid
+
+    def stored_dir(self, rid):
+        """Run ``rid``'s directory in the store."""
+        return self.store / rid
+
+    def claim_stored(self, rid, on_wait=None):
+        """Claim run ``rid`` in the store (:func:`acquire`): a Claim (compute it, then
+        :meth:`publish`), or None when the store holds its records (possibly after
+        waiting for another sweep that computed it)."""
+        d = self.stored_dir(rid)
+        d.mkdir(parents=True, exist_ok=True)
+        return acquire(d, on_wait=on_wait)
+
+    def copy_stored(self, rid, out):
+        """Copy the store's files of run ``rid`` into the sweep's ``out`` (its records
+        last, so their presence means complete; this sweep's config.json is kept); the
+        list of files copied."""
+        import shutil
+
+        src = self.stored_dir(rid)
+        names = sorted(f.name for f in src.iterdir() if f.is_file()
+                       and not f.name.startswith(".")
+                       and f.name not in (CLAIM_FILE, CONFIG_FILE, RECORDS_FILE))
+        names.append(RECORDS_FILE)
+        write_all_atomic([(lambda tmp, f=src / n: shutil.copyfile(f, tmp), Path(out) / n)
+                          for n in names])
+        return names
+
+    def publish(self, rid, out):
+        """Copy a run just computed in ``out`` to the store (records last), for the other
+        sweeps of the results folder."""
+        import shutil
+
+        dst = self.stored_dir(rid)
+        dst.mkdir(parents=True, exist_ok=True)
+        names = sorted(f.name for f in Path(out).iterdir() if f.is_file()
+                       and not f.name.startswith(".")
+                       and f.name not in (CLAIM_FILE, RECORDS_FILE, ERROR_FILE,
+                                          INTERRUPTED_FILE))
+        names.append(RECORDS_FILE)
+        write_all_atomic([(lambda tmp, f=Path(out) / n: shutil.copyfile(f, tmp), dst / n)
+                          for n in names])
 
     def write_ticket(self, overrides, rid=None, error=None, job_dir=None):
         """Record which run (or which error) a job of the sweep's command led to."""
@@ -364,16 +425,17 @@ class SweepStore:
 
 
     def shared(self, name, key, compute, rid):
-        """Rows (record dicts) that every run with the same ``key`` shares: computed by
-        ``compute()`` in the first run that asks (the others wait for its claim, as for a
-        run), then read back.  Read-back rows say in their note which run computed them."""
+        """Rows (record dicts) that every run with the same ``key`` shares, in every sweep
+        of the results folder: computed by ``compute()`` in the first run that asks (the
+        others wait for its claim, as for a run), then read back.  Read-back rows say in
+        their note which run computed them."""
         import pandas as pd
 
         blob = json.dumps(key, sort_keys=True, default=str)
-        d = self.root / SHARED_DIR / f"{name}-{hashlib.sha1(blob.encode()).hexdigest()[:12]}"
+        d = self.store / SHARED_DIR / f"{name}-{hashlib.sha1(blob.encode()).hexdigest()[:12]}"
         d.mkdir(parents=True, exist_ok=True)
         claim = acquire(d, on_wait=lambda h: log.info(
-            "%s: waiting for %s pid %s, which computes it for this sweep", name,
+            "%s: waiting for %s pid %s, which computes it for these runs", name,
             h.get("host"), h.get("pid")), done_file=SHARED_ROWS_FILE)
         if claim is not None:
             try:
@@ -395,8 +457,9 @@ class SweepStore:
         for r in rows:
             for col in ("method", "unit"):
                 r[col] = r.get(col) or ""
-            r["note"] = ((r.get("note") or "") + f" [computed once per sweep, by run {by}]").strip()
-        log.info("%s: reused from run %s (shared in this sweep)", name, by)
+            r["note"] = ((r.get("note") or "") + f" [computed once, by run {by}]").strip()
+        log.info("%s: reused from run %s (shared by the runs of this results folder)", name,
+                 by)
         return rows
 
 

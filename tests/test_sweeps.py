@@ -58,26 +58,71 @@ def test_parallel_launchers_then_report(tmp_path, launcher):
     assert "error_vs_D" in summary and "Not drawn (their data is absent" in summary
 
 
-def test_exact_krr_computed_once_per_sweep(tmp_path):
-    """Exact KRR does not depend on D or the map: the sweep computes it once, and the
-    other runs carry the same records with a note naming the run that computed them."""
+def test_exact_krr_computed_once_per_results_folder(tmp_path):
+    """Exact KRR does not depend on D or the map: it is computed once (in the store of the
+    results folder), and the other runs carry the same records with a note naming the run
+    that computed them."""
     sweep = tmp_path / "sweep"
     p = run_cli("-m", *TINY, "measure.bounds.enabled=false", "measure.approximation.enabled=false",
                 "D=16,64", "features=rff,orf", f"hydra.sweep.dir={sweep}")
     assert p.returncode == 0, p.stderr[-3000:]
-    assert len(list((sweep / "shared").glob("exact_krr-*/rows.csv"))) == 1
+    assert len(list((tmp_path / ".runs" / "shared").glob("exact_krr-*/rows.csv"))) == 1
     res = pd.concat(pd.read_csv(f) for f in _records(sweep).values())
     ex = res[(res.measurement == "learning") & (res.method == "exact_krr")]
     assert ex.run_id.nunique() == 4
     by_metric = ex.groupby("metric").value.nunique()
     assert (by_metric == 1).all(), by_metric  # identical records, timings included
-    first = ex[~ex.note.fillna("").str.contains("computed once per sweep")].run_id.unique()
+    first = ex[~ex.note.fillna("").str.contains("computed once")].run_id.unique()
     assert len(first) == 1
     reused = ex[ex.run_id != first[0]]
-    assert reused.note.str.endswith(f"[computed once per sweep, by run {first[0]}]").all()
+    assert reused.note.str.endswith(f"[computed once, by run {first[0]}]").all()
     logs = "".join(f.read_text() for f in sweep.glob("*/run.log"))
     assert logs.count("learning: exact KRR by cholesky") == 1
     assert logs.count("exact_krr: reused from run") == 3
+
+
+def test_a_run_is_computed_once_whichever_sweep_asks_for_it(tmp_path):
+    """Two sweep folders of one results folder: the second sweep copies the runs the
+    first computed (from the results folder's store, .runs/) and computes only its new
+    one; each folder holds, and its report shows, exactly the runs its command asked for;
+    a sweep folder copied elsewhere alone is whole (its runs are files of its own)."""
+    import shutil
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    pa = run_cli("-m", *TINY, "D=16,24", f"hydra.sweep.dir={a}")
+    pb = run_cli("-m", *TINY, "D=16,24,32", f"hydra.sweep.dir={b}")
+    assert pa.returncode == 0 and pb.returncode == 0, (pa.stderr[-2000:], pb.stderr[-2000:])
+    assert pb.stdout.count("was computed by another sweep: its records copied from") == 2
+    logs = "".join(f.read_text() for f in b.glob("*/run.log"))
+    assert logs.count(": measuring, records go to") == 1  # D=32 only
+    ra, rb = _records(a), _records(b)
+    assert len(ra) == 2 and len(rb) == 3 and set(ra) < set(rb)
+    assert sorted(p.name for p in (tmp_path / ".runs").iterdir()) == sorted([*rb, "shared"])
+    for rid in ra:  # the same run: the same records, whichever folder
+        assert ra[rid].read_bytes() == rb[rid].read_bytes()
+    assert "complete: 2 complete" in pa.stdout and "complete: 3 complete" in pb.stdout
+    moved = tmp_path / "elsewhere" / "a"
+    shutil.copytree(a, moved)
+    rep = subprocess.run([sys.executable, "-m", "rffbench.report", str(moved), "--no-pdf"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rep.returncode == 0 and "complete: 2 complete" in rep.stdout, rep.stderr[-2000:]
+
+
+def test_the_same_ad_hoc_command_finds_its_folder_and_computes_nothing_again(tmp_path):
+    """Without hydra.sweep.dir the folder is named after the command (its overrides in
+    any order): the same command again resumes there and computes nothing (the advice
+    printed after Ctrl-C); another command gets another folder."""
+    first = run_cli("-m", *TINY, "D=16,24", cwd=tmp_path)
+    again = run_cli("-m", "D=16,24", *reversed(TINY), cwd=tmp_path)
+    other = run_cli("-m", *TINY, "D=16", cwd=tmp_path)
+    for p in (first, again, other):
+        assert p.returncode == 0, p.stderr[-2000:]
+    folders = sorted(d.name for d in (tmp_path / "results" / "multirun").iterdir()
+                     if d.name != ".runs")
+    assert len(folders) == 2 and any(f.startswith("D=16,24_") for f in folders), folders
+    assert again.stdout.count("skipped (resume)") == 2
+    assert "rffbench run " not in again.stdout  # the summary a computed run prints
+    assert other.stdout.count("was computed by another sweep") == 1
 
 
 def test_resume_skips_done_runs_and_reruns_missing(tmp_path):
@@ -329,11 +374,12 @@ def test_sweep_files_of_the_wrong_json_shape(tmp_path, small_sweep, what, text):
 
     sweep = tmp_path / "sweep"
     shutil.copytree(small_sweep, sweep, symlinks=True)
+    shutil.copytree(small_sweep.parent / ".runs", tmp_path / ".runs")  # its results' store
     run_dir = sorted((sweep / "runs").iterdir())[0]
     target = {"config": run_dir / "config.json",
               "ticket": sorted((sweep / ".jobs").glob("*.json"))[0],
               "claim": run_dir / "claim",
-              "shared": next((sweep / "shared").glob("*/key.json"), None)}[what]
+              "shared": next((tmp_path / ".runs" / "shared").glob("*/key.json"), None)}[what]
     assert target is not None, list(sweep.rglob("*"))
     target.write_text(text)
     rep = subprocess.run([sys.executable, "-m", "rffbench.report", str(sweep), "--no-pdf"],
