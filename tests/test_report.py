@@ -29,12 +29,12 @@ ENV = dict(schema=SCHEMA_VERSION, rffbench="t", numba="t", numpy="t", scipy="t",
 # --------------------------------------------------------------------------
 def truth(kernel, d, feat, D, seed):
     """The 'observed' value of a run: distinct per condition, seed adds 0, 1, 2 %."""
-    base = {"gaussian": 1.0, "laplacian": 2.0}[kernel] * {2: 1.0, 5: 1.5}[d] \
+    base = {"gaussian": 1.0, "laplacian": 2.0}[kernel] * {2: 1.0, 5: 1.5, 9: 1.8}[d] \
         * {"rff": 1.0, "rff_pairs": 0.7}[feat] / np.sqrt(D)
     return base * (1.0 + 0.01 * seed)
 
 
-def fake_run(root, kernel, d, feat, D, seed, bounds=False):
+def fake_run(root, kernel, d, feat, D, seed, bounds=False, uniform_from=0):
     conf = dict(kernel=dict(name=kernel, lengthscale="median"), features=dict(name=feat),
                 dataset=dict(name="synthetic", d=d, n=100), D=D, seed=seed, experiment="t",
                 measure=dict(timing=dict(repeats=3)))
@@ -47,10 +47,13 @@ def fake_run(root, kernel, d, feat, D, seed, bounds=False):
         rows += [record("bounds", "diam", 2.0, method="domain", note="used by the bounds"),
                  record("bounds", "sigma_p2", float(d)),
                  record("bounds", "eps_empirical", 2 * v, method="empirical", delta=0.05),
-                 record("bounds", "eps_bound", 20 * v, method="sutherland_schneider", delta=0.05),
-                 record("bounds", "tightness", 10.0, method="sutherland_schneider", delta=0.05),
                  record("bounds", "eps_bound", 3 * v, method="hoeffding", delta=0.05),
                  record("bounds", "tightness", 1.5, method="hoeffding", delta=0.05)]
+        if D >= uniform_from:
+            rows += [record("bounds", "eps_bound", 20 * v, method="sutherland_schneider",
+                            delta=0.05),
+                     record("bounds", "tightness", 10.0, method="sutherland_schneider",
+                            delta=0.05)]
     identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
                     n_train=75, n_test=25, d=d, kernel=kernel, nu=None, lengthscale=1.0 + seed,
                     features=feat, D=D, n_freq=D, n_columns=D, seed=seed, dtype="float64",
@@ -128,13 +131,17 @@ def test_grid_figures_have_the_expected_panels_and_lines(grid_sweep):
 
 def test_dimension_figure_plots_the_records_of_the_metrics_it_names(tmp_path):
     root = tmp_path / "s"
-    for d, seed in itertools.product([2, 5], [0, 1, 2]):
+    for d, seed in itertools.product([2, 5, 9], [0, 1, 2]):
         fake_run(root, "gaussian", d, "rff_pairs", 64, seed, bounds=True)
     col = collect(root)
     df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
     df, origins = grouping.attach_conditions(df, col.complete_runs)
     drawn, why = figures.fig_dimension(figures.FigContext(df, origins, {}))
     assert drawn, why
+    # two values of d would be two-point lines: not drawn, and the reason says where they are
+    two = df[df.d != 9]
+    none, why = figures.fig_dimension(figures.FigContext(two, origins, {}))
+    assert not none and ">= 3 values of d" in why and "bounds_vs_D" in why
     lines = {ln.get_gid(): ln for ax in drawn[0].fig.axes for ln in ax.get_lines()}
     for gid, metric, method in (("observed:rel_fro_error", "rel_fro_error", ""),
                                 ("observed:eps_empirical", "eps_empirical", "empirical"),
@@ -146,6 +153,101 @@ def test_dimension_figure_plots_the_records_of_the_metrics_it_names(tmp_path):
         np.testing.assert_allclose(lines[gid].get_xdata(), want.index)
         np.testing.assert_allclose(lines[gid].get_ydata(), want.values, rtol=1e-12)
     assert "pointwise:hoeffding" in lines  # drawn, as a reference line
+
+
+def _frame(root):
+    col = collect(root)
+    df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
+    df, origins = grouping.attach_conditions(df, col.complete_runs)
+    return figures.FigContext(df, origins, {r.run_id: r.path for r in col.complete_runs})
+
+
+def _labelled_ticks(ax, which):
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    lo, hi = sorted(ax.get_ylim() if which == "y" else ax.get_xlim())
+    return [v for v in axis.get_majorticklocs() if lo <= v <= hi]
+
+
+def test_a_figure_for_a_paper_lines_up_its_panels_and_promises_only_what_it_draws(tmp_path):
+    """bounds_vs_D of one seed, a uniform bound from D=64 on: top and bottom axes of a
+    column share the D range and ticks (they were 16-256 against 64-256), the panels of a
+    row share their y range with one y label, log axes label at most MAX_LOG_TICKS values,
+    the legend and caption say nothing of a band or of a median over one seed, and what
+    was left out is apart from the caption."""
+    root = tmp_path / "s"
+    for kernel, d, D in itertools.product(["gaussian", "laplacian"], [2], [16, 64, 256]):
+        fake_run(root, kernel, d, "rff", D, 0, bounds=True, uniform_from=64)
+    (drawn,), why = figures.fig_bounds(_frame(root))
+    axes = [ax for ax in drawn.fig.axes if ax.get_visible()]
+    assert len(axes) == 4
+    assert len({tuple(np.round(ax.get_xlim(), 9)) for ax in axes}) == 1
+    assert all(list(ax.xaxis.get_majorticklocs()) == [16, 64, 256] for ax in axes)
+    bottom = [ax for ax in axes if ax.get_xlabel()]
+    assert {tuple(ln.get_xdata()) for ax in bottom for ln in ax.get_lines()
+            if (ln.get_gid() or "").startswith("tightness:")} == {(64, 256)}
+    by_row = {}
+    for ax in axes:
+        by_row.setdefault(ax.get_subplotspec().rowspan.start, []).append(ax)
+    for row in by_row.values():
+        assert len({ax.get_ylim() for ax in row}) == 1
+        labels = [ax.get_ylabel() for ax in sorted(row, key=lambda a: a.get_subplotspec()
+                                                   .colspan.start)]
+        assert labels[0] and not any(labels[1:])
+    for ax in axes:
+        assert 2 <= len(_labelled_ticks(ax, "y")) <= figures.MAX_LOG_TICKS
+    legend = [t.get_text() for t in drawn.fig.legends[0].get_texts()]
+    assert legend and not any("band" in t or "median" in t for t in legend)
+    assert "band" not in drawn.caption and "one run per point (seed 0)" in drawn.caption
+    assert "Panels:" in drawn.details and "Panels:" not in drawn.caption
+    # three seeds: the band is drawn and the legend says what it is
+    for seed in (1, 2):
+        for kernel, D in itertools.product(["gaussian", "laplacian"], [16, 64, 256]):
+            fake_run(root, kernel, 2, "rff", D, seed, bounds=True, uniform_from=64)
+    (drawn,), _ = figures.fig_bounds(_frame(root))
+    legend = [t.get_text() for t in drawn.fig.legends[0].get_texts()]
+    assert any(grouping.center_words(True) in t for t in legend)
+
+
+def test_linear_panels_of_a_row_share_a_range_that_does_not_magnify_noise():
+    """Two panels of one quantity: 0.1966-0.1976 (noise in the fourth decimal) and
+    0.30-0.31 share one y range of at least MIN_REL_SPAN of its top."""
+    p = figures.plt()
+    fig, axes = p.subplots(1, 2)
+    for ax, (a, b) in zip(axes, [(0.1966, 0.1976), (0.30, 0.31)]):
+        ax.plot([1, 2], [a, b])
+        ax.set_ylabel("test error rate")
+    figures.share_ranges(fig)
+    (lo0, hi0), (lo1, hi1) = (ax.get_ylim() for ax in axes)
+    assert (lo0, hi0) == (lo1, hi1) and lo0 <= 0.1966 and hi0 >= 0.31
+    one, ax = p.subplots(1, 1)
+    ax.plot([1, 2], [0.1966, 0.1976])
+    ax.set_ylabel("test error rate")
+    figures.share_ranges(one)
+    lo, hi = ax.get_ylim()
+    assert hi - lo >= figures.MIN_REL_SPAN * 0.1976 and lo <= 0.1966 and hi >= 0.1976
+
+
+@pytest.mark.parametrize("lo,hi", [(0.08, 0.11), (0.05, 0.6), (0.011, 1.3), (2e-4, 3.0),
+                                   (1e-9, 1e6), (0.196, 0.198)])
+def test_a_log_axis_labels_few_readable_values(lo, hi):
+    ax = figures.plt().subplots(1, 1)[1]
+    ax.plot([1, 2], [lo, hi])
+    ax.set_ylim(lo, hi)
+    figures.log_axis(ax, "y")
+    ticks = _labelled_ticks(ax, "y")
+    assert 2 <= len(ticks) <= figures.MAX_LOG_TICKS, ticks
+    labels = [ax.yaxis.get_major_formatter()(v, 0) for v in ticks]
+    assert len(set(labels)) == len(labels) and all(len(t) <= 6 for t in labels), labels
+
+
+def test_the_page_names_the_sweep_when_reported_from_inside_it(grid_sweep, monkeypatch):
+    monkeypatch.chdir(grid_sweep)
+    report.make_report(".", pdf=False, dpi=30)
+    md = (grid_sweep / "report" / "summary.md").read_text()
+    page = (grid_sweep / "report" / "index.html").read_text()
+    assert md.splitlines()[0] == f"# rffbench report: {grid_sweep.name}"
+    assert f"<h1>rffbench report: {grid_sweep.name}</h1>" in page
+    assert "sweep ." not in md and "report: ." not in page
 
 
 def test_a_dependent_condition_is_shown_with_its_anchor_not_split(tmp_path):

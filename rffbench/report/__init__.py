@@ -283,7 +283,8 @@ def _what_was_run(rep, col):
             c = Counter(j.status for j in jobs)
             lines.append(f"{s.n_jobs} jobs expected: "
                          + ", ".join(f"{c[k]} {k}" for k in ("complete",) + BAD if c[k]))
-        items.append((f"sweep {s.path}", lines))
+        items.append(("sweep (this folder)" if s.path in (".", "") else f"sweep {s.path}",
+                      lines))
     n_runs = Counter(r.status for r in col.runs)
     lines = [f"{len(col.runs)} run directories: "
              + ", ".join(f"{v} {k}" for k, v in sorted(n_runs.items()))]
@@ -318,13 +319,26 @@ def _md_table(frame):
 
 
 def _shown(root):
-    """The sweep directory as the page shows it: relative to here when inside it."""
+    """The sweep directory as the page shows it: relative to here when inside it, its
+    absolute path when it is here or above (never ".")."""
+    root = Path(root).resolve()
     rel = os.path.relpath(root)
-    return rel if not rel.startswith("..") else str(root)
+    return rel if not (rel.startswith("..") or rel == ".") else str(root)
+
+
+def _title(root):
+    """The page's title: the sweep's name (its folder's), then where it is."""
+    return f"{Path(root).resolve().name}"
+
+
+def _md_details(d):
+    """A figure's details (layout, what was left out), apart from its caption."""
+    return [f"<sub>{d.details}</sub>", ""] if d.details else []
 
 
 def render_markdown(rep, col, env):
-    out = [f"# rffbench report: {_shown(col.root)}", "", f"**Status: {rep.status_line}**", ""]
+    out = [f"# rffbench report: {_title(col.root)}", "", f"Folder: `{_shown(col.root)}`", "",
+           f"**Status: {rep.status_line}**", ""]
     out += ["## What was run", ""]
     for title, lines in _what_was_run(rep, col):
         out += [f"- {title}: " + "; ".join(lines)]
@@ -343,12 +357,13 @@ def render_markdown(rep, col, env):
             out += [f"### {sec.title}", "", f"**{sec.summary}**", ""]
             out += [t for t in sec.text] + [""] if sec.text else []
             for d in sec.figures:
-                out += [f"![{d.name}]({d.name}.png)", "", d.caption, ""]
+                out += [f"![{d.name}]({d.name}.png)", "", d.caption, ""] + _md_details(d)
             for t in sec.tables:
                 out += [t.caption, "", _md_table(t.frame), ""]
     out += ["## Figures", ""]
     for d in rep.figures:
         out += [f"### {d.name}", "", f"![{d.name}]({d.name}.png)", "", d.caption, ""]
+        out += _md_details(d)
     if rep.skipped:
         out += ["Not drawn (their data is absent from this sweep):", ""]
         out += [f"- {s}" for s in rep.skipped] + [""]
@@ -369,6 +384,7 @@ li{overflow-wrap:anywhere}h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;pad
 figure{margin:1.2em 0;padding:.6em;border:1px solid #e3e3e3;border-radius:4px}
 figure img{max-width:100%;height:auto;display:block;margin:auto}
 figcaption{font-size:.9em;color:#333;margin-top:.5em}
+.details{display:block;font-size:.85em;color:#666;margin-top:.35em}
 table{border-collapse:collapse;font-size:.82em;margin:.5em 0 1.2em 0;display:block;
 overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}
@@ -394,15 +410,17 @@ def _html_figure(rep, d):
     data = base64.b64encode((rep.out / f"{d.name}.png").read_bytes()).decode()
     return (f"<figure id='fig-{e(d.name)}'><img alt='{e(d.name)}' "
             f"src='data:image/png;base64,{data}'><figcaption><b>{e(d.name)}.</b> "
-            f"{e(d.caption)}</figcaption></figure>")
+            f"{e(d.caption)}" + (f"<span class='details'>{e(d.details)}</span>"
+                                 if d.details else "") + "</figcaption></figure>")
 
 
 def render_html(rep, col, env):
     e = html.escape
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-             f"<title>rffbench report: {e(_shown(col.root))}</title>",
+             f"<title>rffbench report: {e(_title(col.root))}</title>",
              f"<style>{CSS}</style></head><body>",
-             f"<h1>rffbench report: <code>{e(_shown(col.root))}</code></h1>",
+             f"<h1>rffbench report: {e(_title(col.root))}</h1>",
+             f"<p class='caption'>Folder: <code>{e(_shown(col.root))}</code></p>",
              f"<p><span class='status {'ok' if rep.complete else 'bad'}'>"
              f"{e(rep.status_line)}</span></p>",
              "<h2 id='run'>What was run</h2><ul>"]

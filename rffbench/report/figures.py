@@ -44,7 +44,8 @@ MAX_TALL_PANELS = 8
 class Drawn:
     name: str  # file stem
     fig: object
-    caption: str
+    caption: str  # the sentences a paper would print: what is drawn, what a point pools
+    details: str = ""  # the layout, what was left out and why (printed apart, smaller)
 
 
 @dataclass
@@ -97,27 +98,86 @@ def new_figure(n_panels, n_rows_per_panel=1, ncols=None, w=4.0, h=3.1, extra_h=0
 
 def log_axis(ax, which="y", values=None):
     """A log axis with readable tick labels: at the swept values when there are few,
-    else at 1-2-5 (or every integer multiple) of the decades the data spans."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, \
-        NullLocator
+    else at the densest of 1-2-3-5 / 1-2-5 / 1 per decade (or every integer multiple when
+    the range is under a decade) that labels at most :data:`MAX_LOG_TICKS` values in the
+    axis's current range; :func:`share_ranges` calls it again once the range is final."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, \
+        NullFormatter, NullLocator
 
+    RangeTicks = _range_ticks()
     axis = ax.yaxis if which == "y" else ax.xaxis
     (ax.set_yscale if which == "y" else ax.set_xscale)("log")
-    label = FuncFormatter(lambda v, _: fmt(float(f"{v:.6g}")))
+    label = FuncFormatter(lambda v, _: tick_text(v))
     vals = sorted({float(v) for v in (values if values is not None else []) if v > 0})
-    if vals and len(vals) <= 12:
+    if vals and len(vals) <= 12:  # the swept values, written as they were given
         axis.set_major_locator(FixedLocator(vals))
-        axis.set_major_formatter(label)
+        axis.set_major_formatter(FuncFormatter(lambda v, _: fmt(float(f"{v:.6g}"))))
         axis.set_minor_locator(NullLocator())
         return
-    lo, hi = (ax.get_ylim() if which == "y" else ax.get_xlim())
-    span = math.log10(max(hi, 1e-300) / max(lo, 1e-300))
-    subs = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0) if span <= 1.2 else \
-        (1.0, 2.0, 5.0) if span <= 2.5 else (1.0,)
-    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    lo, hi = sorted(ax.get_ylim() if which == "y" else ax.get_xlim())
+    lo, hi = max(lo, 1e-300), max(hi, 1e-300)
+    ticks = log_ticks(lo, hi)
+    if ticks is None:  # under a factor of ~2: a few round values across the range
+        ticks = [v for v in MaxNLocator(nbins=4).tick_values(lo, hi) if lo <= v <= hi]
+        axis.set_major_locator(RangeTicks(ticks))
+    else:
+        axis.set_major_locator(LogLocator(base=10, subs=ticks, numticks=MAX_LOG_TICKS))
     axis.set_major_formatter(label)
     axis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) * 1.0))
     axis.set_minor_formatter(NullFormatter())
+
+
+_RANGE_TICKS = []
+
+
+def _range_ticks():
+    """The locator class of ticks chosen for a range, not swept values (chosen again when
+    the range changes); made once, on first use (matplotlib is imported lazily)."""
+    if not _RANGE_TICKS:
+        from matplotlib.ticker import FixedLocator
+
+        class RangeTicks(FixedLocator):
+            """Ticks chosen for a range (not swept values)."""
+
+        _RANGE_TICKS.append(RangeTicks)
+    return _RANGE_TICKS[0]
+
+
+def tick_text(v):
+    """A log tick's label: 0.05, 20, 4096; powers beyond 1e-3..1e5 as 1e6, 2e-5."""
+    v = float(f"{v:.6g}")
+    if v and not 1e-3 <= abs(v) < 1e5:
+        mant, exp = f"{v:.1e}".split("e")
+        if float(mant) * 10.0 ** int(exp) == v:  # one or two significant digits
+            return f"{fmt(float(mant))}e{int(exp)}"
+    return fmt(v)
+
+
+#: most labelled ticks on a log axis (more crowd their labels: 0.1 / 0.09 / 0.08 ...)
+MAX_LOG_TICKS = 6
+LOG_SUBS = [(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0), (1.0, 2.0, 3.0, 5.0), (1.0, 2.0, 5.0),
+            (1.0,)]
+
+
+def log_ticks(lo, hi):
+    """The subs per decade of :func:`log_axis` for the range [lo, hi]: the densest set
+    that puts two to MAX_LOG_TICKS ticks inside; None when even every integer multiple
+    puts fewer than two (a range under about a factor of two); one per decade (which
+    LogLocator thins) over many decades."""
+    def count(subs):
+        return sum(lo * (1 - 1e-9) <= s * 10.0 ** k <= hi * (1 + 1e-9)
+                   for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+                   for s in subs)
+
+    counts = [count(subs) for subs in LOG_SUBS]
+    fits = [subs for subs, n in zip(LOG_SUBS, counts) if 2 <= n <= MAX_LOG_TICKS]
+    if fits:
+        return fits[0]
+    return None if counts[0] < 2 else LOG_SUBS[-1]
+
+
+#: the gid of a band of seeds (band()): its legend words are dropped where none is drawn
+BAND_GID = "band:seeds"
 
 
 def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1.6):
@@ -133,7 +193,7 @@ def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1
         ln.set_gid(gid)
     if (stats["hi"] > stats["lo"]).any():
         ax.fill_between(stats.index, stats["lo"], stats["hi"], color=ln.get_color(),
-                        alpha=0.18, lw=0)
+                        alpha=0.18, lw=0, gid=BAND_GID)
     return ln
 
 
@@ -178,8 +238,78 @@ def file_name(base, suffix):
     return f"{base}__{suffix}" if suffix else base
 
 
-def caption(what, g, pooled, split_keys=(), panel_keys=None, extra=""):
-    return " ".join(filter(None, [what, g.layout_text(panel_keys, split_keys), pooled, extra]))
+#: a linear y axis spans at least this fraction of its largest value, so that noise in
+#: the fourth decimal does not fill a panel and read as a trend
+MIN_REL_SPAN = 0.1
+
+
+def share_ranges(fig, x=True, y=True):
+    """Panels that share an axis share its range: every panel's x (the same quantity
+    across the file, so that one value lines up down a column) and the y of the panels of
+    one row that show the same quantity (same label); a linear y axis spans at least
+    MIN_REL_SPAN of its largest value.  Fixed ticks (the swept values) become their union;
+    automatic log ticks are chosen again for the final range."""
+    axes = [ax for ax in fig.axes if ax.get_visible() and ax.has_data()]
+    if x:
+        for scale in ("linear", "log"):
+            _union([ax for ax in axes if ax.get_xscale() == scale], "x")
+    if y:
+        for ax in axes:
+            if ax.get_yscale() == "linear" and ax.get_ylabel():
+                lo, hi = ax.get_ylim()
+                need = MIN_REL_SPAN * max(abs(lo), abs(hi))
+                if hi - lo < need:
+                    c = (lo + hi) / 2
+                    lo2 = c - need / 2
+                    lo2 = 0.0 if lo >= 0 > lo2 else lo2
+                    ax.set_ylim(lo2, lo2 + need)
+        rows = {}
+        for ax in axes:
+            spec = ax.get_subplotspec()
+            if ax.get_ylabel() and spec is not None:
+                rows.setdefault((spec.rowspan.start, ax.get_ylabel(), ax.get_yscale()),
+                                []).append(ax)
+        for grp in rows.values():
+            _union(grp, "y")
+            for ax in sorted(grp, key=lambda a: a.get_subplotspec().colspan.start)[1:]:
+                ax.set_ylabel("")  # one label per row: the leftmost panel's
+
+
+def _union(axes, which):
+    from matplotlib.ticker import FixedLocator, LogLocator
+
+    if not axes:
+        return
+    get = [(ax.get_xlim if which == "x" else ax.get_ylim) for ax in axes]
+    lims = [sorted(g()) for g in get]
+    lo, hi = min(a for a, _ in lims), max(b for _, b in lims)
+    axis = [ax.xaxis if which == "x" else ax.yaxis for ax in axes]
+    auto = (LogLocator, _range_ticks())
+    fixed = sorted({float(v) for a in axis for loc in [a.get_major_locator()]
+                    if isinstance(loc, FixedLocator) and not isinstance(loc, auto)
+                    for v in loc.locs})
+    for ax, a in zip(axes, axis):
+        inverted = (ax.xaxis_inverted() if which == "x" else ax.yaxis_inverted())
+        (ax.set_xlim if which == "x" else ax.set_ylim)((hi, lo) if inverted else (lo, hi))
+        loc = a.get_major_locator()
+        if isinstance(loc, auto):
+            log_axis(ax, which)
+        elif isinstance(loc, FixedLocator) and fixed:
+            a.set_major_locator(FixedLocator(fixed))
+
+
+def settle_words(text, banded, single):
+    """A legend entry or caption as drawn: the words on the seeds' band (center_words())
+    only where a band is drawn, and none where each point is one run."""
+    full, short = center_words(True), center_words(False)
+    if banded:
+        return text
+    if not single:
+        return text.replace(full, short)
+    for words in (full, short):
+        for pat in (f" ({words})", f": {words}", f", {words}"):
+            text = text.replace(pat, "")
+    return text
 
 
 def _by(g):
@@ -249,6 +379,9 @@ class Figure:
     #: values of x a panel needs (0: no minimum), and the reason given when none has them
     min_x: int = 2
     no_panel: str = ""
+    #: share_ranges: every panel's x range (False: categorical x), the y range of a row
+    share_x: bool = True
+    share_y: bool = True
 
     def __call__(self, ctx):
         return draw(self, ctx)
@@ -304,7 +437,12 @@ class Figure:
         return "Each point: " + pooled_text(sheet.rows, _by(sheet.g)) + "."
 
     def extra(self, sheet):
-        """The caption's last sentences: what was left out or is notable."""
+        """The caption's last sentences: what the figure shows that a reader must know
+        (a violated bound, a crossover)."""
+        return []
+
+    def details(self, sheet):
+        """What was left out and why, printed apart from the caption (after the layout)."""
         return [sheet.g.dropped_text()]
 
 
@@ -322,11 +460,23 @@ def draw(spec, ctx):
         sheet.fig, axes = spec.new_figure(sheet)
         for axs, (label, keys, rows) in zip(axes, sheet.panels):
             spec.panel(sheet, axs, label, keys, rows)
+        share_ranges(sheet.fig, x=spec.share_x, y=spec.share_y)
+        banded = any(a.get_gid() == BAND_GID for ax in sheet.fig.axes
+                     for a in (*ax.collections, *ax.patches))
+        single = "seed" in sheet.rows and sheet.rows.seed.nunique() <= 1
+
+        def settle(text):
+            return settle_words(text, banded, single)
+
         handles = spec.handles(sheet)
+        for h in handles:
+            h.set_label(settle(h.get_label()))
         finish(sheet.fig, spec.title, g, fixed, handles, ncol=spec.legend_columns(sheet))
-        cap = caption(spec.describe(sheet), g, spec.pooled(sheet), split_keys=g.split_keys,
-                      extra=" ".join(filter(None, spec.extra(sheet))))
-        out.append(Drawn(file_name(spec.name, suffix), sheet.fig, cap))
+        cap = " ".join(filter(None, [spec.describe(sheet), spec.pooled(sheet),
+                                     *spec.extra(sheet)]))
+        details = " ".join(filter(None, [g.layout_text(None, g.split_keys),
+                                         *spec.details(sheet)]))
+        out.append(Drawn(file_name(spec.name, suffix), sheet.fig, settle(cap), details))
     return out, ""
 
 
@@ -522,8 +672,8 @@ class BoundsVsD(Figure):
         delta = float(rows.delta.iloc[0])
         sel = b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)]
         sheet.keep(band(top, rows, "D", color="k", gid="observed:eps_empirical",
-                        label="observed (1-delta) quantile of the sup over redraws (band: "
-                              "min-max over seeds)"))
+                        label="observed (1-delta) quantile of the sup over redraws ("
+                              + center_words() + ")"))
         for m in bound_lines(sheet, top, sel, "D"):
             info = BOUNDS[m]
             tt = sel[(sel.metric == "tightness") & (sel.method == m) & sel.value.notna()]
@@ -537,7 +687,7 @@ class BoundsVsD(Figure):
                           if len(ln.get_ydata())])
         hi = max([2.0] + [ln.get_ydata().max() * 1.5 for ln in bot.get_lines()
                           if len(ln.get_ydata())])
-        bot.axhspan(lo, 1.0, color="tab:red", alpha=0.10, lw=0)
+        bot.axhspan(1e-12, 1.0, color="tab:red", alpha=0.10, lw=0)
         bot.axhline(1.0, color="tab:red", lw=0.8)
         bot.text(0.98, 0.03, "violated (< 1)", transform=bot.transAxes, ha="right",
                  va="bottom", color="tab:red", fontsize=7)
@@ -567,9 +717,11 @@ class BoundsVsD(Figure):
 
     def extra(self, sheet):
         violated = sheet.notes
-        return [sheet.g.dropped_text(), na_text(sheet.sel.b, sheet.rows.run_id),
-                ("VIOLATED: " + "; ".join(violated) + ".") if violated else
+        return [("VIOLATED: " + "; ".join(violated) + ".") if violated else
                 "No uniform bound is violated."]
+
+    def details(self, sheet):
+        return [sheet.g.dropped_text(), na_text(sheet.sel.b, sheet.rows.run_id)]
 
 
 # --------------------------------------------------------------------------
@@ -671,7 +823,7 @@ class BoundsTail(Figure):
                                                           what="line", band=False)
                 + "), not pooled.")
 
-    def extra(self, sheet):
+    def details(self, sheet):
         without = sheet.sel.without
         return [f"Not drawn: {', '.join(without)} (no uniform bound applies)."
                 if without else ""]
@@ -716,8 +868,9 @@ class LearningVsD(Figure):
             if per_seed.empty:
                 sheet.notes += sorted(set(exg.note.dropna()) - set(sheet.notes))
                 continue
-            ax.axhspan(per_seed.min(), max(per_seed.max(), per_seed.min() * 1.0001),
-                       color="tab:red", alpha=0.18, lw=0)
+            if per_seed.nunique() > 1:
+                ax.axhspan(per_seed.min(), per_seed.max(), color="tab:red", alpha=0.18, lw=0,
+                           gid=BAND_GID)
             exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2, ls=ls)
             exl.set_gid("exact_krr" + (f":{text}" if text else ""))
             sheet.exact.setdefault(text, ls)
@@ -742,7 +895,7 @@ class LearningVsD(Figure):
                 + (f"; one red line per {', '.join(keys)} (it follows the map here)"
                    if keys else "") + ".")
 
-    def extra(self, sheet):
+    def details(self, sheet):
         return [sheet.g.dropped_text(), ("Exact kernel ridge not drawn where it was "
                                          + "; ".join(sorted(sheet.notes)) + ".")
                 if sheet.notes else ""]
@@ -857,8 +1010,7 @@ class TrainTime(Figure):
                                                                  band=False) + ".")
 
     def extra(self, sheet):
-        return [sheet.g.dropped_text(),
-                ("Crossovers: " + "; ".join(sheet.notes) + ".") if sheet.notes else ""]
+        return [("Crossovers: " + "; ".join(sheet.notes) + ".") if sheet.notes else ""]
 
 
 # --------------------------------------------------------------------------
@@ -870,7 +1022,10 @@ class Dimension(Figure):
 
     name, title = "dimension", "Error and bounds vs the input dimension d"
     x, max_panels, size, legend_ncol = "d", MAX_TALL_PANELS, dict(w=4.2, h=2.9), 2
-    no_panel = "dimension: no panel has records at >= 2 values of d"
+    #: two values of d make a two-point line: the other figures show them side by side
+    min_x = 3
+    no_panel = ("dimension: no panel has records at >= 3 values of d (two values are compared "
+                "side by side in the panels of error_vs_D and bounds_vs_D)")
 
     def select(self, ctx):
         import pandas as pd
@@ -880,8 +1035,8 @@ class Dimension(Figure):
         fro = df[(df.measurement == "approximation") & (df.metric == "rel_fro_error")
                  & df.value.notna()]
         runs = pd.concat([emp, fro]).drop_duplicates("run_id")
-        if runs.empty or runs.d.nunique() < 2:
-            return "dimension: needs approximation or bounds records at >= 2 values of d"
+        if runs.empty or runs.d.nunique() < self.min_x:
+            return self.no_panel
         deltas = sorted(emp.delta.unique(), reverse=True) or [np.nan]
         base = pd.concat([runs.assign(delta=dl) for dl in deltas], ignore_index=True)
         kinds = [k for k, part in (("sup", emp), ("fro", fro)) if not part.empty]
@@ -905,7 +1060,8 @@ class Dimension(Figure):
             delta = float(rows.delta.iloc[0])
             s = sel.emp[sel.emp.run_id.isin(rows.run_id) & np.isclose(sel.emp.delta, delta)]
             sheet.keep(band(ax, s, "d", color="k", gid="observed:eps_empirical",
-                            label="observed sup error: (1-delta) quantile over redraws"))
+                            label="observed sup error: (1-delta) quantile over redraws ("
+                                  + center_words() + ")"))
             b = sel.b
             bound_lines(sheet, ax, b[b.run_id.isin(rows.run_id) & np.isclose(b.delta, delta)],
                         "d")
@@ -916,7 +1072,7 @@ class Dimension(Figure):
             ax = ax_of["fro"]
             f = sel.fro[sel.fro.run_id.isin(rows.run_id)]
             sheet.keep(band(ax, f, "d", color="tab:blue", gid="observed:rel_fro_error",
-                            label="observed relative Frobenius error"))
+                            label=f"observed relative Frobenius error ({center_words()})"))
             t = sel.theory[sel.theory.run_id.isin(rows.run_id)]
             if not t.empty:
                 tv = t.groupby("d").value.median().sort_index()
@@ -946,7 +1102,7 @@ class Dimension(Figure):
         return ("Each point: " + pooled_text(pd.concat([sheet.sel.emp, sheet.sel.fro]),
                                              _by(sheet.g)) + ".")
 
-    def extra(self, sheet):
+    def details(self, sheet):
         return [sheet.g.dropped_text(), na_text(sheet.sel.b, sheet.rows.run_id)]
 
 
@@ -972,6 +1128,7 @@ class Maps(Figure):
 
     name, title = "maps", "Feature maps side by side"
     x, row_cols, max_panels, legend_ncol, min_x = "features", ("quantity",), 6, 2, 0
+    share_x = share_y = False  # x: the maps by name; each panel its own metric
 
     def select(self, ctx):
         import pandas as pd
@@ -1033,7 +1190,7 @@ class Maps(Figure):
         return ("Each bar: " + pooled_text(sheet.rows, _by(sheet.g), what="bar", band=False)
                 + ".")
 
-    def extra(self, sheet):
+    def details(self, sheet):
         return []
 
 
@@ -1097,6 +1254,7 @@ class SpeedBars(Figure):
     name = "speed_bars"
     title = "rffbench speed: speed-up over scikit-learn and fraction of the machine's limit"
     measurements, lines, exclude, max_panels = ("speed",), ("method",), ("n_train", "d", "D"), 1
+    share_x = share_y = False  # one axes per metric, the shapes as rows
 
     def select(self, ctx):
         df = ctx.df
@@ -1176,7 +1334,7 @@ class SpeedBars(Figure):
                                                         "D", "impl", "metric"], what="bar",
                                            band=False) + ".")
 
-    def extra(self, sheet):
+    def details(self, sheet):
         return []
 
 
