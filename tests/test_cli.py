@@ -1,4 +1,7 @@
 """End to end: ``python run.py`` (default and -m sweep) and bad input, as a user runs them."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -140,11 +143,15 @@ def test_help_lists_the_registries_not_hydras_generic_text():
 
 
 def _installed(name):
+    """The console script installed beside the interpreter running the tests (a virtual
+    environment's, activated or not), else on the PATH."""
     import shutil
 
-    exe = shutil.which(name)
+    here = Path(sys.executable).parent / name
+    exe = str(here) if here.exists() else shutil.which(name)
     if exe is None:
-        pytest.skip(f"{name} is not on PATH (pip install the project)")
+        pytest.skip(f"{name} is not installed beside {sys.executable} nor on PATH "
+                    "(pip install the project)")
     return exe
 
 

@@ -6,6 +6,7 @@ import os
 import pickle
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -98,7 +99,7 @@ def test_extraction_summarises_each_point(tmp_path):
     np.testing.assert_allclose(df["mean"], runs.mean(axis=1))
     np.testing.assert_allclose(df.sd, runs.std(axis=1, ddof=1))
     assert list(df.distinct) == [20] * 5 and list(df.n_freq) == [34 * n for n in range(1, 6)]
-    out = subprocess.run(["python", "-m", "rffbench.published.quffka", str(path),
+    out = subprocess.run([sys.executable, "-m", "rffbench.published.quffka", str(path),
                           "--commit", "abc1234"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("# paper: Munkhoeva")
     back = pd.read_csv(io.StringIO(out.stdout), comment="#")

@@ -463,3 +463,38 @@ def test_a_job_process_killed_mid_sweep_then_the_same_command(tmp_path, launcher
     assert {rid: f.stat().st_mtime_ns for rid, f in after.items()
             if rid in done_before} == done_before  # nothing recomputed, nothing lost
     assert not list(sweep.glob("runs/*/claim"))
+
+
+def test_a_preset_started_without_m_says_first_that_it_is_a_sweep(tmp_path):
+    """`python run.py experiment=quadrature` (no -m) starts the preset's sweep: its first
+    line says how many runs, where they go and how to run one instead; the sweep is
+    stopped after that line."""
+    params = OmegaConf.load(CONF_DIR / "experiment" / "quadrature.yaml").hydra.sweeper.params
+    n = 1
+    for values in params.values():
+        n *= len(str(values).split(","))
+    sweep = tmp_path / "q"
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "experiment=quadrature",
+                             f"hydra.sweep.dir={sweep}"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    try:
+        first = proc.stdout.readline()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert first.startswith(f"rffbench: a sweep of {n:,} jobs into {sweep}"), first
+    assert "experiment=quadrature is a sweep" in first and "hydra.mode=RUN" in first
+    # with -m the same line, without the preset note
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "-m", "experiment=quadrature",
+                             f"hydra.sweep.dir={sweep}"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    try:
+        first = proc.stdout.readline()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert first.startswith(f"rffbench: a sweep of {n:,} jobs into {sweep}")
+    assert "is a sweep" not in first
