@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
+#: every test here starts a cluster: slow (python -m pytest -m slow; CI runs them)
+pytestmark = pytest.mark.slow
 
 from conftest import compose_config  # noqa: E402
 from rffbench import backends, exact  # noqa: E402

@@ -47,6 +47,7 @@ def compare(a, b, what):
 
 
 @pytest.mark.parametrize("name", sorted(FEATURE_MAPS.builtins()))
+@pytest.mark.slow
 def test_every_map_gives_the_same_records_at_1_and_2_threads(name):
     kernel = KERNEL.get(name, "gaussian")
     # chi2 kernels: non-negative data (digits' pixel counts)
@@ -70,6 +71,7 @@ def test_every_map_gives_the_same_records_at_1_and_2_threads(name):
 
 
 @pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
+@pytest.mark.slow
 def test_launchers_give_the_same_records(tmp_path, launcher):
     """A two-job sweep through run.py with the basic launcher and with ``launcher``, one
     thread per job in both: every value but the measured times is the same bits."""

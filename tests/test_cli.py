@@ -36,6 +36,7 @@ def test_default_run(tmp_path):
     assert "rel_fro_error" in p.stdout and "records:" in p.stdout
 
 
+@pytest.mark.slow
 def test_multirun_sweep_one_records_file_per_job(tmp_path):
     sweep = tmp_path / "sweep"
     p = run_cli("-m", "kernel=gaussian,laplacian", "D=16,64", "dataset=synthetic",
@@ -56,6 +57,7 @@ def test_multirun_sweep_one_records_file_per_job(tmp_path):
     (["features=rff_pairs", "D=15"], "must be even"),
     (["dataset=file", "dataset.path=/nonexistent/x.csv"], "no such file"),
 ])
+@pytest.mark.slow
 def test_bad_input_subprocess(tmp_path, args, match):
     out = tmp_path / "bad"
     p = run_cli(*args, f"hydra.run.dir={out}")
@@ -77,6 +79,7 @@ def test_bad_input_subprocess(tmp_path, args, match):
     (["D"], "cannot read the override 'D': missing EQUAL"),
     (["hydra.run.dir="], "hydra.run.dir='' is not allowed: give a directory"),
 ])
+@pytest.mark.slow
 def test_bad_input_rejected_by_hydra_is_one_line_too(tmp_path, args, match):
     """Hydra's own errors (a group option, a key or a value of the wrong type, a malformed
     override) are one line and exit 2, with the closest key or option."""
@@ -155,6 +158,7 @@ def _installed(name):
     return exe
 
 
+@pytest.mark.slow
 def test_installed_commands_work_from_any_directory(tmp_path):
     """The console scripts of pyproject.toml, run outside the checkout: conf/ comes with the
     package; a run, a sweep, its report again, --help."""

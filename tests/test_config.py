@@ -96,6 +96,7 @@ def test_every_group_option_composes(group, names):
      r"features.params.centre='maybe' is not allowed: use true or false"),
     (["features=qmc", "features.sequence=sobel"], r"features.sequence='sobel' is not allowed"),
 ])
+@pytest.mark.slow
 def test_bad_values_are_one_line_config_errors(overrides, match):
     with pytest.raises(ConfigError, match=match) as exc:
         validate(compose_config(overrides))

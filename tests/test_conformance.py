@@ -26,6 +26,7 @@ MAP_KERNELS += [("rff", "skewed_chi2", {}), ("rff_pairs", "matern", {}), ("qmc",
 @pytest.mark.parametrize("name,kernel,params", MAP_KERNELS,
                          ids=[f"{n}-{k}" + "".join(f"-{a}={b}" for a, b in p.items())
                               for n, k, p in MAP_KERNELS])
+@pytest.mark.slow
 def test_every_registered_map_passes(name, kernel, params):
     """At a lengthscale of 1.7 (a scale bug at l = 1 would hide; sklearn_skewed_chi2 has
     no scale: 1).  The estimate includes the map's kernel_offset_ (ssr's centre term)."""

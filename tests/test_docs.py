@@ -38,6 +38,7 @@ def _pages(site):
                   and "reference/" not in p.relative_to(site).as_posix())
 
 
+@pytest.mark.slow
 def test_docs_build_and_every_internal_link_and_image_resolves(site):
     pages = _pages(site)
     names = {p.relative_to(site).as_posix() for p in pages}
@@ -81,6 +82,7 @@ def test_the_configuration_reference_has_every_key(site):
 
 
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium is not installed")
+@pytest.mark.slow
 def test_every_page_loads_in_headless_chromium_with_its_images(site, tmp_path):
     """Each page in an iframe of a checker page (file:// access allowed): loaded, titled,
     every <img> decoded (naturalWidth > 0)."""

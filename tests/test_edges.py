@@ -231,6 +231,7 @@ def _cli_error(args, where):
 
 
 @pytest.mark.parametrize("mode", ["run", "sweep"])
+@pytest.mark.slow
 def test_output_dir_under_a_file(tmp_path, mode):
     f = tmp_path / "file"
     f.write_text("x")
@@ -240,6 +241,7 @@ def test_output_dir_under_a_file(tmp_path, mode):
     assert "Not a directory" in line
 
 
+@pytest.mark.slow
 def test_read_only_file_system(tmp_path):
     with tmpfs(tmp_path / f"ro{uuid.uuid4().hex[:6]}", "ro,size=1m") as ro:
         line = _cli_error(["D=16", f"hydra.run.dir={ro / 'run'}"], f"hydra.run.dir='{ro / 'run'}'")
@@ -248,6 +250,7 @@ def test_read_only_file_system(tmp_path):
         assert "Read-only file system" in line
 
 
+@pytest.mark.slow
 def test_full_disk_run_and_sweep(tmp_path):
     with tmpfs(tmp_path / f"full{uuid.uuid4().hex[:6]}", "size=64k") as full:
         # no room for the probe: refused before Hydra writes anything

@@ -41,6 +41,7 @@ def estimates(map_cls, kernel, seeds, D=D_SMALL):
 
 @pytest.mark.parametrize("map_name", ["rff", "rff_pairs"])
 @pytest.mark.parametrize("kname,params", KP, ids=KP_IDS)
+@pytest.mark.slow
 def test_unbiased_and_exact_variance(map_name, kname, params):
     """Mean of z(x).z(y) over seeds -> k (5 sigma of the exact variance), and the
     sample variance matches docs/theory.md, section 1, within 5 standard errors (the

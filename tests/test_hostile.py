@@ -68,6 +68,7 @@ def _rename_map(folder, old, new):
         f.write_text(json.dumps(blob))
 
 
+@pytest.mark.slow
 def test_a_map_name_in_records_is_never_imported(tail_sweep, tmp_path):
     folder = tmp_path / "shared"
     shutil.copytree(tail_sweep, folder, symlinks=True)
@@ -132,6 +133,7 @@ def test_yaml_tags_in_a_sweep_file_are_not_constructed(tail_sweep, tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["npy", "npz"])
+@pytest.mark.slow
 def test_a_pickled_data_file_is_refused_without_running_it(tmp_path, fmt):
     marker = tmp_path / "UNPICKLED"
     obj = np.empty((4, 3), dtype=object)
@@ -170,6 +172,7 @@ def test_a_parquet_extension_type_that_would_unpickle_is_not_honoured(tmp_path):
 
 
 @pytest.mark.parametrize("content", ["a list", "a frame without the target"])
+@pytest.mark.slow
 def test_an_rda_file_of_the_wrong_content_gets_one_line(tmp_path, content):
     rdata = pytest.importorskip("rdata")
     if not hasattr(rdata, "write_rda"):

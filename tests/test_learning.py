@@ -152,6 +152,7 @@ HAVE_FASHION = all(os.path.isfile(os.path.join(FASHION_MNIST_DIR, f)) for f in F
 
 @pytest.mark.skipif(not HAVE_FASHION and not os.environ.get("CI"),
                     reason="apt-get install dataset-fashion-mnist (CI installs it)")
+@pytest.mark.slow
 def test_fashion_mnist_real_files():
     from rffbench.config import DatasetConfig
     from rffbench.datasets import DATASETS, load_dataset

@@ -59,6 +59,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("key,name,match", CASES, ids=[c[1] for c in CASES])
+@pytest.mark.slow
 def test_a_misbehaving_plugin_is_one_line(wrong, tmp_path, capsys, key, name, match):
     out = tmp_path / "out"
     try:
@@ -107,6 +108,7 @@ def test_check_feature_map_names_the_same_problems(wrong):
         assert failed and failed[0].name.startswith("output") and match in failed[0].detail, r
 
 
+@pytest.mark.slow
 def test_installed_plugins_are_named_by_distribution_and_entry_point_in_a_sweep(tmp_path):
     """What users type, with the plug-ins installed as a distribution (a dist-info with
     entry points on the path): a sweep over a NaN map and rff, the Gaussian and a kernel

@@ -71,6 +71,7 @@ def test_plugin_kernel_against_scikit_learn(plugin, rng):
                                rtol=1e-12, atol=0)
 
 
+@pytest.mark.slow
 def test_plugin_map_and_kernel_pass_the_conformance_check(plugin):
     """The plug-in kernel's spectral sampler is checked through rff (unbiased and the
     exact rff variance), the plug-in map through its own (family-free) checks."""
@@ -86,6 +87,7 @@ def test_plugin_map_and_kernel_pass_the_conformance_check(plugin):
     assert r2["unbiased"].status == "passed" and r2["variance"].status == "passed"
 
 
+@pytest.mark.slow
 def test_plugin_sweep_and_report(plugin, tmp_path):
     sweep = tmp_path / "sweep"
     r = run_cli("-m", "features=rff,stratified_rff", "kernel=gaussian,rational_quadratic",
@@ -138,6 +140,7 @@ def test_plugin_params_are_checked(plugin):
         FeaturesConfig(name="stratified_rff", params={"foo": 1})
 
 
+@pytest.mark.slow
 def test_plugin_measurement_in_records_table_figure_and_help(plugin, tmp_path):
     """The example's alignment measurement: an entry point of rffbench.measurements and
     nothing in rffbench names it; its block, records, table, figure and --help line."""
@@ -187,6 +190,7 @@ def _reference_alignment(K, Y):
     return float(np.sum(Kc * L) / (np.linalg.norm(Kc) * np.linalg.norm(L)))
 
 
+@pytest.mark.slow
 def test_plugin_kernel_takes_its_own_parameters_from_the_command_line(plugin, tmp_path):
     """kernel.params reaches the kernel's class: the rational quadratic's alpha changes the
     kernel (its exact Gram, so the records); a name the class does not take is one line."""

@@ -94,6 +94,7 @@ def test_streaming_pass_and_report_log_progress(monkeypatch, caplog, tmp_path):
         ["1/3 blocks", "2/3 blocks", "3/3 blocks"], out
 
 
+@pytest.mark.slow
 def test_a_sweep_logs_job_i_of_n_with_the_time_left(tmp_path):
     p = run_cli("-m", "dataset=synthetic", "dataset.n=200", "dataset.d=3", "D=16,24,32",
                 "measure.bounds.trials=4", "measure.learning.repeats=1",

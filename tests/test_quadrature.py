@@ -51,6 +51,7 @@ def test_centre_term_is_the_rules_constant(kname, f0, rng):
 
 
 @pytest.mark.parametrize("kname,min_drop", [("gaussian", 20.0), ("arccos0", 1.2)])
+@pytest.mark.slow
 def test_centre_term_unbiased_and_lowers_the_variance(kname, min_drop):
     """With and without the centre term the mean estimate is k (z standard errors); with it,
     the variance is lower by at least ``min_drop`` beyond the sampling error of both
@@ -83,6 +84,7 @@ def _rule_estimate(fm, f, d):
 
 
 @pytest.mark.parametrize("radius", ["vertex", "rule"])
+@pytest.mark.slow
 def test_rule_is_exact_to_degree_3_and_unbiased_at_degree_4(radius, rng):
     """Every draw integrates polynomials of degree <= 3 in w ~ N(0, I) exactly (c rho^2 = d
     cancels the radius in the quadratic terms, the simplex is a spherical 2-design, the

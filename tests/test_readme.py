@@ -94,3 +94,54 @@ def test_every_fence_of_every_page_closes(page):
     each code block closes where it was meant to (a fence glued to the last line of a
     block swallowed the README's next sections)."""
     assert fence_problems((ROOT / page).read_text()) == []
+
+
+def test_every_sample_of_the_docs_is_written_by_the_reference_script(tmp_path):
+    """The docs' sample output (log, summary, times) sits between markers that
+    ``python -m rffbench.reference --samples`` rewrites: every marker names a sample the
+    script writes, each sample is on a page, and rewriting keeps every fence intact and
+    replaces only the marked text."""
+    from rffbench import reference
+
+    found = {}
+    for page in reference.SAMPLE_PAGES:
+        text = (ROOT / page).read_text()
+        for m in reference.SAMPLE.finditer(text):
+            found.setdefault(m.group("name"), []).append(page)
+        assert text.count("<!-- sample ") == text.count("<!-- /sample -->"), page
+    assert set(found) == set(reference.SAMPLE_NAMES)
+    values = {n: (f"\n```text\nnew {n}\n```\n" if n in ("default-log", "default-summary")
+                  else f"new {n}") for n in reference.SAMPLE_NAMES}
+    copies = []
+    for page in reference.SAMPLE_PAGES:
+        dst = tmp_path / page.replace("/", "_")
+        dst.write_text((ROOT / page).read_text())
+        copies.append(dst)
+    reference.write_samples(values, pages=copies)
+    for page, dst in zip(reference.SAMPLE_PAGES, copies):
+        old, new = (ROOT / page).read_text(), dst.read_text()
+        assert not fence_problems(new), page
+        assert reference.SAMPLE.sub("", old) == reference.SAMPLE.sub("", new)
+        for name in (n for n, pages in found.items() if page in pages):
+            assert f"new {name}" in new
+    with pytest.raises(SystemExit, match="unknown sample 'nope'"):
+        bad = tmp_path / "bad.md"
+        bad.write_text("x <!-- sample nope -->y<!-- /sample -->\n")
+        reference.write_samples(values, pages=[bad])
+
+
+@pytest.mark.slow
+def test_the_samples_come_from_this_versions_default_run():
+    """samples() runs the default run cold and warm: its log is this version's (no
+    absolute path of this checkout), its summary is the printed one, its times numbers."""
+    from rffbench import reference
+
+    values = reference.samples(repeats=1)
+    assert set(values) == set(reference.SAMPLE_NAMES)
+    log, summary = values["default-log"], values["default-summary"]
+    assert str(ROOT) not in log and "results/runs/<date>/<time>" in log
+    assert summary.strip().startswith("```text\nrffbench run ") and "[learning]" in summary
+    assert re.fullmatch(r"on \d+ cores the default run took [\d.]+ s with an empty numba cache "
+                        r"and [\d.]+ s warm, end to end \([\d.]+ s of it before the first "
+                        r"measurement; medians of 1 interleaved runs\)",
+                        values["default-times"])

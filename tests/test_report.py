@@ -294,6 +294,7 @@ def _run_dirs(sweep):
     return sorted((sweep / "runs").iterdir())
 
 
+@pytest.mark.slow
 def test_complete_sweep_exits_0_and_html_embeds_every_figure_and_table(real_sweep, tmp_path,
                                                                         capsys):
     s = _copy(real_sweep, tmp_path)
@@ -314,6 +315,7 @@ def test_complete_sweep_exits_0_and_html_embeds_every_figure_and_table(real_swee
         assert want in text
 
 
+@pytest.mark.slow
 def test_failed_job_is_listed_with_its_line_and_exit_1(tmp_path, capsys):
     sweep = tmp_path / "s"
     p = run_cli("-m", *TINY, "features=rff_pairs", "D=16,15", "measure.bounds.enabled=false",
@@ -379,6 +381,7 @@ def test_crossover_interpolation():
 
 
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium is not installed")
+@pytest.mark.slow
 def test_index_html_renders_in_headless_chromium(real_sweep, tmp_path):
     import subprocess
 

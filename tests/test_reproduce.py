@@ -200,6 +200,7 @@ def quad_sweep(tmp_path_factory):
 
 
 @needs_letter
+@pytest.mark.slow
 def test_the_quadrature_preset_reproduces_through_run_py(quad_sweep):
     """Two methods at n = 1, 3 seeds x 30 redraws: both published means agree, the report
     shows the section with its table and figure, and the comparison CSV has both points."""
@@ -220,6 +221,7 @@ def test_the_quadrature_preset_reproduces_through_run_py(quad_sweep):
 
 
 @needs_letter
+@pytest.mark.slow
 def test_the_standardised_variant_is_not_compared_and_the_report_says_why(tmp_path):
     sweep = tmp_path / "s"
     p = run_cli("-m", "experiment=quadrature_standardized", "+quad_data=letter",
@@ -256,6 +258,7 @@ def test_reproduction_section_renders_in_headless_chromium(quad_sweep, tmp_path)
     assert shot.stat().st_size > 20_000
 
 
+@pytest.mark.slow
 def test_formula_presets_through_run_py(tmp_path):
     """sutherland2015 and choromanski2021, with fewer redraws: every pair agrees with its
     formula and the report has each section with its figure and table."""
@@ -289,6 +292,7 @@ def test_formula_presets_through_run_py(tmp_path):
             assert "lower by the formula" in p.stdout
 
 
+@pytest.mark.slow
 def test_yu2016_preset_ratio_through_run_py(tmp_path):
     sweep = tmp_path / "yu"
     p = run_cli("-m", "experiment=yu2016", "D=16,64", "measure.variance.redraws=300",

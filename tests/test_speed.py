@@ -111,6 +111,7 @@ def test_polynomial_maps_against_their_scikit_learn_peer():
     assert "transform/numpy" not in set(sp.method)
 
 
+@pytest.mark.slow
 def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
     """`python -m rffbench.bench --products ... --save` then `--compare` on another commit:
     the ratios new / saved, exit 1 when a row is more than --factor times slower."""

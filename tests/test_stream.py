@@ -185,6 +185,7 @@ def test_parquet_without_pyarrow_names_the_extra(files, monkeypatch, tmp_path, c
     assert "pip install 'rffbench[parquet]'" in err and "\n" not in err
 
 
+@pytest.mark.slow
 def test_reading_a_file_through_keeps_memory_bounded(tmp_path):
     """A 256 MB .npy read whole, block by block (each standardised block then dropped),
     in a fresh process: its peak RSS grows by far less than the file (the file is read
@@ -281,6 +282,7 @@ def test_a_file_changed_while_streamed_stops_the_run(files, tmp_path, monkeypatc
     assert not (out / RECORDS_FILE).exists()
 
 
+@pytest.mark.slow
 def test_files_damaged_before_the_run_through_run_py(tmp_path):
     """What users type: a .npy cut short (its header announces more rows than it holds),
     a Parquet file with a repeated column name, one with missing values, strings among
@@ -363,6 +365,7 @@ def eio_mount(tmp_path):
 
 
 @pytest.mark.parametrize("when", ["during the loading pass", "after the loading pass"])
+@pytest.mark.slow
 def test_a_file_that_becomes_unreadable_is_one_line(tmp_path, eio_mount, when):
     """EIO from a failing file system (a FUSE stub): in the second block of the loading
     pass, or on every read once the first pass is over.  One line naming the file and

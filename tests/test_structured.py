@@ -133,6 +133,7 @@ def test_orf_rows_orthogonal_with_chi_norms():
 @pytest.mark.parametrize("name,params", [("orf", {}), ("orf", {"pairs": False}),
                                          ("fastfood", {}), ("qmc", {}),
                                          ("qmc", {"pairs": False, "sequence": "halton"})])
+@pytest.mark.slow
 def test_unbiased(name, params):
     X, Y = pairs_at(3, [0.3, 1.0, 2.0])
     est = pair_estimates(name, GAUSS, X, Y, 16, **params)
@@ -143,6 +144,7 @@ def test_unbiased(name, params):
 
 @pytest.mark.parametrize("kname,params", [("laplacian", {}), ("cauchy", {}),
                                           ("matern", {"nu": 1.5})])
+@pytest.mark.slow
 def test_qmc_unbiased_for_other_kernels(kname, params):
     kernel = make_kernel(kname, lengthscale=1.0, **params)
     X, Y = pairs_at(2, [0.3, 1.5])

@@ -43,6 +43,7 @@ def _records(sweep):
 
 
 @pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
+@pytest.mark.slow
 def test_parallel_launchers_then_report(tmp_path, launcher):
     sweep = tmp_path / "sweep"
     extra = ["hydra.launcher.cpus_per_task=1"] if launcher == "submitit_local" else []
@@ -58,6 +59,7 @@ def test_parallel_launchers_then_report(tmp_path, launcher):
     assert "error_vs_D" in summary and "Not drawn (their data is absent" in summary
 
 
+@pytest.mark.slow
 def test_exact_krr_computed_once_per_results_folder(tmp_path):
     """Exact KRR does not depend on D or the map: it is computed once (in the store of the
     results folder), and the other runs carry the same records with a note naming the run
@@ -81,6 +83,7 @@ def test_exact_krr_computed_once_per_results_folder(tmp_path):
     assert logs.count("exact_krr: reused from run") == 3
 
 
+@pytest.mark.slow
 def test_a_run_is_computed_once_whichever_sweep_asks_for_it(tmp_path):
     """Two sweep folders of one results folder: the second sweep copies the runs the
     first computed (from the results folder's store, .runs/) and computes only its new
@@ -108,6 +111,7 @@ def test_a_run_is_computed_once_whichever_sweep_asks_for_it(tmp_path):
     assert rep.returncode == 0 and "complete: 2 complete" in rep.stdout, rep.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_the_same_ad_hoc_command_finds_its_folder_and_computes_nothing_again(tmp_path):
     """Without hydra.sweep.dir the folder is named after the command (its overrides in
     any order): the same command again resumes there and computes nothing (the advice
@@ -125,6 +129,7 @@ def test_the_same_ad_hoc_command_finds_its_folder_and_computes_nothing_again(tmp
     assert other.stdout.count("was computed by another sweep") == 1
 
 
+@pytest.mark.slow
 def test_resume_skips_done_runs_and_reruns_missing(tmp_path):
     sweep = tmp_path / "sweep"
     args = ["-m", *TINY, "D=16,32", f"hydra.sweep.dir={sweep}", "measure.bounds.enabled=false"]
@@ -143,6 +148,7 @@ def test_resume_skips_done_runs_and_reruns_missing(tmp_path):
     assert kept.stat().st_mtime_ns == mtimes[kept]
 
 
+@pytest.mark.slow
 def test_resume_with_changed_value_lists_loses_nothing(tmp_path):
     """D=16,32,64 then D=32,64,128 into one directory: job numbers now mean other runs,
     yet every run keeps its records and the report shows all four D."""
@@ -171,6 +177,7 @@ def test_resume_with_changed_value_lists_loses_nothing(tmp_path):
     assert pd.read_csv(link.resolve() / RECORDS_FILE).D.iloc[0] == 128
 
 
+@pytest.mark.slow
 def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
     from rffbench.runid import run_id
     from rffbench.store import acquire
@@ -239,6 +246,7 @@ def _wait_for(pred, timeout=300):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+@pytest.mark.slow
 def test_interrupted_sweep_resumes(tmp_path, sig):
     sweep = tmp_path / "sweep"
     p = _sweep_process(sweep, "16,24,32")
@@ -268,6 +276,7 @@ def test_interrupted_sweep_resumes(tmp_path, sig):
 
 
 @pytest.mark.parametrize("name", PRESETS)
+@pytest.mark.slow
 def test_every_preset_composes_and_its_sweep_values_are_valid(name):
     cfg = compose_config([f"experiment={name}"])
     assert cfg.experiment == name
@@ -290,6 +299,7 @@ def test_unknown_preset_is_a_clear_error(tmp_path):
     assert "error_vs_D" in p.stderr  # the available options are listed
 
 
+@pytest.mark.slow
 def test_figures_skipped_with_a_note_when_data_is_absent(tmp_path):
     sweep = tmp_path / "s"
     p = run_cli("-m", *TINY, "D=16", "measure.bounds.enabled=false",
@@ -309,6 +319,7 @@ V0_SWEEP = ["-m", "dataset=wine", "D=16,32", "dataset.scale=standardize,none",
             "measure.learning.exact=false", "measure.learning.repeats=1"]
 
 
+@pytest.mark.slow
 def test_a_sweep_written_by_0_1_resumes_without_recomputing(tmp_path):
     import shutil
 
@@ -331,6 +342,7 @@ def test_a_sweep_written_by_0_1_resumes_without_recomputing(tmp_path):
     _check_report(sweep, 6)
 
 
+@pytest.mark.slow
 def test_a_run_recorded_under_another_default_is_not_reused(tmp_path):
     """The id hashes what differs from the defaults, so a default that changed between
     versions would give the same id: the stored config.json says so, one line, exit 2."""
@@ -366,6 +378,7 @@ def small_sweep(tmp_path_factory):
     ("ticket", "[1, 2]"), ("ticket", '{"overrides": "D=16", "run_id": 3}'),
     ("claim", '["host", 1]'), ("shared", '"computed"'),
 ], ids=lambda v: v if len(v) < 12 else None)
+@pytest.mark.slow
 def test_sweep_files_of_the_wrong_json_shape(tmp_path, small_sweep, what, text):
     """Valid JSON of the wrong shape in a run's config.json, a job ticket, a claim or a
     shared result's key.json: the report and a re-run of the sweep go on without a
@@ -392,6 +405,7 @@ def test_sweep_files_of_the_wrong_json_shape(tmp_path, small_sweep, what, text):
     assert again.returncode in (0, 1), again.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_a_sweep_of_5000_jobs_starts_its_first_job_in_the_first_batch(tmp_path):
     """Hydra's basic sweeper composes and checks every job of a batch before launching
     it; the batches are hydra.sweeper.max_batch_size jobs (32), not the whole sweep (which
@@ -419,6 +433,7 @@ def test_a_sweep_of_5000_jobs_starts_its_first_job_in_the_first_batch(tmp_path):
 
 
 @pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
+@pytest.mark.slow
 def test_a_job_process_killed_mid_sweep_then_the_same_command(tmp_path, launcher):
     """SIGKILL to the process computing a run (its pid from the run's claim) under a
     parallel launcher; then the same command: the runs already recorded are kept as they
@@ -465,6 +480,7 @@ def test_a_job_process_killed_mid_sweep_then_the_same_command(tmp_path, launcher
     assert not list(sweep.glob("runs/*/claim"))
 
 
+@pytest.mark.slow
 def test_a_preset_started_without_m_says_first_that_it_is_a_sweep(tmp_path):
     """`python run.py experiment=quadrature` (no -m) starts the preset's sweep: its first
     line says how many runs, where they go and how to run one instead; the sweep is

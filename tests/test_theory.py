@@ -135,6 +135,7 @@ def test_chi_cos_mean_is_the_chi_characteristic_function(rng):
 
 
 @pytest.mark.parametrize("d,m,z", [(3, 3, 1.2), (6, 6, 0.8), (6, 9, 1.5), (16, 8, 2.0)])
+@pytest.mark.slow
 def test_orf_variance_matches_the_orf_map_over_redraws(d, m, z):
     """Var of the ORF pair estimate (the map's own redraws) against theory.orf_variance, within
     5 standard errors of a sample variance; and below the i.i.d. rff_pairs variance."""

@@ -205,6 +205,7 @@ def batch(tmp_path_factory):
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=[" ".join(c[0])[:60] for c in CASES])
+@pytest.mark.slow
 def test_a_case_is_one_line_and_its_exit_code(batch, i):
     tmp, results = batch
     argv, code, pattern = CASES[i]
@@ -343,6 +344,7 @@ def test_a_training_split_with_nothing_to_learn_is_refused(tmp_path):
                      lines[2])
 
 
+@pytest.mark.slow
 def test_two_runs_cannot_share_a_run_directory(tmp_path):
     """A run alone claims its hydra.run.dir: a second command given the same directory
     while the first runs is refused before Hydra writes into it; records of another
@@ -464,6 +466,7 @@ def test_a_bad_bench_flag_is_one_line(tmp_path, args, pattern):
     ["--stream", "3000"],
     ["--dask", "20000,2000", "--repeats", "1"],
 ])
+@pytest.mark.slow
 def test_save_then_compare_works_for_every_kind_of_benchmark(tmp_path, kind):
     """`--save` then `--compare` (and `--factor`) through the command for each kind that
     runs in seconds (--products: test_speed; --startup: its own slow test)."""
