@@ -89,13 +89,14 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
     return res
 
 
-def startup(repeats=3):
-    """Wall time of the default ``python run.py``, cold (an empty numba cache: every
-    compiled function the run needs is compiled) and warm (loaded from the cache),
-    interleaved (cold, warm, cold, ...); the recorded time to its first measurement
-    (startup_time_s) and numba's compile or load time (compile_time_s).  Returns
-    speed-vocabulary rows: method startup/cold | startup/warm, and startup/cold_over_warm
-    (metric ratio: the medians' ratio)."""
+def default_runs(repeats=3):
+    """The default ``python run.py`` run ``repeats`` times cold (an empty numba cache:
+    every compiled function the run needs is compiled) and as often warm (loaded from the
+    cache), interleaved (cold, warm, cold, ...), each in its own process and temporary
+    run directory.  Returns {"cold": [...], "warm": [...]} of dicts: wall (s, the whole
+    command), startup (its recorded time to the first measurement, startup_time_s),
+    compile (numba's compile or load time, compile_time_s) and log (what it printed,
+    stdout and stderr in order, its run directory written as ``RUN_DIR``)."""
     import os
     import subprocess
     import sys
@@ -109,16 +110,19 @@ def startup(repeats=3):
     def one(env, out):
         t = time.perf_counter()
         p = subprocess.run([sys.executable, str(root / "run.py"), f"hydra.run.dir={out}"],
-                           cwd=root, env=env, capture_output=True, text=True)
+                           cwd=root, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
         wall = time.perf_counter() - t
         if p.returncode:
-            raise RuntimeError(p.stderr[-2000:])
+            raise RuntimeError(p.stdout[-2000:])
         rec = pd.read_csv(Path(out) / "records.csv")
 
         def value(metric):
             v = rec[rec.metric == metric].value
             return float(v.iloc[0]) if len(v) else float("nan")
-        return wall, value("startup_time_s"), value("compile_time_s")
+        return dict(wall=wall, startup=value("startup_time_s"),
+                    compile=value("compile_time_s"),
+                    log=p.stdout.replace(str(Path(out).resolve()), "RUN_DIR"))
 
     runs = {"cold": [], "warm": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,9 +132,16 @@ def startup(repeats=3):
             cold_env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / f"cache-cold-{r}"))
             runs["cold"].append(one(cold_env, Path(tmp) / f"cold-{r}"))
             runs["warm"].append(one(warm_env, Path(tmp) / f"warm-{r}"))
+    return runs
+
+
+def startup(repeats=3):
+    """:func:`default_runs` as speed-vocabulary rows: method startup/cold | startup/warm
+    (medians), and startup/cold_over_warm (metric ratio: the medians' ratio)."""
     rows = []
-    for kind, res in runs.items():
-        walls, firsts, compiles = (np.array(v) for v in zip(*res))
+    for kind, res in default_runs(repeats).items():
+        walls, firsts, compiles = (np.array([r[k] for r in res])
+                                   for k in ("wall", "startup", "compile"))
         rows.append(dict(method=f"startup/{kind}", metric="time_s",
                          time_s=float(np.median(walls)), spread=float(walls.max() - walls.min()),
                          first_measurement_s=float(np.median(firsts)),

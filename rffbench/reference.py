@@ -10,10 +10,19 @@ figures with their captions and its tables.
 
     python -m rffbench.reference                 # all presets (~35 min on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
+    python -m rffbench.reference --samples       # only the docs' sample output and times
+
+The docs' sample output (the default run's log and summary, its times cold and warm)
+sits between ``<!-- sample NAME -->`` and ``<!-- /sample -->`` in the README and
+docs/quickstart.md; this script writes it from this version's commands (``--samples``,
+or with every preset), so no page shows another version's output or another machine's
+paths.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table", "quadrature",
            "quadrature_standardized", "sutherland2015", "choromanski2021", "yu2016", "speed"]
 DPI = 80  # committed figures stay small
+#: the pages holding samples, and a sample's markers
+SAMPLE_PAGES = ["README.md", "docs/quickstart.md"]
+SAMPLE = re.compile(r"<!-- sample (?P<name>[\w-]+) -->(?P<body>.*?)<!-- /sample -->", re.S)
+#: what each sample is (the names ``samples()`` writes)
+SAMPLE_NAMES = {"default-log": "the default run's log and summary (warm)",
+                "default-summary": "the default run's printed summary",
+                "default-times": "the default run's wall time, cold and warm",
+                "default-compile": "the default run's compile_time_s, cold and warm"}
 
 
 def question(name):
@@ -38,7 +55,13 @@ def main(argv=None):
     ap.add_argument("--only", action="append", choices=PRESETS, help="preset(s) to regenerate")
     ap.add_argument("--readme-only", action="store_true",
                     help="only rewrite results/README.md from the existing summaries")
+    ap.add_argument("--samples", action="store_true",
+                    help="only the docs' sample output and times (the default run, 3 times "
+                         "cold and warm, ~1 min)")
     args = ap.parse_args(argv)
+    if args.samples:
+        write_samples(samples())
+        return 0
     names = [] if args.readme_only else (args.only or PRESETS)
     ref = ROOT / "results" / "reference"
     for name in names:
@@ -51,7 +74,59 @@ def main(argv=None):
         make_report(ROOT / "results" / "multirun" / name, ref / name, pdf=False, dpi=DPI,
                     tables=False)
     write_readme(ref)
+    if not (args.readme_only or args.only):
+        write_samples(samples())
     return 0
+
+
+def samples(repeats=3):
+    """{name: text} of every sample (SAMPLE_NAMES) from ``repeats`` interleaved cold and
+    warm default runs (rffbench.bench.default_runs): the last warm run's output, the
+    medians' times."""
+    import numpy as np
+
+    from .bench import default_runs
+
+    runs = default_runs(repeats)
+
+    def med(kind, key):
+        return float(np.median([r[key] for r in runs[kind]]))
+
+    log = runs["warm"][-1]["log"].replace("RUN_DIR", "results/runs/<date>/<time>")
+    log = log.replace(str(ROOT) + os.sep, "")
+    lines = log.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("rffbench run "))
+    last = next(i for i, ln in enumerate(lines) if ln.startswith("(n/a: "))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "default-log": "\n```text\n" + "\n".join(lines) + "\n```\n",
+        "default-summary": "\n```text\n" + "\n".join(lines[first:last + 1]) + "\n```\n",
+        "default-times": (f"on {cores} cores the default run took {med('cold', 'wall'):.1f} s "
+                          f"with an empty numba cache and {med('warm', 'wall'):.1f} s warm, end "
+                          f"to end ({med('warm', 'startup'):.2f} s of it before the first "
+                          f"measurement; medians of {repeats} interleaved runs)"),
+        "default-compile": (f"about {med('cold', 'compile'):.1f} s on the first run after "
+                            f"installing, {med('warm', 'compile'):.2f} s after"),
+    }
+
+
+def write_samples(values, pages=None):
+    """Replace the body of every sample marker of the SAMPLE_PAGES by ``values``; an
+    unknown name is an error (every sample is this script's)."""
+    for page in pages or [ROOT / p for p in SAMPLE_PAGES]:
+        text = page.read_text()
+
+        def body(m):
+            name = m.group("name")
+            if name not in values:
+                raise SystemExit(f"rffbench reference: {page}: unknown sample {name!r} "
+                                 f"(known: {', '.join(sorted(values))})")
+            return f"<!-- sample {name} -->{values[name]}<!-- /sample -->"
+
+        new = SAMPLE.sub(body, text)
+        if new != text:
+            page.write_text(new)
+            print(f"wrote the samples of {page}")
 
 
 def write_readme(ref):

@@ -154,7 +154,7 @@ def tick_text(v):
 
 
 #: most labelled ticks on a log axis (more crowd their labels: 0.1 / 0.09 / 0.08 ...)
-MAX_LOG_TICKS = 6
+MAX_LOG_TICKS = 7
 LOG_SUBS = [(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0), (1.0, 2.0, 3.0, 5.0), (1.0, 2.0, 5.0),
             (1.0,)]
 
@@ -273,6 +273,19 @@ def share_ranges(fig, x=True, y=True):
             _union(grp, "y")
             for ax in sorted(grp, key=lambda a: a.get_subplotspec().colspan.start)[1:]:
                 ax.set_ylabel("")  # one label per row: the leftmost panel's
+
+
+def retick(fig):
+    """Choose the automatic log ticks again for each axis's final range (a panel's
+    limits are final only once every element is drawn)."""
+    from matplotlib.ticker import LogLocator
+
+    auto = (LogLocator, _range_ticks())
+    for ax in fig.axes:
+        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            if isinstance(axis.get_major_locator(), auto) and \
+                    (ax.get_xscale() if which == "x" else ax.get_yscale()) == "log":
+                log_axis(ax, which)
 
 
 def _union(axes, which):
@@ -461,6 +474,7 @@ def draw(spec, ctx):
         for axs, (label, keys, rows) in zip(axes, sheet.panels):
             spec.panel(sheet, axs, label, keys, rows)
         share_ranges(sheet.fig, x=spec.share_x, y=spec.share_y)
+        retick(sheet.fig)
         banded = any(a.get_gid() == BAND_GID for ax in sheet.fig.axes
                      for a in (*ax.collections, *ax.patches))
         single = "seed" in sheet.rows and sheet.rows.seed.nunique() <= 1
