@@ -22,6 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 
 from . import config as _config  # noqa: F401  (registers the structured config schema)
+from . import interrupts
 from .errors import first_line
 
 # a log file on a full disk must not print "--- Logging error ---" tracebacks
@@ -217,11 +218,19 @@ def _raised_by_hydra(exc):
 FREE_FORM = ("features.params.", "kernel.params.")
 
 
+#: Hydra's flags without a value, which its parser refuses after the first override
+#: (``python run.py D=64,128 -m`` printed Hydra's 12-line usage): moved to the front
+LEADING_FLAGS = ("-m", "--multirun", "--resolve")
+
+
 def free_form_overrides(argv):
     """``argv`` with ``features.params.NAME=v`` (and kernel's) written ``++...``: Hydra
     refuses a key that the config does not hold yet unless it is prefixed; the params block
-    exists to take such keys, and the class checks their names."""
-    return [f"++{a}" if a.startswith(FREE_FORM) and "=" in a else a for a in argv]
+    exists to take such keys, and the class checks their names.  The flags of
+    LEADING_FLAGS come first, wherever they were typed."""
+    flags = [a for a in argv if a in LEADING_FLAGS]
+    rest = [a for a in argv if a not in LEADING_FLAGS]
+    return flags + [f"++{a}" if a.startswith(FREE_FORM) and "=" in a else a for a in rest]
 
 
 def _hydra_errors_are_one_line():
@@ -271,6 +280,7 @@ def main():
     import os
 
     check_cwd("rffbench")
+    interrupts.install()  # Ctrl-C is remembered: a swallowed KeyboardInterrupt still stops
     _dead_job_is_one_line()
     _hydra_errors_are_one_line()
     sys.argv[1:] = free_form_overrides(sys.argv[1:])

@@ -30,6 +30,7 @@ from .memory import Need, Plan
 from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
 from .runid import changes, find_run, run_id, stored_disagreement
+from .interrupts import checkpoint
 from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
 from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, claim_run_dir,
                     config_text, write_config, write_text_atomic)
@@ -259,6 +260,7 @@ def run(cfg, threads=None, store=None, rid=None):
             log.info("first measurement %.2f s after the interpreter started", ctx.startup_s)
     lost0 = _workers_lost(ctx)
     for m, block in enabled:
+        checkpoint()
         rows.extend(m.run(ctx, block))
     rows.append(compile_record(numba0, numba_totals()))
     if lost0 is not None:  # Dask reschedules a lost worker's tasks: say that it happened
@@ -509,6 +511,7 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
         if not in_sweep:
             files.append((config_text(rid, asdict(conf), overrides), out / CONFIG_FILE))
         # all or nothing, records.csv last: its presence means complete
+        checkpoint()  # a Ctrl-C that a library swallowed during the run stops it here
         path = write_all_atomic(files + [(df, out / RECORDS_FILE)])[-1]
         if not in_sweep:  # an earlier failure's line in this directory is no longer true
             (out / ERROR_FILE).unlink(missing_ok=True)

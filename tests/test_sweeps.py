@@ -502,9 +502,9 @@ def test_a_preset_started_without_m_says_first_that_it_is_a_sweep(tmp_path):
         proc.wait(timeout=60)
     assert first.startswith(f"rffbench: a sweep of {n:,} jobs into {sweep}"), first
     assert "experiment=quadrature is a sweep" in first and "hydra.mode=RUN" in first
-    # with -m the same line, without the preset note
-    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "-m", "experiment=quadrature",
-                             f"hydra.sweep.dir={sweep}"], cwd=ROOT, env=env,
+    # with -m (typed last, where Hydra's parser refused it) the same line, without the note
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "experiment=quadrature",
+                             f"hydra.sweep.dir={sweep}", "-m"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             start_new_session=True)
     try:
@@ -514,3 +514,47 @@ def test_a_preset_started_without_m_says_first_that_it_is_a_sweep(tmp_path):
         proc.wait(timeout=60)
     assert first.startswith(f"rffbench: a sweep of {n:,} jobs into {sweep}")
     assert "is a sweep" not in first
+
+
+SWALLOWS_CTRL_C = '''
+import os, signal, time
+from rffbench.features.fourier import RandomFourierFeatures
+
+
+class Map(RandomFourierFeatures):
+    """rff whose fit receives Ctrl-C inside code that swallows it (as a finaliser or a
+    library's `except BaseException` does)."""
+
+    def fit(self, X, y=None):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)
+        except BaseException:
+            pass
+        return super().fit(X, y)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("multirun", [False, True], ids=["run", "sweep"])
+def test_a_ctrl_c_that_code_swallows_still_stops_the_run(tmp_path, multirun):
+    """A KeyboardInterrupt swallowed where it landed (a finaliser, a library's bare
+    except) still stops the run: exit 130, one line, no records written as if nothing had
+    happened (a loaded machine once finished an interrupted sweep with exit 0)."""
+    (tmp_path / "swallow.py").write_text(SWALLOWS_CTRL_C)
+    where = (["-m", f"hydra.sweep.dir={tmp_path / 's'}", "D=16,32"] if multirun
+             else [f"hydra.run.dir={tmp_path / 'r'}", "D=16"])
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path),
+                                                        os.environ.get("PYTHONPATH")])))
+    p = subprocess.run([sys.executable, str(ROOT / "run.py"), *where[:1 if multirun else 0],
+                        *TINY, "features.name=swallow:Map", "measure.bounds.enabled=false",
+                        *where[1 if multirun else 0:]], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 130, p.stderr[-2000:]
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("rffbench")]
+    assert len(lines) == 1 and lines[0].startswith("rffbench: interrupted"), p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    assert not list(tmp_path.glob("**/records.csv"))
+    if multirun:
+        assert list((tmp_path / "s").glob("runs/*/interrupted.txt"))
