@@ -20,10 +20,21 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
+from omegaconf import OmegaConf
 
 from . import config as _config  # noqa: F401  (registers the structured config schema)
 from . import interrupts
 from .errors import first_line
+
+
+def _help_text():
+    from .cli_help import help_text
+
+    return help_text()
+
+
+# conf/config.yaml's hydra.help.template: ${rffbench_help:}, the text of --help
+OmegaConf.register_new_resolver("rffbench_help", _help_text, replace=True)
 
 # a log file on a full disk must not print "--- Logging error ---" tracebacks
 logging.raiseExceptions = False

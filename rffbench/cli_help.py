@@ -1,7 +1,7 @@
 """``python run.py --help``: rffbench's own help, built from the registries.
 
 conf/config.yaml sets Hydra's app-help template to the resolver
-``rffbench_help`` (registered by :mod:`rffbench.config`), so the text lists what
+``rffbench_help`` (registered by :mod:`rffbench.cli`), so the text lists what
 is installed now, plug-ins included: kernels, maps with the kernels they
 support, datasets, models and presets, then the main keys.
 """

@@ -690,8 +690,7 @@ def default_threads() -> int:
 def register_configs() -> None:
     """Register the schema (conf/config.yaml lists ``base_config`` first), a config-group
     option for every installed plug-in (``features=NAME``, ``kernel=NAME``,
-    ``dataset=NAME`` then work without a yaml file) and the ``rffbench_help`` resolver
-    of ``python run.py --help``.  The ``measure`` block is rebuilt from the measurements
+    ``dataset=NAME`` then work without a yaml file).  The ``measure`` block is rebuilt from the measurements
     installed now (a plug-in installed after this module was imported)."""
     global MeasureConfig
     from . import measure
@@ -711,12 +710,6 @@ def register_configs() -> None:
         for name in registry.plugin_names():
             cs.store(group=group, name=name, node={"name": name})
 
-    def help_text():
-        from .cli_help import help_text
-
-        return help_text()
-
-    OmegaConf.register_new_resolver("rffbench_help", help_text, replace=True)
 
 
 register_configs()

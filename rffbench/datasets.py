@@ -683,9 +683,9 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     from .plugins import load_with
 
     where = f"dataset={cfg.name}" + (f" ({cfg.path})" if cfg.name == "file" else "")
-    X, y, info = load_with(as_loader(DATASETS[cfg.name]), cfg, seed, where)
     if cfg.name not in DATASETS.builtins():
         where += f" ({DATASETS.describe(cfg.name)})"
+    X, y, info = load_with(as_loader(DATASETS[cfg.name]), cfg, seed, where)
     X, y = _as_array(X, where, "X"), _as_array(y, where, "y")
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise DataError(f"{where}: the loader returned X of shape {X.shape} and y of shape "

@@ -176,21 +176,19 @@ def check_kernel(name, kernel, X):
 
 
 def load_with(loader, cfg, seed, where):
-    """``loader.load(cfg, seed)`` of dataset ``where`` as (X, y, info), its exceptions and
-    a result of another form as one line (rffbench's own loaders raise DataError)."""
-    from .datasets import DATASETS
-
-    who = "" if cfg.name in DATASETS.builtins() else f" ({DATASETS.describe(cfg.name)})"
+    """``loader.load(cfg, seed)`` of dataset ``where`` (its name as the error names it: a
+    plug-in's with its distribution) as (X, y, info), its exceptions and a result of
+    another form as one line (rffbench's own loaders raise DataError)."""
     try:
         out = loader.load(cfg, seed)
     except RffbenchError:
         raise
     except (Exception, SystemExit) as exc:  # a plug-in's sys.exit too
-        raise PluginError(f"{where}{who}: the loader raised {type(exc).__name__}: "
+        raise PluginError(f"{where}: the loader raised {type(exc).__name__}: "
                           f"{first_line(exc)}") from None
     if not (isinstance(out, tuple) and len(out) == 3 and isinstance(out[2], dict)):
         got = (f"a tuple of {len(out)} values" if isinstance(out, tuple)
                else f"a {type(out).__name__}")
-        raise PluginError(f"{where}{who}: the loader returned {got}; a loader returns three "
+        raise PluginError(f"{where}: the loader returned {got}; a loader returns three "
                           "values (X, y, info) with info a dict of task, source and licence")
     return out

@@ -12,7 +12,10 @@ import pytest
 
 from conftest import HTMLPage, run_cli
 from rffbench import report
+from rffbench.report import approximation as rapprox
+from rffbench.report import bounds as rbounds
 from rffbench.report import figures, grouping
+from rffbench.report import learning as rlearning
 from rffbench.report.collect import collect
 from rffbench.results import RECORDS_FILE, SCHEMA_VERSION, record, records_frame
 from rffbench.store import write_config
@@ -103,7 +106,7 @@ def test_grid_figures_have_the_expected_panels_and_lines(grid_sweep):
     df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
     df, origins = grouping.attach_conditions(df, col.complete_runs)
     ctx = figures.FigContext(df, origins, {r.run_id: r.path for r in col.complete_runs})
-    drawn, _ = figures.fig_error_vs_D(ctx)
+    drawn, _ = rapprox.fig_error_vs_D(ctx)
     assert len(drawn) == 1
     axes = [ax for ax in drawn[0].fig.axes if ax.get_visible()]
     titles = sorted(ax.get_title() for ax in axes)
@@ -121,7 +124,7 @@ def test_grid_figures_have_the_expected_panels_and_lines(grid_sweep):
             np.testing.assert_allclose(ln.get_ydata(), want, rtol=1e-12)
         assert "Each point: median over the seeds: 3 runs per point" in drawn[0].caption
     # bounds: a panel per kernel x d x map, uniform tightness only in the lower axes
-    drawn, _ = figures.fig_bounds(ctx)
+    drawn, _ = rbounds.fig_bounds(ctx)
     assert sum(len([ax for ax in d.fig.axes if ax.get_visible()]) for d in drawn) == 2 * 8
     for d in drawn:
         for ax in d.fig.axes:
@@ -136,11 +139,11 @@ def test_dimension_figure_plots_the_records_of_the_metrics_it_names(tmp_path):
     col = collect(root)
     df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
     df, origins = grouping.attach_conditions(df, col.complete_runs)
-    drawn, why = figures.fig_dimension(figures.FigContext(df, origins, {}))
+    drawn, why = rbounds.fig_dimension(figures.FigContext(df, origins, {}))
     assert drawn, why
     # two values of d would be two-point lines: not drawn, and the reason says where they are
     two = df[df.d != 9]
-    none, why = figures.fig_dimension(figures.FigContext(two, origins, {}))
+    none, why = rbounds.fig_dimension(figures.FigContext(two, origins, {}))
     assert not none and ">= 3 values of d" in why and "bounds_vs_D" in why
     lines = {ln.get_gid(): ln for ax in drawn[0].fig.axes for ln in ax.get_lines()}
     for gid, metric, method in (("observed:rel_fro_error", "rel_fro_error", ""),
@@ -177,7 +180,7 @@ def test_a_figure_for_a_paper_lines_up_its_panels_and_promises_only_what_it_draw
     root = tmp_path / "s"
     for kernel, d, D in itertools.product(["gaussian", "laplacian"], [2], [16, 64, 256]):
         fake_run(root, kernel, d, "rff", D, 0, bounds=True, uniform_from=64)
-    (drawn,), why = figures.fig_bounds(_frame(root))
+    (drawn,), why = rbounds.fig_bounds(_frame(root))
     axes = [ax for ax in drawn.fig.axes if ax.get_visible()]
     assert len(axes) == 4
     assert len({tuple(np.round(ax.get_xlim(), 9)) for ax in axes}) == 1
@@ -203,7 +206,7 @@ def test_a_figure_for_a_paper_lines_up_its_panels_and_promises_only_what_it_draw
     for seed in (1, 2):
         for kernel, D in itertools.product(["gaussian", "laplacian"], [16, 64, 256]):
             fake_run(root, kernel, 2, "rff", D, seed, bounds=True, uniform_from=64)
-    (drawn,), _ = figures.fig_bounds(_frame(root))
+    (drawn,), _ = rbounds.fig_bounds(_frame(root))
     legend = [t.get_text() for t in drawn.fig.legends[0].get_texts()]
     assert any(grouping.center_words(True) in t for t in legend)
 
@@ -449,7 +452,7 @@ def test_exact_krr_is_drawn_per_kernel_when_the_kernel_follows_the_map(tmp_path)
                         features=feat, D=D, n_freq=D, n_columns=D, seed=seed,
                         dtype="float64", threads=2)
         _write_run(root, rid, conf, identity, rows)
-    drawn, why = figures.fig_learning_vs_D(_fig_context(root))
+    drawn, why = rlearning.fig_learning_vs_D(_fig_context(root))
     assert drawn, why
     (ax,) = drawn[0].fig.axes
     exact = {ln.get_gid(): ln.get_ydata()[0] for ln in ax.get_lines()
@@ -479,7 +482,7 @@ def test_train_time_marks_the_exact_points_fitted_by_cg(tmp_path):
                         lengthscale=1.0, features="rff", D=D, n_freq=D, n_columns=D, seed=0,
                         dtype="float64", threads=2)
         _write_run(root, rid, conf, identity, rows)
-    drawn, why = figures.fig_train_time(_fig_context(root))
+    drawn, why = rlearning.fig_train_time(_fig_context(root))
     assert drawn, why
     (ax,) = drawn[0].fig.axes
     lines = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid()}

@@ -65,12 +65,9 @@ def measurement_classes():
 
 
 def refresh():
-    """Forget what :func:`measurement_classes` found (plug-ins installed since)."""
+    """Forget what :func:`measurement_classes` found (plug-ins installed since; what is
+    computed from it elsewhere is keyed by the classes it returns)."""
     measurement_classes.cache_clear()
-    from ..report import grouping
-
-    grouping.selection_keys.cache_clear()
-    grouping._conditioned.cache_clear()
 
 
 def measure_config_class(module="rffbench.config"):

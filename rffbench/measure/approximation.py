@@ -221,8 +221,6 @@ class Approximation(Measurement):
     thread_dependent = {"*_error": "Z Z^T and the exact Gram's norms are BLAS products and "
                                    "reductions whose summation order depends on the thread "
                                    "count (relative differences ~1e-13)"}
-    report_tables = ('table_approximation',)
-    report_figures = {'error_vs_D': 'fig_error_vs_D'}
 
     def check(self, ctx, cfg):
         resolve_n_points(ctx, "approximation", cfg)

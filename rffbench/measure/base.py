@@ -93,29 +93,19 @@ class Measurement:
         into ``ctx.tables[file_name]`` (written next to records.csv)."""
         raise NotImplementedError
 
-    #: rffbench's own measurements name their report tables and figures here: functions
-    #: of :mod:`rffbench.report.tables` and {figure name: spec} of
-    #: :mod:`rffbench.report.figures` (a plug-in overrides :meth:`tables` / :meth:`figures`)
-    report_tables: tuple = ()
-    report_figures: dict = {}
-
     def tables(self, df, origins):
-        """The report's tables of these records (:class:`rffbench.report.tables.Table`);
-        ``df`` holds every complete run's records with their conditions."""
-        from ..report import tables
-
-        out = []
-        for name in self.report_tables:
-            got = getattr(tables, name)(df, origins)
-            out += got if isinstance(got, list) else [got] if got is not None else []
-        return out
+        """A plug-in's report tables of these records (a list of
+        :class:`rffbench.report.tables.Table`); ``df`` holds every complete run's records
+        with their conditions.  rffbench's own measurements have theirs in
+        ``rffbench/report/NAME.py`` (rffbench.report.catalog); this hook is not called
+        for them."""
+        return []
 
     def figures(self):
-        """The report's figures: {name: function(FigContext) -> (list of Drawn, reason
-        when nothing is drawn)}."""
-        from ..report import figures
-
-        return {name: getattr(figures, attr) for name, attr in self.report_figures.items()}
+        """A plug-in's report figures: {name: function(FigContext) -> (list of Drawn,
+        reason when nothing is drawn)}, as :class:`rffbench.report.figures.Figure` specs
+        are.  rffbench's own measurements have theirs in ``rffbench/report/NAME.py``."""
+        return {}
 
     @classmethod
     def summary(cls):

@@ -277,8 +277,6 @@ class Bounds(Measurement):
 
     name = "bounds"
     Config = BoundsConfig
-    report_tables = ('table_bounds',)
-    report_figures = {'bounds_vs_D': 'fig_bounds', 'bounds_tail': 'fig_tail', 'dimension': 'fig_dimension'}
 
     def check(self, ctx, cfg):
         n, _ = resolve_n_points(ctx, "bounds", cfg)

@@ -511,8 +511,6 @@ class Learning(Measurement):
     selection_keys = ('exact',)
     conditioned_by = ('model.',)
     settings = ("model", "backend")
-    report_tables = ('table_learning',)
-    report_figures = {'learning_vs_D': 'fig_learning_vs_D', 'train_time_vs_n': 'fig_train_time'}
 
     def check(self, ctx, cfg):
         m, task = ctx.cfg.model, ctx.data.task

@@ -394,8 +394,6 @@ class Speed(Measurement):
     Config = SpeedConfig
     selection_keys = ('parts', 'maps')
     conditioned_by = ('model.',)
-    report_tables = ('table_speed',)
-    report_figures = {'speed_vs_size': 'fig_speed_vs_size', 'speed_bars': 'fig_speed_bars'}
 
     def check(self, ctx, cfg):
         from ..features import FEATURE_MAPS

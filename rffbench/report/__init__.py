@@ -41,10 +41,11 @@ from ..progress import Progress
 from ..results import write_atomic, write_file_atomic
 from ..store import write_text_atomic
 from .collect import BAD, ReportError, collect
-from .figures import STYLE, FigContext, all_figures, crossover, plt
+from .catalog import all_figures, all_tables
+from .figures import STYLE, FigContext, plt
+from .learning import crossover
 from .grouping import attach_conditions, fmt, summarising, with_added_defaults
 from .reproductions import reproduction_sections
-from .tables import all_tables
 
 log = logging.getLogger(__name__)
 

@@ -117,24 +117,35 @@ def _relevant(origin, measurements):
     return True
 
 
-@functools.lru_cache(maxsize=None)
+def _measurements():
+    """The measurement classes installed now, as a hashable key of the caches below (a
+    plug-in installed since, rffbench.measure.refresh, makes a new key)."""
+    from ..measure import measurement_classes
+
+    return tuple(measurement_classes().items())
+
+
 def selection_keys():
     """Config keys that pick what is measured, never a condition of a measured value:
     each measurement's ``selection_keys`` (rffbench.measure)."""
-    from ..measure import measurement_classes
-
-    return frozenset(f"measure.{name}.{k}" for name, cls in measurement_classes().items()
-                     for k in cls.selection_keys)
+    return _selection_keys(_measurements())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=8)
+def _selection_keys(classes):
+    return frozenset(f"measure.{name}.{k}" for name, cls in classes for k in cls.selection_keys)
+
+
 def _conditioned():
     """Prefix of config keys outside measure.* -> the measurements they condition (each
     measurement's ``conditioned_by``); other keys condition every measurement."""
-    from ..measure import measurement_classes
+    return _conditioned_by(_measurements())
 
+
+@functools.lru_cache(maxsize=8)
+def _conditioned_by(classes):
     out = {}
-    for name, cls in measurement_classes().items():
+    for name, cls in classes:
         for prefix in cls.conditioned_by:
             out.setdefault(prefix, set()).add(name)
     return out

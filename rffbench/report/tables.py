@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..theory import BOUNDS, UNIFORM_METHODS
-from .grouping import Grouping, fmt, pooled_text, summary
+from .grouping import fmt, pooled_text, summary
 
 
 @dataclass
@@ -72,7 +71,7 @@ def pivot(rows, row_keys, col_keys):
     return frame
 
 
-def _row_keys(g, last=()):
+def row_keys(g, last=()):
     """The varying conditions (outermost first), then the quantities named in ``last``."""
     from .grouping import _order
 
@@ -95,86 +94,4 @@ def _caption(what, g, rows, row_keys, col_keys):
     return " ".join(parts)
 
 
-def table_approximation(df, origins):
-    a = df[(df.measurement == "approximation")
-           & df.metric.isin(["rel_fro_error", "expected_rel_fro_error", "max_abs_error"])]
-    if a.empty:
-        return None
-    g = Grouping(a, origins, ["approximation"], x="D", lines=["features"], row_cols=["metric"])
-    cols = ["D"] if a.D.nunique() > 1 else []
-    rk = _row_keys(g, last=["metric"])
-    return make_table("approximation", "Gram-matrix error (approximation)",
-                      "Observed relative Frobenius error, largest entry error, and the exact "
-                      "expected relative Frobenius error (theory) of the map.", g, a, rk, cols)
-
-
-def table_bounds(df, origins):
-    b = df[(df.measurement == "bounds") & df.dist.isna()]
-    emp = b[(b.metric == "eps_empirical") & (b.method == "empirical")]
-    tight = b[(b.metric == "tightness") & b.method.isin(UNIFORM_METHODS) & b.value.notna()]
-    if emp.empty:
-        return None
-    import pandas as pd
-
-    rows = pd.concat([emp.assign(quantity="observed sup error ((1-delta) quantile)"),
-                      tight.assign(quantity="tightness " + tight.method.map(lambda m: BOUNDS[m].label))])
-    g = Grouping(rows, origins, ["bounds"], x="D", row_cols=["delta", "quantity"])
-    cols = ["D"] if rows.D.nunique() > 1 else []
-    rk = _row_keys(g, last=["delta", "quantity"])
-    return make_table("bounds", "Observed sup error and tightness of the uniform bounds",
-                      "The (1-delta) quantile over redraws of the largest error over the "
-                      "measurement points, and eps_bound / observed for every uniform bound "
-                      "that applies (< 1: violated).", g, rows, rk, cols)
-
-
-def table_learning(df, origins):
-    lr = df[(df.measurement == "learning")
-            & df.metric.isin(["test_error_rate", "test_rel_rmse", "train_time_s",
-                              "cg_iterations", "cg_residual"])]
-    if lr.empty:
-        return None
-    g = Grouping(lr, origins, ["learning"], lines=["features"], exclude=["method", "metric"])
-    rk = _row_keys(g)
-    cols = ["metric", "method"]
-    return make_table("learning", "Learning: test error and train time",
-                      "Test error (classification: error rate; regression: RMSE / std(y_test)) "
-                      "and training time of the model on features and of exact kernel ridge "
-                      "(exact_krr; it does not depend on D or the map), and where exact KRR was "
-                      "solved by conjugate gradients (model.exact_solver) its iterations and "
-                      "final relative residual.", g, lr, rk, cols)
-
-
-def table_speed(df, origins):
-    sp = df[(df.measurement == "speed") & df.value.notna()
-            & df.metric.isin(["time_s", "speedup_vs_sklearn", "fraction_of_limit"])]
-    if sp.empty:
-        return []
-    sp = sp.assign(task=sp.method.str.split("/").str[0],
-                   impl=sp.method.str.split("/", n=1).str[1])
-    g = Grouping(sp, origins, ["speed"], exclude=["n_train", "d", "D", "method"])
-    rk = _row_keys(g, last=["task", "n_train", "d", "D"])
-    out = []
-    for metric, title, what in (
-            ("time_s", "Speed: time (s)", "Median time of interleaved warm repeats."),
-            ("speedup_vs_sklearn", "Speed-up over scikit-learn", "scikit-learn's time / "
-             "rffbench's."),
-            ("fraction_of_limit", "Fraction of the measured limit", "limit / measured time "
-             "(1 = at the limit).")):
-        part = sp[sp.metric == metric]
-        if part.empty:
-            continue
-        out.append(make_table(f"speed_{metric}", title, what, g, part, rk, ["impl"]))
-    return out
-
-
-def all_tables(df, origins):
-    """Every registered measurement's tables of ``df`` (registry order)."""
-    from ..measure import measurement_classes
-
-    out = []
-    for cls in measurement_classes().values():
-        out += [t for t in cls().tables(df, origins) if t is not None]
-    return out
-
-
-__all__ = ["Table", "all_tables", "pivot"]
+__all__ = ["Table", "make_table", "pivot", "row_keys"]

@@ -1,0 +1,182 @@
+"""The speed measurement's report: speed_vs_size, speed_bars and the speed tables
+(rffbench.measure.speed records them).
+"""
+from __future__ import annotations
+
+from .figures import Figure, Selection, _by, colors_for, log_axis, plt, proxy
+from .grouping import Grouping, fmt, pooled_text
+from .tables import make_table, row_keys
+
+
+# --------------------------------------------------------------------------
+# speed
+# --------------------------------------------------------------------------
+def _ours(impl):
+    """rffbench's own implementation (not numpy's reference nor a scikit-learn peer)?"""
+    return impl != "numpy" and not impl.startswith("sklearn")
+
+
+def _impl(method):
+    return method.split("/", 1)[1] if "/" in method else method
+
+
+class SpeedVsSize(Figure):
+    """Transform time of each implementation against the number of rows N."""
+
+    name, title = "speed_vs_size", "Transform time vs N"
+    measurements, x, lines = ("speed",), "n_train", ("method",)
+    no_panel = "speed vs size: needs transform times at >= 2 values of N for one (d, D)"
+
+    def select(self, ctx):
+        df = ctx.df
+        t = df[(df.measurement == "speed") & (df.metric == "time_s") & df.value.notna()
+               & df.method.str.startswith("transform/")]
+        if t.empty:
+            return "speed vs size: needs transform times"
+        return Selection(rows=t, colors=colors_for(t.method.unique()))
+
+    def layout(self, sheet):
+        return dict(ncols=min(3, len(sheet.panels)), w=4.4, h=3.3)
+
+    def panel(self, sheet, axs, label, keys, rows):
+        (ax,) = axs
+        for m, grp in rows.groupby("method"):
+            s = grp.groupby("n_train").value.median().sort_index()
+            impl = _impl(m)
+            ours = _ours(impl)
+            (ln,) = ax.plot(s.index, s.values, "-o" if ours else "--s", ms=3.5,
+                            color=sheet.sel.colors[m], label=impl + ("" if ours else
+                                                                     " (reference)"))
+            ln.set_gid(f"observed:time_s:{impl}")
+            sheet.keep(ln)
+        ax.set(title=label, xlabel="N (rows transformed)", ylabel="transform time (s)")
+        log_axis(ax, "x", sorted(rows.n_train.unique()))
+        log_axis(ax, "y")
+
+    def describe(self, sheet):
+        return ("Median over interleaved warm repeats of each transform; dashed: plain numpy "
+                "and scikit-learn.")
+
+    def pooled(self, sheet):
+        return "Each point: " + pooled_text(sheet.rows, _by(sheet.g), band=False) + "."
+
+
+class SpeedBars(Figure):
+    """Per shape and implementation: the speed-up over scikit-learn and the fraction of
+    the machine's limit, as bars."""
+
+    name = "speed_bars"
+    title = "rffbench speed: speed-up over scikit-learn and fraction of the machine's limit"
+    measurements, lines, exclude, max_panels = ("speed",), ("method",), ("n_train", "d", "D"), 1
+    share_x = share_y = False  # one axes per metric, the shapes as rows
+
+    def select(self, ctx):
+        df = ctx.df
+        sp = df[(df.measurement == "speed") & df.metric.isin(["speedup_vs_sklearn",
+                                                              "fraction_of_limit"])
+                & df.value.notna()]
+        if sp.empty:
+            return "speed bars: needs speed records"
+        sp = sp.assign(task=sp.method.str.split("/").str[0], impl=sp.method.map(_impl))
+        return Selection(rows=sp, colors=colors_for(sp.impl.unique()),
+                         metrics=[m for m in ("speedup_vs_sklearn", "fraction_of_limit")
+                                  if m in set(sp.metric)])
+
+    def new_figure(self, sheet):
+        """One row of bars per (task, shape, implementation), one axes per metric."""
+        rows = sheet.rows
+        shapes = rows.groupby(["task", "n_train", "d", "D"]).impl.unique()
+        shapes = shapes.sort_index(level=["task", "d", "D", "n_train"])
+        sheet.ypos, sheet.ylabels, sheet.yticks, y = {}, [], [], 0.0
+        for (task, n, d, D), impls in shapes.items():
+            start = y
+            for impl in sorted(impls):
+                sheet.ypos[(task, n, d, D, impl)] = y
+                y += 1
+            sheet.yticks.append((start + y - 1) / 2)
+            sheet.ylabels.append(f"{task}\nN={fmt(n)} d={fmt(d)} D={fmt(D)}")
+            y += 0.8
+        metrics = sheet.sel.metrics
+        fig, axes = plt().subplots(1, len(metrics), squeeze=False, layout="constrained",
+                                   figsize=(6.0 * len(metrics), 0.9 + 0.24 * y))
+        return fig, [list(axes[0])]
+
+    def panel(self, sheet, axs, label, keys, rows):
+        for ax, metric in zip(axs, sheet.sel.metrics):
+            part = rows[rows.metric == metric]
+            med = part.groupby(["task", "n_train", "d", "D", "impl"]).value.median()
+            vals = []
+            for key, v in med.items():
+                yy = sheet.ypos[key]
+                if metric == "speedup_vs_sklearn":
+                    ax.barh(yy, v - 1.0, left=1.0, height=0.85, color=sheet.sel.colors[key[-1]])
+                else:
+                    ax.barh(yy, v, height=0.85, color=sheet.sel.colors[key[-1]])
+                ax.text(v, yy, f" {v:.3g}" if v >= 1 or metric != "speedup_vs_sklearn"
+                        else f"{v:.3g} ", va="center", fontsize=7,
+                        ha="left" if v >= 1 or metric != "speedup_vs_sklearn" else "right")
+                vals.append(v)
+            ax.axvline(1.0, color="k", lw=0.9)
+            ax.set_yticks(sheet.yticks, sheet.ylabels)
+            ax.invert_yaxis()
+            ax.grid(True, axis="y", alpha=0)
+            if metric == "speedup_vs_sklearn":
+                ax.set_xscale("log")
+                ax.set_xlim(min(vals + [1.0]) / 1.6, max(vals + [1.0]) * 2.2)
+                log_axis(ax, "x")
+                ax.set(xlabel="speed-up over scikit-learn (x, log; < 1: slower)",
+                       title="time of scikit-learn / time of rffbench")
+            else:
+                ax.set_xlim(0, max(vals + [1.0]) * 1.18)
+                ax.set(xlabel="fraction of the measured limit (1 = at the limit)",
+                       title="limit time / measured time")
+
+    def handles(self, sheet):
+        present = sorted(set(sheet.rows.impl), key=str)
+        return [proxy(color=sheet.sel.colors[i], lw=6, label=i) for i in present]
+
+    def legend_columns(self, sheet):
+        return min(6, sheet.rows.impl.nunique())
+
+    def describe(self, sheet):
+        return ("Per shape (task, N, d, D) and implementation: scikit-learn's time divided by "
+                "rffbench's, and the limit measured in the same loop divided by the measured "
+                "time (medians of interleaved warm repeats).")
+
+    def pooled(self, sheet):
+        return ("Each bar: " + pooled_text(sheet.rows, [*sheet.g.keys, "task", "n_train", "d",
+                                                        "D", "impl", "metric"], what="bar",
+                                           band=False) + ".")
+
+    def details(self, sheet):
+        return []
+
+
+def table_speed(df, origins):
+    sp = df[(df.measurement == "speed") & df.value.notna()
+            & df.metric.isin(["time_s", "speedup_vs_sklearn", "fraction_of_limit"])]
+    if sp.empty:
+        return []
+    sp = sp.assign(task=sp.method.str.split("/").str[0],
+                   impl=sp.method.str.split("/", n=1).str[1])
+    g = Grouping(sp, origins, ["speed"], exclude=["n_train", "d", "D", "method"])
+    rk = row_keys(g, last=["task", "n_train", "d", "D"])
+    out = []
+    for metric, title, what in (
+            ("time_s", "Speed: time (s)", "Median time of interleaved warm repeats."),
+            ("speedup_vs_sklearn", "Speed-up over scikit-learn", "scikit-learn's time / "
+             "rffbench's."),
+            ("fraction_of_limit", "Fraction of the measured limit", "limit / measured time "
+             "(1 = at the limit).")):
+        part = sp[sp.metric == metric]
+        if part.empty:
+            continue
+        out.append(make_table(f"speed_{metric}", title, what, g, part, rk, ["impl"]))
+    return out
+
+
+fig_speed_vs_size = SpeedVsSize()
+fig_speed_bars = SpeedBars()
+#: the report's figures and tables of this measurement (rffbench.report.catalog)
+FIGURES = [fig_speed_vs_size, fig_speed_bars]
+TABLES = [table_speed]
