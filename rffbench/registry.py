@@ -43,6 +43,16 @@ def _import_path(path):
     return obj
 
 
+#: every Registry by its entry-point group, so that code below a registry's package (a
+#: map's base class naming the maps of a kernel) finds it without importing upwards
+REGISTRIES = {}
+
+
+def registry(group):
+    """The Registry of entry-point ``group`` (created when its package was imported)."""
+    return REGISTRIES[group]
+
+
 class Registry(Mapping):
     """Built-in entries plus entry points of ``group`` plus import paths (module docs).
 
@@ -56,6 +66,7 @@ class Registry(Mapping):
         self._builtins = dict(builtins)
         self._check = check
         self._loaded = {}
+        REGISTRIES[group] = self
 
     # -- where names come from -----------------------------------------------
     def builtins(self):

@@ -501,12 +501,14 @@ class RandomFourierPairs(RandomFourierFeatures):
 
 
 def maps_for_kernel(kname):
-    """Names of the registered maps that can represent kernel ``kname``."""
-    from . import FEATURE_MAPS
+    """Names of the registered maps that can represent kernel ``kname`` (the registry of
+    rffbench.features, found through rffbench.registry: this module is below it)."""
+    from ..registry import registry
 
+    maps = registry("rffbench.feature_maps")
     out = []
-    for name in FEATURE_MAPS:
-        cls = FEATURE_MAPS.find(name)
+    for name in maps:
+        cls = maps.find(name)
         if cls is not None and (kname in (cls.KERNELS or ()) or (
                 cls.KERNELS is None and (not cls.SHIFT_INVARIANT_ONLY
                                          or kname in cls.EXTRA_KERNELS))) \
