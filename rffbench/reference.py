@@ -11,6 +11,7 @@ figures with their captions and its tables.
     python -m rffbench.reference                 # all presets (~35 min on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
     python -m rffbench.reference --samples       # only the docs' sample output and times
+    python -m rffbench.reference --report-only   # report the existing sweeps again, no runs
 
 The docs' sample output (the default run's log and summary, its times cold and warm)
 sits between ``<!-- sample NAME -->`` and ``<!-- /sample -->`` in the README and
@@ -55,6 +56,9 @@ def main(argv=None):
     ap.add_argument("--only", action="append", choices=PRESETS, help="preset(s) to regenerate")
     ap.add_argument("--readme-only", action="store_true",
                     help="only rewrite results/README.md from the existing summaries")
+    ap.add_argument("--report-only", action="store_true",
+                    help="only report the existing sweeps again (no runs): after a change to "
+                         "the report")
     ap.add_argument("--samples", action="store_true",
                     help="only the docs' sample output and times (the default run, 3 times "
                          "cold and warm, ~1 min)")
@@ -66,6 +70,13 @@ def main(argv=None):
     ref = ROOT / "results" / "reference"
     for name in names:
         print(f"== {name}", flush=True)
+        if args.report_only:
+            if (ROOT / "results" / "multirun" / name).is_dir():
+                make_report(ROOT / "results" / "multirun" / name, ref / name, pdf=False,
+                            dpi=DPI, tables=False)
+            else:
+                print(f"rffbench reference: {name}: no sweep to report", file=sys.stderr)
+            continue
         p = subprocess.run([sys.executable, str(ROOT / "run.py"), "-m", f"experiment={name}",
                             ], cwd=ROOT)
         if p.returncode != 0:
@@ -74,7 +85,7 @@ def main(argv=None):
         make_report(ROOT / "results" / "multirun" / name, ref / name, pdf=False, dpi=DPI,
                     tables=False)
     write_readme(ref)
-    if not (args.readme_only or args.only):
+    if not (args.readme_only or args.only or args.report_only):
         write_samples(samples())
     return 0
 

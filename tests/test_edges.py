@@ -80,8 +80,8 @@ def test_memory_plan_of_a_file_is_made_before_loading(tmp_path, capsys, monkeypa
     path = tmp_path / "big.csv"
     path.write_text("a,b,y\n" + "1,2,0\n3,4,1\n" * 2000)
     monkeypatch.setattr(memory, "available_bytes", lambda: 40_000.0)
-    from rffbench import datasets
-    monkeypatch.setattr(datasets, "available_bytes", lambda: 40_000.0)
+    from rffbench.datasets import files  # the loader of a user's file
+    monkeypatch.setattr(files, "available_bytes", lambda: 40_000.0)
     err = one_line_error(tmp_path, capsys, ["dataset=file", f"dataset.path={path}"])
     assert f"dataset.path='{path}': loading its 4000 x 2 values needs" in err
 
