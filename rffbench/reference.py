@@ -8,7 +8,7 @@ jobs.csv stay in the sweep dirs, which are not committed) and writes
 ``results/README.md`` with each preset's question, a link to its page, its
 figures with their captions and its tables.
 
-    python -m rffbench.reference                 # all presets (~35 min on 2 cores)
+    python -m rffbench.reference                 # all presets (~45 min on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
     python -m rffbench.reference --samples       # only the docs' sample output and times
     python -m rffbench.reference --report-only   # report the existing sweeps again, no runs
@@ -143,7 +143,7 @@ def write_samples(values, pages=None):
 def write_readme(ref):
     """results/README.md from the summaries in ``ref`` (no runs)."""
     parts = ["# rffbench reference report", "",
-             "Regenerate with `python -m rffbench.reference` (all presets, ~35 min on 2 cores; "
+             "Regenerate with `python -m rffbench.reference` (all presets, ~45 min on 2 cores; "
              "one preset: `--only NAME`). Each section is one preset of `conf/experiment/`, "
              "run as `python run.py -m experiment=NAME`; its self-contained page is "
              "`reference/NAME/index.html`, and the full tables and PDF figures are in "

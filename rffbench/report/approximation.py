@@ -54,7 +54,7 @@ class ErrorVsD(Figure):
         (rl,) = ax.plot(Ds, y0 * np.sqrt(D0 / Ds), color="0.55", lw=0.9)
         rl.set_gid("reference:1/sqrt(D)")
         ax.set(title=label, xlabel="D (output dimension)" if x == "D" else
-               "frequencies n_freq (D_unit=frequencies; D per map: n_freq or 2 n_freq)",
+               "n_freq (frequencies)",
                ylabel="relative Frobenius error")
         log_axis(ax, "x", Ds)
         log_axis(ax, "y")
@@ -86,7 +86,8 @@ class ErrorVsD(Figure):
         return (f"Relative Frobenius error of the Gram matrix {what}, log-log; dashed: the "
                 "exact expected error of the map (RMS over redraws)"
                 + (f", not available for {', '.join(no_theory)}" if no_theory else "") + "."
-                + (" x: the number of frequencies (D_unit=frequencies)."
+                + (" x: the number of frequencies (D_unit=frequencies; D per map: n_freq or "
+                   "2 n_freq)."
                    if sel.x == "n_freq" else "") + each)
 
     def pooled(self, sheet):

@@ -219,8 +219,16 @@ def finish(fig, title, g, fixed, handles, ncol=4):
     if handles:
         longest = max(len(h.get_label()) for h in handles)
         fits = max(1, int(fig.get_figwidth() * 72 / (longest * 5.6 + 40)))
+        n = min(ncol, len(handles), fits)
+        # the legend's rows are added to the figure's height: the panels keep theirs (a
+        # ten-row legend squeezed a one-row figure's panels to slivers)
+        fig.set_figheight(fig.get_figheight() + LEGEND_ROW_IN * -(-len(handles) // n))
         fig.legend(handles, [h.get_label() for h in handles], loc="outside lower center",
-                   ncol=min(ncol, len(handles), fits), frameon=False)
+                   ncol=n, frameon=False)
+
+
+#: the height of one row of a figure's legend (inches, at legend.fontsize 8)
+LEGEND_ROW_IN = 0.2
 
 
 def proxy(**kw):
