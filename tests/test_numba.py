@@ -309,3 +309,16 @@ def test_a_run_compiles_only_what_it_needs_and_every_function_is_cached(tmp_path
         literals = [int(v) for v in re.findall(r"Literal\[int\]\((\d+)\)", args)]
         assert set(literals) <= {0, 1}, (n, args)
     assert run(2) == [], "compiled again: not cached"
+
+
+def test_the_records_name_numbas_threading_layer():
+    """A timing is read with the threading layer it ran on: runtime_env names it once a
+    parallel function has run (workqueue transformed 5-10x slower than OpenMP here)."""
+    import numba
+
+    from rffbench import runtime_env
+    from rffbench.features import RandomFourierFeatures
+
+    X = np.random.default_rng(0).standard_normal((64, 3))
+    RandomFourierFeatures(kernel="gaussian", n_components=16, random_state=0).fit_transform(X)
+    assert f"numba_layer={numba.threading_layer()}" in runtime_env()
