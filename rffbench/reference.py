@@ -70,20 +70,17 @@ def main(argv=None):
     ref = ROOT / "results" / "reference"
     for name in names:
         print(f"== {name}", flush=True)
-        if args.report_only:
-            if (ROOT / "results" / "multirun" / name).is_dir():
-                make_report(ROOT / "results" / "multirun" / name, ref / name, pdf=False,
-                            dpi=DPI, tables=False)
-            else:
-                print(f"rffbench reference: {name}: no sweep to report", file=sys.stderr)
+        sweep = ROOT / "results" / "multirun" / name
+        if not args.report_only:
+            p = subprocess.run([sys.executable, str(ROOT / "run.py"), "-m",
+                                f"experiment={name}"], cwd=ROOT)
+            if p.returncode != 0:
+                print(f"rffbench reference: preset {name} had failed jobs (exit "
+                      f"{p.returncode}); reporting what completed", file=sys.stderr)
+        elif not sweep.is_dir():
+            print(f"rffbench reference: {name}: no sweep to report", file=sys.stderr)
             continue
-        p = subprocess.run([sys.executable, str(ROOT / "run.py"), "-m", f"experiment={name}",
-                            ], cwd=ROOT)
-        if p.returncode != 0:
-            print(f"rffbench reference: preset {name} had failed jobs (exit {p.returncode}); "
-                  "reporting what completed", file=sys.stderr)
-        make_report(ROOT / "results" / "multirun" / name, ref / name, pdf=False, dpi=DPI,
-                    tables=False)
+        make_report(sweep, ref / name, pdf=False, dpi=DPI, tables=False)
     write_readme(ref)
     if not (args.readme_only or args.only or args.report_only):
         write_samples(samples())

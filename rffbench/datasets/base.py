@@ -3,7 +3,6 @@
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -11,7 +10,6 @@ import numpy as np
 
 from ..memory import Need, Plan
 
-log = logging.getLogger(__name__)
 
 #: rows generated per chunk by the synthetic loader (fixed: results must not
 #: depend on it, since each chunk has its own seeded stream)

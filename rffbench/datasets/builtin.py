@@ -2,8 +2,6 @@
 """
 from __future__ import annotations
 
-import logging
-
 
 from ..registry import Registry
 from .base import loader_check
@@ -13,7 +11,6 @@ from .files import UserFile
 from .mlbench import MLBench
 from .synthetic import Synthetic
 
-log = logging.getLogger(__name__)
 
 UCI = "UCI Machine Learning Repository (via scikit-learn), CC BY 4.0"
 DATASETS = Registry("rffbench.datasets", "dataset", {

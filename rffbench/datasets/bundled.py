@@ -2,13 +2,11 @@
 """
 from __future__ import annotations
 
-import logging
 
 import numpy as np
 
 from .base import DatasetLoader
 
-log = logging.getLogger(__name__)
 
 class SklearnDataset(DatasetLoader):
     """A dataset bundled with scikit-learn (``sklearn.datasets.<fn_name>``)."""

@@ -2,7 +2,6 @@
 """
 from __future__ import annotations
 
-import logging
 import os
 
 import numpy as np
@@ -10,7 +9,6 @@ import numpy as np
 from ..errors import DataError
 from .base import DatasetLoader
 
-log = logging.getLogger(__name__)
 
 FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
 FASHION_MNIST_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",

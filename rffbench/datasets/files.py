@@ -2,7 +2,6 @@
 """
 from __future__ import annotations
 
-import logging
 import os
 
 import numpy as np
@@ -12,7 +11,6 @@ from ..stream import SPLIT_CHUNK, STREAM_FORMATS, read_npy_header
 from ..memory import Need, Plan, available_bytes, human
 from .base import LOAD_COPIES, MAX_GUESSED_CLASSES, DatasetLoader
 
-log = logging.getLogger(__name__)
 
 def data_file(cfg):
     """``dataset.path`` expanded; DataError when it is not a regular file (missing, or a

@@ -4,7 +4,6 @@ r-cran-mlbench, read without R.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 
 import numpy as np
@@ -12,7 +11,6 @@ import numpy as np
 from ..errors import DataError
 from .base import DatasetLoader
 
-log = logging.getLogger(__name__)
 
 #: folders searched for mlbench's .rda files (dataset.path overrides): an extracted copy
 #: (docs/quickstart.md: apt-get download r-cran-mlbench, no R needed), then R's site libraries

@@ -4,7 +4,6 @@ known before loading, checks, subsampling, the split, scaling and the dtype
 """
 from __future__ import annotations
 
-import logging
 
 import numpy as np
 
@@ -14,7 +13,6 @@ from .base import Dataset, as_loader
 from .builtin import DATASETS
 from .files import _guess_task, _streamed_format, data_file
 
-log = logging.getLogger(__name__)
 
 def data_plan(cfg, dtype="float64"):
     """The memory plan of loading ``dataset`` before it is loaded (the dataset's

@@ -2,14 +2,12 @@
 """
 from __future__ import annotations
 
-import logging
 
 import numpy as np
 
 from ..memory import Need, Plan
 from .base import LOAD_COPIES, SYNTHETIC_CHUNK, DatasetLoader
 
-log = logging.getLogger(__name__)
 
 def synthetic_blocks(cfg, seed):
     """The synthetic data, block by block: (start, stop, X block, y block) for blocks of

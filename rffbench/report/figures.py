@@ -15,6 +15,7 @@ Bound labels, colours and line styles are :data:`rffbench.theory.BOUNDS`.
 """
 from __future__ import annotations
 
+import functools
 import math
 import textwrap
 from dataclasses import dataclass
@@ -122,20 +123,23 @@ def log_axis(ax, which="y", values=None):
     axis.set_minor_formatter(NullFormatter())
 
 
-_RANGE_TICKS = []
-
-
+@functools.lru_cache(maxsize=None)
 def _range_ticks():
     """The locator class of ticks chosen for a range, not swept values (chosen again when
-    the range changes); made once, on first use (matplotlib is imported lazily)."""
-    if not _RANGE_TICKS:
-        from matplotlib.ticker import FixedLocator
+    the range changes); made on first use (matplotlib is imported lazily)."""
+    from matplotlib.ticker import FixedLocator
 
-        class RangeTicks(FixedLocator):
-            """Ticks chosen for a range (not swept values)."""
+    class RangeTicks(FixedLocator):
+        """Ticks chosen for a range (not swept values)."""
 
-        _RANGE_TICKS.append(RangeTicks)
-    return _RANGE_TICKS[0]
+    return RangeTicks
+
+
+def _auto_locators():
+    """The locators :func:`log_axis` chooses for a range (not the swept values)."""
+    from matplotlib.ticker import LogLocator
+
+    return LogLocator, _range_ticks()
 
 
 def tick_text(v):
@@ -251,7 +255,8 @@ def share_ranges(fig, x=True, y=True):
     across the file, so that one value lines up down a column) and the y of the panels of
     one row that show the same quantity (same label); a linear y axis spans at least
     MIN_REL_SPAN of its largest value.  Fixed ticks (the swept values) become their union;
-    automatic log ticks are chosen again for the final range."""
+    automatic log ticks are chosen again for the final ranges (:func:`retick`, also when
+    nothing is shared)."""
     axes = [ax for ax in fig.axes if ax.get_visible() and ax.has_data()]
     if x:
         for scale in ("linear", "log"):
@@ -276,14 +281,13 @@ def share_ranges(fig, x=True, y=True):
             _union(grp, "y")
             for ax in sorted(grp, key=lambda a: a.get_subplotspec().colspan.start)[1:]:
                 ax.set_ylabel("")  # one label per row: the leftmost panel's
+    retick(fig)
 
 
 def retick(fig):
     """Choose the automatic log ticks again for each axis's final range (a panel's
-    limits are final only once every element is drawn)."""
-    from matplotlib.ticker import LogLocator
-
-    auto = (LogLocator, _range_ticks())
+    limits are final only once every element is drawn and the ranges are shared)."""
+    auto = _auto_locators()
     for ax in fig.axes:
         for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             if isinstance(axis.get_major_locator(), auto) and \
@@ -292,7 +296,8 @@ def retick(fig):
 
 
 def _union(axes, which):
-    from matplotlib.ticker import FixedLocator, LogLocator
+    """One range for ``axes`` (x or y), their fixed (swept) ticks the union of theirs."""
+    from matplotlib.ticker import FixedLocator
 
     if not axes:
         return
@@ -300,7 +305,7 @@ def _union(axes, which):
     lims = [sorted(g()) for g in get]
     lo, hi = min(a for a, _ in lims), max(b for _, b in lims)
     axis = [ax.xaxis if which == "x" else ax.yaxis for ax in axes]
-    auto = (LogLocator, _range_ticks())
+    auto = _auto_locators()
     fixed = sorted({float(v) for a in axis for loc in [a.get_major_locator()]
                     if isinstance(loc, FixedLocator) and not isinstance(loc, auto)
                     for v in loc.locs})
@@ -308,9 +313,7 @@ def _union(axes, which):
         inverted = (ax.xaxis_inverted() if which == "x" else ax.yaxis_inverted())
         (ax.set_xlim if which == "x" else ax.set_ylim)((hi, lo) if inverted else (lo, hi))
         loc = a.get_major_locator()
-        if isinstance(loc, auto):
-            log_axis(ax, which)
-        elif isinstance(loc, FixedLocator) and fixed:
+        if isinstance(loc, FixedLocator) and not isinstance(loc, auto) and fixed:
             a.set_major_locator(FixedLocator(fixed))
 
 
@@ -477,7 +480,6 @@ def draw(spec, ctx):
         for axs, (label, keys, rows) in zip(axes, sheet.panels):
             spec.panel(sheet, axs, label, keys, rows)
         share_ranges(sheet.fig, x=spec.share_x, y=spec.share_y)
-        retick(sheet.fig)
         banded = any(a.get_gid() == BAND_GID for ax in sheet.fig.axes
                      for a in (*ax.collections, *ax.patches))
         single = "seed" in sheet.rows and sheet.rows.seed.nunique() <= 1
