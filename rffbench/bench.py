@@ -351,8 +351,9 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
     pairs = n * n / 2.0
     rows = []
     for name in kernels:
-        Xk = np.abs(X) if name in ("additive_chi2", "skewed_chi2") else X  # their domain
-        k = make_kernel(name).fit(Xk)
+        k = make_kernel(name)
+        Xk = np.abs(X) if k.input_floor() > -math.inf else X  # the chi2 kernels' domain
+        k.fit(Xk)
         ops = {"float64": KernelOperator(k, Xk), "mixed": KernelOperator(k, Xk, precision="mixed"),
                "python_tiles": KernelOperator(k, Xk, fused=False)}
         res = interleaved({key: (lambda op=op: op.matvec(V)) for key, op in ops.items()},
@@ -506,7 +507,7 @@ def _parser():
         help="N,d,D (repeatable); default: 100000,8,1024 and 20000,512,4096")
     ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     dense_gaussian = [m for m, cls in FEATURE_MAPS.builtins().items()
-                      if not cls.sparse_output and _represents(cls, "gaussian")]
+                      if not cls.tags.sparse_output and _represents(cls, "gaussian")]
     ap.add_argument("--maps", default=["rff", "rff_pairs"],
                     type=_names("--maps", dense_gaussian),
                     help="comma-separated rffbench maps (Gaussian kernel), e.g. rff,sorf,fastfood")

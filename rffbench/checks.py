@@ -215,6 +215,65 @@ def declared(cls):
     return {k: c for k, c in out.items() if k in takes}
 
 
+def parameter_docs(cls):
+    """{parameter: description} from the numpydoc ``Parameters`` sections of ``cls`` and its
+    bases (the subclass's winning): how a kernel's or a map's own parameter is described
+    once, in its class, for ``--help``, the configuration reference and the API pages."""
+    import inspect
+
+    out = {}
+    for klass in reversed(cls.__mro__):
+        doc = inspect.cleandoc(klass.__dict__.get("__doc__") or "")
+        lines = doc.splitlines()
+        try:
+            start = next(i for i in range(len(lines) - 1)
+                         if lines[i].strip() == "Parameters" and set(lines[i + 1].strip()) == {"-"})
+        except StopIteration:
+            continue
+        name, text = None, []
+        for i, line in enumerate(lines[start + 2:], start + 2):
+            if line and not line.startswith(" "):
+                if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
+                    break  # the next section
+                if name:
+                    out[name] = " ".join(text)
+                name, text = line.split(":")[0].strip(), []
+            elif name and line.strip():
+                text.append(line.strip())
+        if name:
+            out[name] = " ".join(text)
+    return out
+
+
+def signature_defaults(cls):
+    """{parameter: default} of ``cls``'s constructor."""
+    import inspect
+
+    return {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def declared_keys(classes, keys_of, defaults_of=signature_defaults):
+    """The config keys a family of classes declares (a kernel's own parameters, a map's
+    CONFIG_PARAMS): ``{key: (default, constraint, description, [class names])}`` from each
+    class's ``keys_of(cls)``, constructor default (``defaults_of``), declared constraint and
+    numpydoc description.  Two classes declaring one key with different defaults is a
+    programming error (one key, one default)."""
+    out = {}
+    for cls in classes:
+        docs, cons, defaults = parameter_docs(cls), declared(cls), defaults_of(cls)
+        for k in keys_of(cls):
+            default, c, text = defaults.get(k), cons.get(k), docs.get(k, "")
+            if k in out:
+                if out[k][0] != default:
+                    raise TypeError(f"{cls.__name__} declares {k}={default!r}, "
+                                    f"{out[k][3][0]} {k}={out[k][0]!r}: one key, one default")
+                out[k][3].append(cls.name)
+                continue
+            out[k] = (default, c, text, [cls.name])
+    return out
+
+
 # --------------------------------------------------------------------------
 # where a key has an effect
 # --------------------------------------------------------------------------

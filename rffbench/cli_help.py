@@ -111,6 +111,22 @@ def _safe(registry, name, describe):
         return f"cannot load: {exc}"
 
 
+def own_keys(cls, block, keys):
+    """The config keys a kernel or map declares beyond the common ones, with defaults and
+    allowed values: ``[kernel.nu=1.5: 0.5, 1.5 or 2.5]`` (from its declarations: the same
+    source as the schema's keys); a plug-in's parameters are ``BLOCK.params.NAME``."""
+    from .checks import declared, signature_defaults
+
+    cons, defaults = declared(cls), signature_defaults(cls)
+    shown = []
+    for k in keys:
+        c = cons.get(k)
+        d = defaults.get(k)
+        allowed = f": {c.text.removeprefix('use ')}" if c is not None else ""
+        shown.append(f"{block}.{k}={'null' if d is None else d}{allowed}")
+    return f" [{'; '.join(shown)}]" if shown else ""
+
+
 def _listing(title, registry, describe=_first_line):
     """A section of --help: the title, a line per entry of the registry, a blank line."""
     return [title, _rows([(n, _safe(registry, n, describe)) for n in registry]), ""]
@@ -140,13 +156,24 @@ def help_text():
     from .kernels import KERNELS
     from .models import MODELS
 
+    from .config import KERNEL_KEYS, KernelBlock
+
+    def kernel_desc(cls):
+        mine = [k for k in cls._get_param_names() if k not in KernelBlock.COMMON]
+        block = lambda k: "kernel" if k in KERNEL_KEYS else "kernel.params"  # noqa: E731
+        return _first_line(cls) + "".join(own_keys(cls, block(k), [k]) for k in mine)
+
     def map_desc(cls):
         extra = tuple(getattr(cls, "EXTRA_KERNELS", ()))
         kernels = ", ".join(cls.KERNELS) if cls.KERNELS else \
             ("any shift-invariant kernel" + (f", {', '.join(extra)}" if extra else "")
              if cls.SHIFT_INVARIANT_ONLY else "any kernel")
-        fam = f"; bounds: {cls.variance} family" if cls.variance else ""
-        return f"{_first_line(cls)} ({kernels}{fam})"
+        fam = f"; bounds: {cls.tags.variance} family" if cls.tags.variance else ""
+        common = {"kernel", "n_components", "lengthscale", "gamma", "random_state", "chunk_rows"}
+        mine = [k for k in cls._get_param_names() if k not in common]
+        keys = "".join(own_keys(cls, "features" if k in cls.CONFIG_PARAMS
+                                else "features.params", [k]) for k in mine)
+        return f"{_first_line(cls)} ({kernels}{fam}){keys}"
 
     parts = [
         "rffbench: random Fourier features benchmarked against the exact kernel machine.",
@@ -159,7 +186,7 @@ def help_text():
         "  rffbench-report SWEEP_DIR                    the report of a sweep, again",
         "  (in a checkout: python run.py ... and python -m rffbench.report ... are the same)",
         "",
-        *_listing("Kernels (kernel=NAME):", KERNELS),
+        *_listing("Kernels (kernel=NAME; its own keys in brackets):", KERNELS, kernel_desc),
         *_listing("Feature maps (features=NAME; D is the output dimension):", FEATURE_MAPS,
                   map_desc),
         *_listing("Datasets (dataset=NAME; no download: bundled with scikit-learn, Debian "
@@ -197,3 +224,28 @@ def _docs_line():
         return f"and the documentation (quickstart.md, python.md, sweeps.md, ...) in\n  {docs}"
     return ("and the documentation in the docs/ folder of rffbench's source repository (it is "
             "not\ninstalled with the package).")
+
+
+def maps_matrix():
+    """Which map represents which kernel, as a Markdown table made from the declarations
+    (each map's ``check_kernel``, the rule a run applies, and its ``tags.variance``): the
+    table of docs/kernels-and-maps.md, rewritten when the docs are built."""
+    from .errors import ConfigError
+    from .features import FEATURE_MAPS
+    from .kernels import KERNELS
+
+    kernels = list(KERNELS.builtins())
+
+    def ok(cls, k):
+        try:
+            cls.check_kernel(k)
+            return True
+        except ConfigError:
+            return False
+
+    lines = ["| map | " + " | ".join(kernels) + " | family |",
+             "|---" * (len(kernels) + 2) + "|"]
+    for name, cls in FEATURE_MAPS.builtins().items():
+        marks = " | ".join("x" if ok(cls, k) else "" for k in kernels)
+        lines.append(f"| `{name}` | {marks} | {cls.tags.variance or ''} |")
+    return "\n".join(lines)

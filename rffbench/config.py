@@ -20,13 +20,13 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from .checks import (Applies, Check, Int, Numbers, OneOf, Real, check_constraints, check_effects,
-                     positive_number, require)
+                     declared_keys, positive_number, require)
 from .datasets import FILE_FORMATS
 from .errors import ConfigError, first_line
 from .measure import measure_config_class
 from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
 from .features.fourier import CHUNK_ROWS
-from .kernels import MEDIAN_SUBSAMPLE
+from .kernels import MEDIAN_SUBSAMPLE, Kernel
 from .models import SGD_LOSSES
 
 DTYPES = ("float64", "float32")
@@ -42,20 +42,11 @@ SPLITS = ("random", "ordered")
 D_UNITS = ("output", "frequencies")
 #: model.epochs at most (sgd's passes over the training set; 10^8 ran for ever)
 MAX_EPOCHS = 100000
+#: the package's conf/ (a link to the repository's): a group option with a yaml file there
+#: is Hydra's; every other registered name is stored in the ConfigStore
+CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conf")
 #: report.center: how the report summarises runs that differ only in their seed
 CENTERS = ("median", "mean")
-
-
-def kernel_key_constraints():
-    """The constraints of the kernel block's dedicated keys (nu, degree, ...), as the
-    built-in kernels that take them declare them (Kernel.constraints)."""
-    from .kernels import KERNELS
-
-    keys = set(KernelConfig.__dataclass_fields__)
-    out = {}
-    for cls in KERNELS.builtins().values():
-        out.update({k: c for k, c in cls.all_constraints().items() if k in keys})
-    return out
 
 
 def _backends():
@@ -65,32 +56,26 @@ def _backends():
 
 
 @dataclass
-class KernelConfig:
+class KernelBlock:
     """kernel/: which kernel and its parameters."""
 
-    #: the kernel (kernel=NAME sets it with its defaults: conf/kernel/)
+    #: the kernel (kernel=NAME; its class declares its own keys below and their defaults)
     name: str = "gaussian"
     #: a number > 0, "median" (median pairwise distance of training points) or "knn<k>"
     #: (mean distance to the k-th nearest neighbour, e.g. knn50)
     lengthscale: Any = "median"
     #: scikit-learn's gamma instead of the lengthscale (gaussian 1/(2 l^2), laplacian 1/l)
     gamma: Optional[float] = None
-    #: Matern smoothness, one of 0.5, 1.5, 2.5 (used by kernel=matern only)
-    nu: float = 1.5
-    #: polynomial: k = (x.y / l^2 + coef0)^degree
-    degree: int = 2
-    #: polynomial: the constant coef0 of (x.y / l^2 + coef0)^degree
-    coef0: float = 1.0
-    #: skewed_chi2: c of log(x + c) (scikit-learn's skewedness); data must be above -c
-    skewedness: float = 1.0
     #: training points used by the median heuristic (seeded subsample)
     median_subsample: int = MEDIAN_SUBSAMPLE
     #: further keyword arguments of the kernel's class (a plug-in kernel's own
-    #: parameters), e.g. kernel.params.alpha=0.5; a name the class does not take is an error
+    #: parameters), kernel.params.NAME=value; a name the class does not take is an error
     params: Dict[str, Any] = field(default_factory=dict)
 
     #: keys of this block that go to every kernel (the others only to kernels that take them)
     COMMON = ("lengthscale", "gamma", "median_subsample", "random_state")
+    #: the common keys' constraints, as the Kernel base class declares them
+    constraints = dict(Kernel.constraints)
 
     def __post_init__(self):
         from .kernels import KERNELS, check_lengthscale
@@ -125,9 +110,49 @@ class KernelConfig:
                      if f not in ("name", "params", *self.COMMON) and f in takes}
         return {**common, **dedicated, **self.params}
 
+    def own_params(self):
+        """The chosen kernel's own parameters (beyond the common ones) and their values:
+        what a run records beside the kernel's name (nu of matern, alpha of
+        rational_quadratic, a plug-in's kernel.params)."""
+        return self.kernel_params()
 
-#: the dedicated keys' constraints are those the built-in kernels declare
-KernelConfig.constraints = kernel_key_constraints()
+
+def _key_type(default):
+    """The schema type of a declared key from its default (None: any value, checked by
+    the key's constraint)."""
+    if default is None:
+        return Optional[Any]
+    return type(default) if isinstance(default, (bool, int, float, str)) else Any
+
+
+def block_from_declarations(name, base, keys, block):
+    """A config dataclass: ``base``'s fields plus one field per declared key (``keys``:
+    :func:`rffbench.checks.declared_keys`), each with its default, its constraint (in the
+    block's ``constraints``) and its description naming the classes that take it (in
+    ``field_docs``, read by the configuration reference)."""
+    import dataclasses
+
+    cls = dataclasses.make_dataclass(
+        name, [(k, _key_type(d), field(default=d)) for k, (d, _, _, _) in keys.items()],
+        bases=(base,), namespace={"__module__": __name__, "__doc__": base.__doc__})
+    cls.constraints = {**getattr(base, "constraints", {}),
+                       **{k: c for k, (_, c, _, _) in keys.items() if c is not None}}
+    cls.field_docs = {k: f"{text} ({block}={', '.join(who)})".lstrip()
+                      for k, (_, _, text, who) in keys.items()}
+    return cls
+
+
+def _kernel_keys():
+    from .kernels import KERNELS
+
+    return declared_keys(KERNELS.builtins().values(), lambda cls: [
+        k for k in cls._get_param_names() if k not in KernelBlock.COMMON])
+
+
+#: the kernel block: the common keys and one key per parameter a built-in kernel declares
+#: (its constructor's default, its constraint, its numpydoc description)
+KERNEL_KEYS = _kernel_keys()
+KernelConfig = block_from_declarations("KernelConfig", KernelBlock, KERNEL_KEYS, "kernel")
 
 
 def _kernels():
@@ -182,7 +207,7 @@ def _median_rule(c):
 #: where the kernel block's keys have an effect (rffbench.checks.Applies)
 KernelConfig.applies = {
     **{k: chosen_reads("kernel", k, _kernels, lambda cls: cls._get_param_names())
-       for k in ("nu", "degree", "coef0", "skewedness")},
+       for k in KERNEL_KEYS},
     "median_subsample": Applies(_median_rule, lambda c: (
         f"kernel.lengthscale={c.kernel.lengthscale!r} is a number" if c.kernel.gamma is None
         else "kernel.gamma is set") + ": no median or knn rule samples training points"),
@@ -198,7 +223,7 @@ OWN_KEYS = {"n_components": "D", "lengthscale": "kernel.lengthscale", "gamma": "
 class FeaturesConfig:
     """features/: which feature map."""
 
-    #: the feature map (features=NAME sets it with its defaults: conf/features/)
+    #: the feature map (features=NAME; its class declares its keys and defaults)
     name: str = "rff"
     #: rows per GEMM + cosine pass in transform; null = about 4M output elements
     chunk_rows: Optional[int] = None
@@ -245,7 +270,8 @@ FeaturesConfig.applies = {k: chosen_reads("features", k, _maps, lambda cls: cls.
 class DatasetConfig:
     """dataset/: which data, how it is split and scaled."""
 
-    #: the data (dataset=NAME: conf/dataset/; file: a file of your own)
+    #: the data (dataset=NAME, with conf/dataset/NAME.yaml where one sets keys; file: a
+    #: file of your own)
     name: str = "digits"
     #: synthetic: number of points, input dimension, ball radius, target noise sd
     n: int = 2000
@@ -688,9 +714,10 @@ def default_threads() -> int:
 
 
 def register_configs() -> None:
-    """Register the schema (conf/config.yaml lists ``base_config`` first), a config-group
-    option for every installed plug-in (``features=NAME``, ``kernel=NAME``,
-    ``dataset=NAME`` then work without a yaml file).  The ``measure`` block is rebuilt from the measurements
+    """Register the schema (conf/config.yaml lists ``base_config`` first) and a config-group
+    option for every registered map, kernel and dataset, built-in or plug-in
+    (``features=NAME``, ``kernel=NAME``, ``dataset=NAME`` work without a yaml file; a file
+    conf/GROUP/NAME.yaml, where there is one, is found first and sets its keys).  The ``measure`` block is rebuilt from the measurements
     installed now (a plug-in installed after this module was imported)."""
     global MeasureConfig
     from . import measure
@@ -707,8 +734,9 @@ def register_configs() -> None:
     cs.store(name="base_config", node=Config)
     for group, registry in (("features", FEATURE_MAPS), ("kernel", KERNELS),
                             ("dataset", DATASETS)):
-        for name in registry.plugin_names():
-            cs.store(group=group, name=name, node={"name": name})
+        for name in registry:  # built-ins and plug-ins alike: conf/GROUP/NAME.yaml is optional
+            if not os.path.isfile(os.path.join(CONF_DIR, group, f"{name}.yaml")):
+                cs.store(group=group, name=name, node={"name": name})
 
 
 

@@ -31,7 +31,7 @@ from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
 from .runid import changes, find_run, run_id, stored_disagreement
 from .interrupts import checkpoint
-from .results import ERROR_FILE, RECORDS_FILE, records_frame, write_all_atomic
+from .results import ERROR_FILE, RECORDS_FILE, params_text, records_frame, write_all_atomic
 from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, claim_run_dir,
                     config_text, write_config, write_text_atomic)
 
@@ -240,7 +240,7 @@ def run(cfg, threads=None, store=None, rid=None):
     n_freq = ctx.map_cls.n_freq_for(conf.D, kernel.name, **conf.features.map_params())
     # output columns: D, or (binning) the bins the training set occupies
     n_columns = ctx.make_map().fit(ctx.fit_rows).n_columns_ \
-        if ctx.map_cls.sparse_output else conf.D
+        if ctx.map_cls.tags.sparse_output else conf.D
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
              rid, ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
              kernel.describe(), kernel.ls, conf.D)
@@ -248,6 +248,7 @@ def run(cfg, threads=None, store=None, rid=None):
                     task=data.task, n_train=data.X_train.shape[0], n_test=data.X_test.shape[0],
                     d=data.d, kernel=kernel.name,
                     nu=conf.kernel.nu if kernel.name == "matern" else None,
+                    kernel_params=params_text(conf.kernel.own_params()),
                     lengthscale=kernel.ls, features=conf.features.name, D=conf.D, n_freq=n_freq,
                     n_columns=n_columns,
                     seed=conf.seed, dtype=conf.dtype, threads=threads)
@@ -353,7 +354,7 @@ def run_plan(ctx, enabled):
                                  "distances of kernel.median_subsample training points)",
                                  median_bytes,
                                  {"kernel.median_subsample": (conf.kernel.median_subsample, 2)})])
-    if ctx.map_cls.sparse_output:
+    if ctx.map_cls.tags.sparse_output:
         key, total, n_train_of = ctx.rows_key()
         plan.add("n_columns", [Need(
             f"fitting features={ctx.map_cls.name} on the training set",

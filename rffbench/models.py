@@ -229,7 +229,7 @@ class FeatureRidge(FeatureModel):
         self.backend = backend
 
     def fit(self, fmap, X, Y):
-        if fmap.sparse_output:
+        if fmap.tags.sparse_output:
             return self._fit_dual(fmap, X, Y)
         timer = Timer()
         ne = accumulate(fmap, X, Y, self.chunk_rows, timer, self.backend)
@@ -267,7 +267,7 @@ class FeatureRidge(FeatureModel):
         """Validation predictions (one matrix per lambda; the reason, a str, where the
         system is not positive definite) from one accumulation pass over X_fit and one
         transform pass over X_val."""
-        if fmap.sparse_output:
+        if fmap.tags.sparse_output:
             preds = []
             for lam in grid:
                 try:

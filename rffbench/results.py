@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import compat
+
 log = logging.getLogger(__name__)
 
 RECORDS_FILE = "records.csv"
@@ -29,12 +31,16 @@ REDRAWS_FILE = "approximation_redraws.csv"
 #: per-pair values of the variance measurement
 VARIANCE_FILE = "variance_pairs.csv"
 #: bump when the columns or the meaning of a metric change (3: cpu and blas columns; records
-#: of a sweep live in runs/<run_id>/ next to config.json)
-SCHEMA_VERSION = 3
+#: of a sweep live in runs/<run_id>/ next to config.json; 4: kernel_params, every parameter
+#: of the kernel as NAME=value; older versions: rffbench.compat)
+SCHEMA_VERSION = 4
 
+#: ``kernel_params``: the kernel's own parameters beyond the lengthscale, ``nu=1.5``,
+#: ``coef0=1,degree=2`` (empty for a kernel without any); ``nu`` repeats matern's for
+#: records of every version
 IDENTITY_COLUMNS = ["run_id", "experiment", "dataset", "task", "n_train", "n_test", "d", "kernel",
-                    "nu", "lengthscale", "features", "D", "n_freq", "n_columns", "seed", "dtype",
-                    "threads"]
+                    "nu", "kernel_params", "lengthscale", "features", "D", "n_freq",
+                    "n_columns", "seed", "dtype", "threads"]
 #: ``delta``: failure probability a value refers to (bounds); ``dist``: ||x - y|| of
 #: the pair a pointwise value refers to (bounds); empty elsewhere
 MEASURE_COLUMNS = ["measurement", "metric", "method", "value", "unit", "spread", "n_repeats",
@@ -42,6 +48,15 @@ MEASURE_COLUMNS = ["measurement", "metric", "method", "value", "unit", "spread",
 ENV_COLUMNS = ["schema", "rffbench", "numba", "numpy", "scipy", "sklearn", "runtime_env", "cpu",
                "blas", "date", "git_sha"]
 COLUMNS = IDENTITY_COLUMNS + MEASURE_COLUMNS + ENV_COLUMNS
+
+
+def params_text(params):
+    """A kernel's own parameters as the ``kernel_params`` column spells them: ``NAME=value``
+    sorted by name, comma-separated (numbers as %g); None where there are none."""
+    def text(v):
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    return ",".join(f"{k}={text(v)}" for k, v in sorted(params.items())) or None
 
 
 def _num(v):
@@ -191,8 +206,10 @@ def write_all_atomic(items):
 #: columns that must parse as numbers (empty allowed)
 NUMERIC_COLUMNS = ["n_train", "n_test", "d", "nu", "lengthscale", "D", "n_freq", "n_columns",
                    "seed", "threads", "value", "spread", "n_repeats", "delta", "dist", "schema"]
-#: older schema versions this rffbench knows of (their records are "outdated", not damaged)
-OLD_SCHEMAS = (1, 2)
+#: older schema versions whose records are "outdated" (run again), not damaged
+OLD_SCHEMAS = compat.OUTDATED_SCHEMAS
+#: the schema 3 columns, read with the columns added since (rffbench.compat)
+SCHEMA3_COLUMNS = compat.schema3_columns(COLUMNS)
 
 
 class DamagedRecords(ValueError):
@@ -235,7 +252,8 @@ def read_records(path, run_id=None):
         raise DamagedRecords(path, f"not UTF-8 text (byte {exc.start})") from None
     rows = list(csv.reader(text.splitlines()))
     header = rows[0] if rows else []
-    if header != COLUMNS:
+    columns = SCHEMA3_COLUMNS if header == SCHEMA3_COLUMNS else COLUMNS
+    if header != columns:
         old = "schema" in header and len(rows) > 1 and len(rows[1]) == len(header)
         if old:
             v = rows[1][header.index("schema")]
@@ -257,10 +275,10 @@ def read_records(path, run_id=None):
     if len(rows) < 2:
         raise DamagedRecords(path, "no records (header only)")
     for i, r in enumerate(rows[1:], start=2):
-        if len(r) != len(COLUMNS):
-            raise DamagedRecords(path, f"line {i} has {len(r)} fields, expected {len(COLUMNS)} "
+        if len(r) != len(columns):
+            raise DamagedRecords(path, f"line {i} has {len(r)} fields, expected {len(columns)} "
                                  "(cut or edited)")
-    df = pd.read_csv(path, dtype={c: str for c in COLUMNS if c not in NUMERIC_COLUMNS},
+    df = pd.read_csv(path, dtype={c: str for c in columns if c not in NUMERIC_COLUMNS},
                      keep_default_na=True)
     for col in NUMERIC_COLUMNS:
         num = pd.to_numeric(df[col], errors="coerce")
@@ -271,12 +289,15 @@ def read_records(path, run_id=None):
                                  "number")
         df[col] = num
     schemas = set(df.schema.dropna().astype(int))
-    if schemas != {SCHEMA_VERSION}:
-        bad = sorted(schemas - {SCHEMA_VERSION}) or ["(empty)"]
+    version = 3 if columns is SCHEMA3_COLUMNS else SCHEMA_VERSION
+    if schemas != {version}:
+        bad = sorted(schemas - {version}) or ["(empty)"]
         status = "outdated" if schemas and schemas <= set(OLD_SCHEMAS) else "damaged"
         raise DamagedRecords(path, f"schema value {', '.join(map(str, bad))}: this rffbench reads "
-                             f"schema {SCHEMA_VERSION}" + ("; rerun the run" if status == "outdated"
-                                                           else " (unknown value)"), status=status)
+                             f"schema {SCHEMA_VERSION}" + (" (and 3, whose columns the file has)"
+                                                           if version == 3 else "")
+                             + ("; rerun the run" if status == "outdated"
+                                else " (unknown value)"), status=status)
     ids = set(df.run_id.dropna())
     if len(ids) != 1 or df.run_id.isna().any():
         raise DamagedRecords(path, f"{len(ids)} run_ids in one file (expected one)")
@@ -286,4 +307,4 @@ def read_records(path, run_id=None):
     for col in ("measurement", "metric"):
         if df[col].isna().any():
             raise DamagedRecords(path, f"empty {col} at line {int(df[col].isna().argmax()) + 2}")
-    return df
+    return compat.upgrade_records(df) if version == 3 else df

@@ -5,9 +5,8 @@ defaults (:func:`changes`; ``report``, how a sweep is summarised, is not part of
 it).  Adding a key with a default therefore never changes an existing id, and
 no table of added keys has to be kept.
 
-Sweeps written by rffbench 0.1 named their runs by a hash of the whole config
-(minus a hand-kept list of keys added later).  :func:`legacy_run_id` computes
-that id from a frozen copy of the 0.1 schema's defaults (``ids_v0.json``), so
+Sweeps written by rffbench 0.1 named their runs otherwise: :func:`legacy_run_id`
+gives that id (:mod:`rffbench.compat`, where everything kept of older versions is), so
 :func:`find_run` resumes those runs where they are.
 
 An id alone cannot notice a *default* that changed between versions (a run
@@ -24,6 +23,7 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
+from . import compat
 from .store import CONFIG_FILE
 
 #: config blocks and keys that are not part of a run's identity (how a sweep is
@@ -103,59 +103,11 @@ def run_id(conf, drop_inert=True) -> str:
     return _hash(changes(conf, drop_inert))
 
 
-# --- sweeps written by rffbench 0.1 ------------------------------------------------
-
-@lru_cache(maxsize=None)
-def _v0():
-    blob = json.loads((Path(__file__).with_name("ids_v0.json")).read_text())
-    added = [(tuple(k.split(".")), v) for k, v in blob["added_keys"]]
-    return blob["defaults"], added
-
-
-def _legacy_spelling(d):
-    """Values spelled as 0.1 first recorded them: dataset.scale standardize / none was
-    dataset.standardize true / false, measure.approximation.cross halves was true."""
-    ds = d["dataset"]
-    if ds.get("standardize") is None and ds.get("scale") in ("standardize", "none"):
-        ds["standardize"] = ds.pop("scale") == "standardize"
-    approx = d["measure"]["approximation"]
-    if approx.get("cross") == "halves":
-        approx["cross"] = True
-
-
 def legacy_run_id(conf):
-    """The id rffbench 0.1 gave this config, or None where it could not have existed
-    then (a key added since is not at its default)."""
-    frozen, added = _v0()
-    default = flatten(_defaults_of(type(conf)))
-    d = copy.deepcopy(frozen)
-
-    def merge(node, ref, values, prefix):
-        """Copy values into the 0.1 tree; False if a key 0.1 lacked is not at default."""
-        for k, v in values.items():
-            if k in ref:
-                if isinstance(v, dict) and isinstance(ref[k], dict) and ref[k]:
-                    if not merge(node[k], ref[k], v, f"{prefix}{k}."):
-                        return False
-                else:
-                    node[k] = v
-            else:  # added after 0.1: only its default could have been run then
-                new = flatten(v, f"{prefix}{k}.") if isinstance(v, dict) and v \
-                    else {f"{prefix}{k}": v}
-                if any(k2 not in default or default[k2] != v2 for k2, v2 in new.items()):
-                    return False
-        return True
-
-    if not merge(d, frozen, _identity_dict(conf), ""):
-        return None
-    _legacy_spelling(d)
-    for path, dflt in added:
-        node = d
-        for k in path[:-1]:
-            node = node[k]
-        if node.get(path[-1]) == dflt:
-            node.pop(path[-1])
-    return _hash(d)
+    """The id rffbench 0.1 gave this config, or None where it could not have existed then
+    (:func:`rffbench.compat.legacy_run_id`)."""
+    return compat.legacy_run_id(_identity_dict(conf), flatten(_defaults_of(type(conf))),
+                                flatten, _hash)
 
 
 def find_run(conf, *runs_dirs) -> str:

@@ -33,9 +33,9 @@ The checks (each ``passed``, ``failed`` or ``skipped`` with its reason and numbe
     pairs spanning 0.2 to 2.5 lengthscales; the tolerance is ``z`` standard errors of
     the mean from the observed spread, ``z`` Bonferroni-corrected for the pairs at a
     family-wise false-alarm rate ``alpha``.  Maps that document a bias (class
-    attribute ``BIAS``, e.g. sorf, nystrom) are reported, not failed.
+    tag ``bias``, e.g. sorf, nystrom) are reported, not failed.
 ``variance``
-    for maps that declare a family (``variance = "rff"`` or ``"pairs"``): the sample
+    for maps that declare a family (``tags.variance`` "rff" or "pairs"): the sample
     variance of the estimate against the exact formula (Sutherland & Schneider 2015),
     within ``z`` standard errors of a sample variance (from the sample's fourth moment).
 ``bounded``
@@ -213,11 +213,11 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
     rng = np.random.default_rng(7)
     A = prep(rng.normal(size=(40, d)) * lengthscale)
     z1, z2, z3 = (_dense(make(s).fit(A).transform(A)) for s in (3, 3, 4))
-    deterministic = getattr(cls, "DETERMINISTIC", False)
+    deterministic = cls.tags.deterministic
     same, differ = np.array_equal(z1, z2), deterministic or not np.array_equal(z1, z3)
     add(Check("reproducible", "passed" if same and differ else "failed",
               ("random_state=3 twice: identical" if same else "random_state=3 twice: DIFFERENT")
-              + ("; deterministic map (DETERMINISTIC = True)" if deterministic else
+              + ("; deterministic map (tags.deterministic)" if deterministic else
                  "; random_state=4: different" if differ else "; random_state=4: IDENTICAL")))
 
     # -- thread-count independence ------------------------------------------------
@@ -302,7 +302,7 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
     detail = (f"{n_redraws} redraws, D={n_components}: max |mean - k| {dev.max():.3g}; worst at "
               f"|x-y|={PAIR_DISTANCES[worst]}: mean {mean[worst]:.4f} vs k {k[worst]:.4f}, "
               f"{dev[worst] / max(se[worst], 1e-300):.1f} standard errors (allowed {z:.1f})")
-    bias = getattr(proto, "BIAS", None)  # an instance's: it may depend on its parameters
+    bias = proto.get_tags().bias  # an instance's: it may depend on its parameters
     if deterministic:
         add(Check("unbiased", "skipped", "deterministic map: no redraws to average; its error "
                   f"z(x).z(y) - k is a bias: max {dev.max():.3g} over the pairs"))
@@ -312,9 +312,9 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
         ok = bool(np.all(dev <= z * se + 1e-12))
         add(Check("unbiased", "passed" if ok else "failed", detail))
 
-    family = getattr(cls, "variance", None)
+    family = cls.tags.variance
     if family not in VARIANCE_TERMS:
-        add(Check("variance", "skipped", "the map declares no variance family (variance=None)"))
+        add(Check("variance", "skipped", "the map declares no variance family (tags.variance=None)"))
         add(Check("bounded", "skipped", "no family declared: no published bound applies"))
         return _finish(report, raise_on_fail)
     var = VARIANCE_TERMS[family](k, k2) / n_components

@@ -19,6 +19,8 @@ from typing import Callable, Optional
 
 from .checks import Int, Real, check_constraints
 from .errors import ConfigError
+from .features.formulas import (VARIANCE_TERMS, chi_cos_mean, orf_pair_covariance,  # noqa: F401
+                                orf_variance, positive_variance, term_variance)
 
 #: Rahimi & Recht 2007, Claim 1 prefactor
 RR_PREFACTOR = 2.0**8
@@ -29,19 +31,6 @@ SS_RFF_PREFACTOR = 98.0
 def hoeffding(eps, D, pairs):
     """Pointwise P[|s_hat - k| >= eps] <= 2 exp(-D eps^2 / 4) (pairs), / 8 (rff)."""
     return 2.0 * math.exp(-D * eps * eps / (4.0 if pairs else 8.0))
-
-
-def term_variance(k, k2, pairs):
-    """Variance of one term of the estimate: V1 (pairs, per frequency) or V2 (rff)."""
-    return (0.5 + 0.5 * k2 - k * k) if pairs else (1.0 + 0.5 * k2 - k * k)
-
-
-#: D * Var[z(x).z(y)] per family as a function of (k, k2) = (k(delta), k(2 delta))
-#: (docs/theory.md, section 1; pairs: two terms per frequency, 2 V1)
-VARIANCE_TERMS = {
-    "rff": lambda k, k2: term_variance(k, k2, False),
-    "pairs": lambda k, k2: 2.0 * term_variance(k, k2, True),
-}
 
 
 def bernstein_v(eps, D, v, kabs, pairs):
@@ -307,7 +296,7 @@ def _bounds_for(features, kernel, d, diam, lengthscale, nu):
     from .features import FEATURE_MAPS
 
     _check_args(d=d, diam=diam)
-    family = FEATURE_MAPS.get_or_raise(features).variance
+    family = FEATURE_MAPS.get_or_raise(features).tags.variance
     k = _kernel(kernel, lengthscale, nu, features)
     return family, uniform_bounds(family, d, k.sigma_p2(d), diam,
                                   v_max=WORST_TERM_VARIANCE.get(family, 1.0), k_absmax=1.0,
@@ -319,37 +308,36 @@ def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features
     """The variance of the kernel estimate z(x).z(y) (+ ``kernel_offset_``, 0 for these
     i.i.d. families) at x - y = ``delta`` (one vector, or rows of them) for D features of
     the map ``features`` (Sutherland & Schneider 2015); ValueError for a map without an exact
-    variance formula (:func:`estimate_mse` covers positive and orf too)."""
+    variance formula (:func:`estimate_mse` covers positive and orf too).
+
+    Parameters
+    ----------
+    delta : array of shape (d,) or (n, d)
+        The difference x - y, or rows of them.
+    D : int
+        Output dimension of the map.
+    kernel : str or Kernel, default "gaussian"
+        A registered kernel name, or a Kernel instance (its own parameters set: e.g.
+        ``make_kernel("rational_quadratic", alpha=0.5)``).
+    lengthscale : float, default 1.0
+        The kernel's lengthscale (ignored for a Kernel instance with its own).
+    features : str, default "rff_pairs"
+        The map; its family (``tags.variance``) the formula.
+    nu : float, default 1.5
+        Matern's smoothness (kernel="matern" only).
+    """
     import numpy as np
 
     from .features import FEATURE_MAPS
 
     _check_args(D=D)
-    family = FEATURE_MAPS.get_or_raise(features).variance
+    family = FEATURE_MAPS.get_or_raise(features).tags.variance
     k = _kernel(kernel, lengthscale, nu, features)
     if family not in VARIANCE_TERMS:
         raise ValueError(f"features={features}: no exact variance formula (only the i.i.d. "
                          f"families {', '.join(VARIANCE_TERMS)} have one)")
     delta = np.asarray(delta, dtype=np.float64)
     return VARIANCE_TERMS[family](k.k_of_delta(delta), k.k_of_delta(2.0 * delta)) / D
-
-
-def positive_variance(u, v):
-    """D Var[z(x).z(y)] of positive random features (FAVOR+) for the Gaussian kernel at
-    u = x / l, v = y / l (rows of u, v).
-
-    Each term exp(w.(u + v) - ``|u|^2 - |v|^2``), w ~ N(0, I), has mean
-    k = exp(-``|u - v|^2`` / 2) and second moment
-    exp(2 ``|u + v|^2`` - 2 ``|u|^2`` - 2 ``|v|^2``) = exp(4 u.v), so D Var = exp(4 u.v) - k^2.
-    Unlike the trigonometric maps it depends on u + v, not only on u - v: as
-    4 u.v = ``|u + v|^2 - |u - v|^2``, it is k^2 (exp(``|u + v|^2``) - 1) (Choromanski et
-    al. 2021, Lemma 2), evaluated in that form (expm1: no cancellation, exactly 0 at
-    u = -v, where the estimate is exact)."""
-    import numpy as np
-
-    u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
-    k2 = np.exp(-np.sum((u - v) ** 2, axis=-1))
-    return k2 * np.expm1(np.sum((u + v) ** 2, axis=-1))
 
 
 def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
@@ -360,8 +348,34 @@ def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
     decides which bounds hold).  Hoeffding and Bernstein (at the worst-case term
     variance) are pointwise: the D for one pair, a lower reference, not a sup bound.
 
-    Returns a pandas DataFrame: method, kind (uniform | pointwise), D_required, note
-    (why a bound does not apply, or its reading)."""
+    Parameters
+    ----------
+    eps : float
+        The error allowed, > 0.
+    delta : float
+        The failure probability, in (0, 1).
+    d : int
+        Input dimension.
+    diam : float
+        Diameter of the set M (in the data's units).
+    kernel : str or Kernel, default "gaussian"
+        A registered kernel name, or a Kernel instance (its own parameters set: e.g.
+        ``make_kernel("rational_quadratic", alpha=0.5)``).
+    lengthscale : float, default 1.0
+        The kernel's lengthscale (ignored for a Kernel instance with its own).
+    features : str, default "rff_pairs"
+        The map; its family (``tags.variance``) decides which bounds hold.
+    nu : float, default 1.5
+        Matern's smoothness (kernel="matern" only).
+    D_max : float, default 1e18
+        The largest D searched.
+
+    Returns
+    -------
+    pandas.DataFrame
+        method, kind (uniform | pointwise), D_required, note (why a bound does not apply,
+        or its reading).
+    """
     import pandas as pd
 
     _check_args(eps=eps, delta=delta)
@@ -386,8 +400,33 @@ def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
 def error_bound(D, delta, *, d, diam, kernel="gaussian", lengthscale=1.0, features="rff_pairs",
                 nu=NU_DEFAULT):
     """The eps each published bound guarantees with D features at failure probability
-    delta (the inverse of :func:`features_needed`); a DataFrame: method, kind,
-    eps_bound, note (``vacuous`` when above the largest possible error)."""
+    delta (the inverse of :func:`features_needed`).
+
+    Parameters
+    ----------
+    D : int
+        Output dimension of the map.
+    delta : float
+        The failure probability, in (0, 1).
+    d : int
+        Input dimension.
+    diam : float
+        Diameter of the set M (in the data's units).
+    kernel : str or Kernel, default "gaussian"
+        A registered kernel name, or a Kernel instance (its own parameters set: e.g.
+        ``make_kernel("rational_quadratic", alpha=0.5)``).
+    lengthscale : float, default 1.0
+        The kernel's lengthscale (ignored for a Kernel instance with its own).
+    features : str, default "rff_pairs"
+        The map; its family (``tags.variance``) decides which bounds hold.
+    nu : float, default 1.5
+        Matern's smoothness (kernel="matern" only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        method, kind, eps_bound, note (``vacuous`` when above the largest possible error).
+    """
     import pandas as pd
 
     _check_args(D=D, delta=delta)
@@ -412,69 +451,27 @@ def error_bound(D, delta, *, d, diam, kernel="gaussian", lengthscale=1.0, featur
 # --------------------------------------------------------------------------
 # pointwise mean squared errors of other estimators (the variance measurement)
 # --------------------------------------------------------------------------
-def chi_cos_mean(t, d):
-    """E cos(s t) for s ~ chi_d (the length of a d-dimensional standard normal vector):
-    sum_k (-t^2 / 2)^k (d/2)_k / (k! (1/2)_k) = 1F1(d/2; 1/2; -t^2/2), evaluated as
-    e^{-t^2/2} 1F1((1 - d)/2; 1/2; t^2/2) (Kummer's transformation: no cancellation)."""
-    import numpy as np
-    from scipy.special import hyp1f1
-
-    t = np.asarray(t, dtype=np.float64)
-    return np.exp(-0.5 * t * t) * hyp1f1(0.5 * (1 - d), 0.5, 0.5 * t * t)
-
-
-def orf_pair_covariance(z, d, nodes=48):
-    """Cov[cos(w_1.delta), cos(w_2.delta)] for two rows of one orthogonal block of ORF (Yu
-    et al. 2016) for the Gaussian kernel at |delta| / l = z in R^d: w_i = s_i q_i / l with
-    q_1, q_2 orthonormal (Haar) and s_i ~ chi_d independent.
-
-    Derived here: (q_1.u, q_2.u) for a unit u has the law of the first two coordinates
-    (u_1, u_2) of a uniform point of the sphere S^{d-1}, whose density on the unit disk is
-    proportional to (1 - r^2)^{(d-4)/2}; averaging over s_i first gives
-    E[psi(z u_1) psi(z u_2)] - exp(-z^2), psi = :func:`chi_cos_mean`.  Computed with
-    Gauss-Jacobi nodes in t = r^2 (exact for the weight (1 - t)^{(d-4)/2}) and the
-    trapezoid rule in the angle (spectrally accurate: periodic).  Its leading term in 1/d
-    is -exp(-z^2) z^4 / (2 d), the reduction Yu et al.'s Theorem 1 gives (checked: within
-    3% at d = 64 for z in 0.5..2).  d >= 2 (d = 2: the circle)."""
-    import numpy as np
-    from scipy.special import roots_jacobi
-
-    if d < 2:
-        raise ValueError(f"d={d}: one direction has no orthogonal partner")
-    phi = np.linspace(0.0, 2.0 * np.pi, 4 * nodes, endpoint=False)
-    if d == 2:
-        r, w = np.array([1.0]), np.array([1.0])
-    else:
-        # t = r^2 on [0, 1], weight (1 - t)^a, a = (d - 4) / 2; Jacobi on [-1, 1]: (1-x)^a (1+x)^0
-        x, wx = roots_jacobi(nodes, 0.5 * (d - 4), 0.0)
-        r, w = np.sqrt((x + 1) / 2), wx / wx.sum()
-    R, P = np.meshgrid(r, phi, indexing="ij")
-    f = chi_cos_mean(z * R * np.cos(P), d) * chi_cos_mean(z * R * np.sin(P), d)
-    return float(np.sum(w[:, None] * f) / phi.size) - math.exp(-z * z)
-
-
-def orf_variance(z, n_freq, d):
-    """Var of the ORF cos/sin-pair estimate (1/m) sum_i cos(w_i.delta) of the Gaussian kernel
-    at ``|delta| / l`` = z: m = n_freq frequencies in blocks of d orthogonal rows (the last
-    block partial), blocks independent:
-
-        (m V_1 + sum_blocks b (b - 1) C(z)) / m^2,  V_1 = (1 - exp(-z^2))^2 / 2,
-
-    C = :func:`orf_pair_covariance` (V_1 / m is the i.i.d. rff_pairs variance)."""
-    v1 = 0.5 * (1.0 - math.exp(-z * z)) ** 2
-    blocks = [d] * (n_freq // d) + ([n_freq % d] if n_freq % d else [])
-    pairs = sum(b * (b - 1) for b in blocks)
-    c = orf_pair_covariance(z, d) if pairs else 0.0
-    return (n_freq * v1 + pairs * c) / n_freq ** 2
-
-
 def estimate_mse(features, kernel, x, y, D, **params):
     """The exact mean squared error (= variance: these estimators are unbiased) of the map
     ``features`` with output dimension D for the fitted ``kernel`` at the pair (x, y), or
-    None where rffbench knows no formula.  The i.i.d. families (``rff``, ``pairs``):
-    Sutherland & Schneider 2015; ``positive`` (Gaussian kernel): D Var = exp(4 u.v) - k^2,
-    u = x / l, v = y / l (Choromanski et al. 2021, Lemma 2); ``orf`` with cos/sin pairs
-    and orthogonal blocks (Gaussian kernel): :func:`orf_variance`."""
+    None where rffbench knows no formula: the map's own
+    :meth:`~rffbench.features.FeatureMap.exact_mse` (the i.i.d. families: Sutherland &
+    Schneider 2015; ``positive``: Choromanski et al. 2021, Lemma 2; ``orf`` with cos/sin
+    pairs and orthogonal blocks: :func:`orf_variance`).
+
+    Parameters
+    ----------
+    features : str
+        The map's name.
+    kernel : Kernel
+        The fitted kernel.
+    x, y : array of shape (d,)
+        The pair.
+    D : int
+        Output dimension of the map.
+    **params
+        The map's own parameters (``pairs``, ``layout``, ...).
+    """
     import numpy as np
 
     from .features import FEATURE_MAPS
@@ -483,16 +480,5 @@ def estimate_mse(features, kernel, x, y, D, **params):
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if not kernel.shift_invariant:
         return None
-    if cls.variance in VARIANCE_TERMS:
-        delta = x - y
-        return float(VARIANCE_TERMS[cls.variance](kernel.k_of_delta(delta),
-                                                  kernel.k_of_delta(2.0 * delta)) / D)
-    if kernel.name != "gaussian":
-        return None
-    l = kernel.ls
-    if features == "positive":
-        return float(positive_variance(x / l, y / l) / D)
-    if features == "orf" and params.get("pairs", True) and params.get("layout",
-                                                                       "blocks") == "blocks":
-        return orf_variance(float(np.linalg.norm(x - y)) / l, D // 2, x.size)
-    return None
+    mse = cls.exact_mse(kernel, x, y, D, **params)
+    return None if mse is None else float(mse)

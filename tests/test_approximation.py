@@ -44,7 +44,7 @@ def test_expected_frobenius_error_matches_redraws(map_name, rng):
         Z = FEATURE_MAPS[map_name](kernel=kernel, n_components=D, random_state=s).fit(M) \
             .transform(M)
         sq[s] = np.sum((K - Z @ Z.T) ** 2)
-    expected = expected_fro_sq(kernel, M, M, K, FEATURE_MAPS[map_name].variance, D)
+    expected = expected_fro_sq(kernel, M, M, K, FEATURE_MAPS[map_name].tags.variance, D)
     assert abs(sq.mean() - expected) <= 5 * sq.std(ddof=1) / np.sqrt(S)
 
 

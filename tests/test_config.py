@@ -22,19 +22,42 @@ def test_bounds_delta_scalar_or_list(value, want):
     assert conf.measure.bounds.delta == want
 
 
-@pytest.mark.parametrize("group,names", [
-    ("kernel", ["gaussian", "laplacian", "cauchy", "matern"]),
-    ("features", ["rff", "rff_pairs", "orf", "sorf", "fastfood", "qmc", "binning", "sklearn_rbf",
-                  "nystrom"]),
-    ("dataset", ["synthetic", "digits", "breast_cancer", "wine", "diabetes", "fashion_mnist",
-                 "letter", "satellite", "shuttle", "dna"]),
-    ("model", ["ridge", "sgd"]),
-])
-def test_every_group_option_composes(group, names):
-    for name in names:
-        extra = ["kernel=laplacian"] if name == "binning" else []  # binning: Laplacian only
-        conf = validate(compose_config([f"{group}={name}", *extra]))
-        assert getattr(conf, group).name == name
+def _group_options():
+    """Every option of the kernel, features, dataset and model groups: each registered name
+    (a yaml file is optional) and each yaml file of conf/ (a file without a registered
+    name is caught here too)."""
+    from pathlib import Path
+
+    from rffbench.datasets import DATASETS
+    from rffbench.features import FEATURE_MAPS
+    from rffbench.kernels import KERNELS
+    from rffbench.models import MODELS
+
+    conf = Path(__file__).resolve().parents[1] / "conf"
+    for group, registry in (("kernel", KERNELS), ("features", FEATURE_MAPS),
+                            ("dataset", DATASETS), ("model", MODELS)):
+        files = {p.stem for p in (conf / group).glob("*.yaml")}
+        for name in sorted(set(registry.builtins()) | files):
+            yield pytest.param(group, name, id=f"{group}={name}")
+
+
+def _partner(group, name):
+    """A map's first declared kernel (else gaussian), a kernel's first map."""
+    from rffbench.features import FEATURE_MAPS
+    from rffbench.features.fourier import maps_for_kernel
+
+    if group == "features":
+        return [f"kernel={(FEATURE_MAPS[name].KERNELS or ['gaussian'])[0]}"]
+    if group == "dataset" and name == "file":  # a file of one's own: its path is required
+        return ["dataset.path=data.csv"]
+    return [f"features={maps_for_kernel(name)[0]}"] if group == "kernel" else []
+
+
+@pytest.mark.parametrize("group,name", list(_group_options()))
+def test_every_group_option_composes(group, name):
+    extra = _partner(group, name)
+    conf = validate(compose_config([f"{group}={name}", *extra]))
+    assert getattr(conf, group).name == name
 
 
 @pytest.mark.parametrize("overrides,match", [

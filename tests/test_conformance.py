@@ -14,6 +14,7 @@ MAP_KERNELS = [(name, kernel, {}) for name, cls in FEATURE_MAPS.items()
                for kernel in (cls.KERNELS or ("gaussian",))]
 # the maps for any (shift-invariant) kernel, on kernels that are different in kind
 MAP_KERNELS += [("rff", "skewed_chi2", {}), ("rff_pairs", "matern", {}), ("qmc", "cauchy", {}),
+                ("rff", "rational_quadratic", {}), ("qmc", "rational_quadratic", {}),
                 ("nystrom", "arccos1", {}), ("nystrom", "additive_chi2", {}),
                 ("leverage", "skewed_chi2", {}), ("qmc", "arccos1", {}),
                 # parameters that change the estimator
@@ -38,9 +39,9 @@ def test_every_registered_map_passes(name, kernel, params):
     assert report.passed
     ran = {c.name for c in report.checks if c.status == "passed"}
     assert {"sklearn_api", "reproducible", "dtype", "sparse"} <= ran
-    if cls.variance is not None:
+    if cls.tags.variance is not None:
         assert {"unbiased", "variance", "bounded"} <= ran
-    if not (cls(kernel=kernel, **params).BIAS or cls.DETERMINISTIC):
+    if not (cls(kernel=kernel, **params).get_tags().bias or cls.tags.deterministic):
         assert "unbiased" in ran
 
 

@@ -20,12 +20,14 @@ def kernel_params():
     for name in KERNELS:  # shift-invariant ones (the others: tests/test_zoo.py)
         if not KERNELS[name].shift_invariant or KERNELS[name].warps:
             continue  # skewed_chi2 (log coordinates, data > -c): tests/test_zoo.py
-        for nu in (Matern.NUS if name == "matern" else (None,)):
-            yield name, ({} if nu is None else {"nu": nu})
+        yield from ((name, p) for p in OWN_PARAMS.get(name, [{}]))
 
 
+#: each kernel's own parameters at the values tested (its defaults otherwise)
+OWN_PARAMS = {"matern": [{"nu": nu} for nu in Matern.NUS],
+              "rational_quadratic": [{"alpha": a} for a in (0.5, 3.0)]}
 KP = list(kernel_params())
-KP_IDS = [n + (f"-{p['nu']}" if p else "") for n, p in KP]
+KP_IDS = [n + "".join(f"-{v}" for v in p.values()) for n, p in KP]
 
 
 def estimates(map_cls, kernel, seeds, D=D_SMALL):
@@ -51,7 +53,7 @@ def test_unbiased_and_exact_variance(map_name, kname, params):
     est = estimates(cls, kernel, range(N_SEEDS))
     k = kernel.k_of_delta(PAIRS_X - PAIRS_Y)
     k2 = kernel.k_of_delta(2 * (PAIRS_X - PAIRS_Y))
-    var = VARIANCE_TERMS[cls.variance](k, k2) / D_SMALL
+    var = VARIANCE_TERMS[cls.tags.variance](k, k2) / D_SMALL
     mean = est.mean(0)
     assert np.all(np.abs(mean - k) <= 5 * np.sqrt(var / N_SEEDS) + 1e-12), (mean, k)
     s2 = est.var(0, ddof=1)
@@ -170,3 +172,27 @@ def test_transform_into_a_preallocated_output(rng):
                 np.empty((32, 50)).T, [[0.0] * 32] * 50):
         with pytest.raises(ValueError, match="out must be a writeable C-contiguous float64"):
             f.transform(X, out=bad)
+
+
+def test_map_capabilities_are_one_tags_object():
+    """A subclass writes only the tags that differ (merged into its parent's); a class
+    setting a flag the tags replaced is refused at its definition, naming the tag."""
+    from rffbench.features import FEATURE_MAPS, MapTags, RandomFourierPairs
+
+    assert all(isinstance(cls.tags, MapTags) for cls in FEATURE_MAPS.builtins().values())
+    assert FEATURE_MAPS["rff_pairs"].tags.variance == "pairs"
+    assert FEATURE_MAPS["rff_pairs"].tags.sparse_input  # inherited from the Fourier maps
+    assert FEATURE_MAPS["binning"].tags.sparse_output and FEATURE_MAPS["nystrom"].tags.bias
+
+    class Child(RandomFourierPairs):
+        tags = {"bias": "made up"}
+
+    assert (Child.tags.variance, Child.tags.bias) == ("pairs", "made up")
+    with pytest.raises(TypeError, match=r"Old sets BIAS, variance: declare them as tags = "
+                                        r"\{'bias': \.\.\., 'variance': \.\.\.\}"):
+        class Old(RandomFourierPairs):
+            variance = None
+            BIAS = "x"
+    qmc = FEATURE_MAPS["qmc"]
+    assert qmc(sequence="sobol").get_tags().bias is None
+    assert "generalized_halton" in qmc(sequence="generalized_halton").get_tags().bias

@@ -7,6 +7,7 @@ from conftest import compose_config
 from scipy.spatial.distance import cdist
 from scipy.special import gamma as gamma_fn
 from scipy.special import kv
+from sklearn.gaussian_process.kernels import RationalQuadratic as RQ
 
 from rffbench.config import validate
 from rffbench.errors import ConfigError
@@ -15,15 +16,7 @@ from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, Matern, make_kernel
 LS = 1.7
 
 
-def reference_gram(name, X, Y, ls, nu=1.5):
-    """Independent reference: scipy distances + the closed forms (Bessel for Matern)."""
-    X, Y = X.astype(np.float64), Y.astype(np.float64)
-    if name == "gaussian":
-        return np.exp(-cdist(X, Y, "sqeuclidean") / (2 * ls**2))
-    if name == "laplacian":
-        return np.exp(-cdist(X, Y, "cityblock") / ls)
-    if name == "cauchy":
-        return np.prod(1.0 / (1.0 + (X[:, None, :] - Y[None, :, :]) ** 2 / ls**2), axis=-1)
+def _matern(X, Y, ls, nu=1.5):
     r = cdist(X, Y) * math.sqrt(2 * nu) / ls
     with np.errstate(invalid="ignore"):
         k = 2 ** (1 - nu) / gamma_fn(nu) * r**nu * kv(nu, r)
@@ -31,15 +24,43 @@ def reference_gram(name, X, Y, ls, nu=1.5):
     return k
 
 
+#: independent references: scipy distances and the closed forms (Bessel for Matern,
+#: scikit-learn's RationalQuadratic), one per shift-invariant kernel
+REFERENCES = {
+    "gaussian": lambda X, Y, ls: np.exp(-cdist(X, Y, "sqeuclidean") / (2 * ls**2)),
+    "laplacian": lambda X, Y, ls: np.exp(-cdist(X, Y, "cityblock") / ls),
+    "cauchy": lambda X, Y, ls: np.prod(1.0 / (1.0 + (X[:, None, :] - Y[None, :, :]) ** 2
+                                              / ls**2), axis=-1),
+    "matern": _matern,
+    "rational_quadratic": lambda X, Y, ls, alpha=2.0: RQ(length_scale=ls, alpha=alpha)(X, Y),
+}
+
+#: parameter values each kernel is tested at (one case with the defaults otherwise)
+PARAMS = {"matern": [dict(nu=nu) for nu in Matern.NUS],
+          "rational_quadratic": [dict(alpha=a) for a in (0.3, 2.0, 40.0)]}
+
+
+def reference_gram(name, X, Y, ls, **params):
+    """The independent reference of kernel ``name``; a kernel without one is an error (a new
+    kernel needs its reference here, never a neighbour's formula)."""
+    if name not in REFERENCES:
+        raise KeyError(f"no reference Gram for kernel {name!r}: add one to REFERENCES")
+    return REFERENCES[name](X.astype(np.float64), Y.astype(np.float64), ls, **params)
+
+
 def kernel_cases():
     for name in KERNELS:  # shift-invariant ones (dot-product kernels: tests/test_zoo.py)
         if not KERNELS[name].shift_invariant or KERNELS[name].warps:
             continue  # skewed_chi2 (log coordinates, data > -c): tests/test_zoo.py
-        if name == "matern":
-            for nu in Matern.NUS:
-                yield name, dict(nu=nu)
-        else:
-            yield name, {}
+        yield from ((name, p) for p in PARAMS.get(name, [{}]))
+
+
+def test_every_shift_invariant_kernel_has_a_reference():
+    """A built-in shift-invariant kernel without a reference fails here, by name."""
+    names = {n for n, _ in kernel_cases()}
+    assert names <= set(REFERENCES), sorted(names - set(REFERENCES))
+    with pytest.raises(KeyError, match="no reference Gram for kernel 'nope'"):
+        reference_gram("nope", np.zeros((1, 1)), np.zeros((1, 1)), 1.0)
 
 
 CASES = list(kernel_cases())
@@ -140,3 +161,49 @@ def test_unknown_kernel_parameters_are_an_error_never_dropped():
     with pytest.raises(ConfigError, match="kernel.params.nu=2.5 is not allowed: kernel=matern "
                                           r"takes no further parameters \(set nu as kernel.nu\)"):
         validate(compose_config(["kernel=matern", "+kernel.params.nu=2.5"]))
+
+
+def test_a_kernel_without_a_yaml_file_runs_from_its_declarations(tmp_path):
+    """rational_quadratic has no conf/kernel file: kernel=rational_quadratic and its own key
+    kernel.alpha come from the class; the records carry every kernel parameter
+    (kernel_params), and alpha changes the exact Gram and so the error."""
+    import pandas as pd
+    from conftest import run_cli
+
+    fro = {}
+    for alpha in (0.5, 20.0):
+        out = tmp_path / f"a{alpha}"
+        r = run_cli("kernel=rational_quadratic", f"kernel.alpha={alpha}", "dataset=wine", "D=64",
+                    "kernel.lengthscale=2.0", "measure.bounds.enabled=false",
+                    "measure.timing.enabled=false", "measure.learning.enabled=false",
+                    f"hydra.run.dir={out}")
+        assert r.returncode == 0, r.stderr[-2000:]
+        df = pd.read_csv(out / "records.csv")
+        assert set(df.kernel) == {"rational_quadratic"}
+        assert set(df.kernel_params) == {f"alpha={alpha:g}"}
+        fro[alpha] = df[df.metric == "rel_fro_error"].value.iloc[0]
+    assert fro[0.5] != fro[20.0]
+    bad = run_cli("kernel=rational_quadratic", "kernel.alpha=-1", "dataset=wine")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "kernel.alpha=-1.0 is not allowed: use a number > 0" in bad.stderr
+    inert = run_cli("kernel=gaussian", "kernel.alpha=3", "dataset=wine")
+    assert inert.returncode == 2 and ("kernel=gaussian does not use kernel.alpha; "
+                                      "kernel=rational_quadratic does") in inert.stderr
+
+
+def test_the_kernel_block_is_the_kernels_declarations():
+    """Every parameter a built-in kernel's constructor takes beyond the common ones is a key
+    of the kernel block, with the class's default, constraint and numpydoc description."""
+    import inspect
+
+    from rffbench.config import KernelBlock, KernelConfig
+
+    fields = KernelConfig.__dataclass_fields__
+    for name, cls in KERNELS.builtins().items():
+        sig = inspect.signature(cls.__init__).parameters
+        for k in set(cls._get_param_names()) - set(KernelBlock.COMMON):
+            assert k in fields, (name, k)
+            assert fields[k].default == sig[k].default, (name, k)
+            assert KernelConfig.constraints[k] is cls.all_constraints()[k], (name, k)
+            assert KernelConfig.field_docs[k].endswith(f"(kernel={name})") \
+                and len(KernelConfig.field_docs[k]) > 30, (name, k)

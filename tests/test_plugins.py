@@ -48,7 +48,7 @@ def test_registries_list_the_plugin(plugin):
     from rffbench.kernels import KERNELS
 
     assert FEATURE_MAPS["stratified_rff"] is plugin.StratifiedRFF
-    assert KERNELS["rational_quadratic"] is plugin.RationalQuadratic
+    assert KERNELS["two_scale"] is plugin.TwoScale
     assert DATASETS["two_moons"] is plugin.two_moons
     from rffbench.config import DatasetConfig
     from rffbench.datasets import data_plan
@@ -56,19 +56,20 @@ def test_registries_list_the_plugin(plugin):
     plan = data_plan(DatasetConfig(name="two_moons", n=500))  # from the shape it declares
     assert [n.what for n in plan.phases["load"]] == ["loading dataset=two_moons (500 x 2)"]
     assert FEATURE_MAPS.origin("stratified_rff") == f"plug-in {DIST}"
-    cfg = compose_config(["features=stratified_rff", "kernel=rational_quadratic",
+    cfg = compose_config(["features=stratified_rff", "kernel=two_scale",
                           "dataset=two_moons"])
     assert (cfg.features.name, cfg.kernel.name, cfg.dataset.name) == (
-        "stratified_rff", "rational_quadratic", "two_moons")
+        "stratified_rff", "two_scale", "two_moons")
 
 
 def test_plugin_kernel_against_scikit_learn(plugin, rng):
-    from sklearn.gaussian_process.kernels import RationalQuadratic as SkRQ
+    """two_scale is the mean of two of scikit-learn's RBF kernels."""
+    from sklearn.metrics.pairwise import rbf_kernel
 
     X, Y = rng.normal(size=(30, 4)), rng.normal(size=(20, 4))
-    k = plugin.RationalQuadratic(lengthscale=1.3, alpha=2.0).fit(None)
-    np.testing.assert_allclose(k.gram(X, Y), SkRQ(length_scale=1.3, alpha=2.0)(X, Y),
-                               rtol=1e-12, atol=0)
+    k = plugin.TwoScale(lengthscale=1.3, ratio=3.0).fit(None)
+    want = 0.5 * (rbf_kernel(X, Y, gamma=0.5 / 1.3**2) + rbf_kernel(X, Y, gamma=0.5 / 3.9**2))
+    np.testing.assert_allclose(k.gram(X, Y), want, rtol=1e-12, atol=0)
 
 
 @pytest.mark.slow
@@ -81,7 +82,7 @@ def test_plugin_map_and_kernel_pass_the_conformance_check(plugin):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         r1 = check_feature_map(plugin.StratifiedRFF, "gaussian")
-        r2 = check_feature_map(RandomFourierFeatures, "rational_quadratic",
+        r2 = check_feature_map(RandomFourierFeatures, "two_scale",
                                sklearn_checks=False)
     assert r1["unbiased"].status == "passed" and r1["variance"].status == "skipped"
     assert r2["unbiased"].status == "passed" and r2["variance"].status == "passed"
@@ -90,14 +91,14 @@ def test_plugin_map_and_kernel_pass_the_conformance_check(plugin):
 @pytest.mark.slow
 def test_plugin_sweep_and_report(plugin, tmp_path):
     sweep = tmp_path / "sweep"
-    r = run_cli("-m", "features=rff,stratified_rff", "kernel=gaussian,rational_quadratic",
+    r = run_cli("-m", "features=rff,stratified_rff", "kernel=gaussian,two_scale",
                 "dataset=two_moons", "dataset.n=300", "D=64", "measure.bounds.trials=5",
                 "measure.timing.enabled=false", "measure.learning.exact=false",
                 f"hydra.sweep.dir={sweep}")
     assert r.returncode == 0, r.stderr[-3000:]
     res = pd.read_csv(sweep / "report" / "results.csv")
     assert set(res.features) == {"rff", "stratified_rff"}
-    assert set(res.kernel) == {"gaussian", "rational_quadratic"}
+    assert set(res.kernel) == {"gaussian", "two_scale"}
     assert set(res.dataset) == {"two_moons"}
     # bounds apply to rff (it declares the rff family), not to the plug-in map
     b = res[(res.measurement == "bounds") & (res.method == "hoeffding")
@@ -106,7 +107,7 @@ def test_plugin_sweep_and_report(plugin, tmp_path):
     sb = b[b.features == "stratified_rff"]
     assert sb.value.isna().all() and sb.note.str.contains("no published bound").all()
     html = (sweep / "report" / "index.html").read_text()
-    assert "stratified_rff" in html and "rational_quadratic" in html
+    assert "stratified_rff" in html and "two_scale" in html
 
 
 def test_import_path_map_runs(plugin, tmp_path):
@@ -192,31 +193,30 @@ def _reference_alignment(K, Y):
 
 @pytest.mark.slow
 def test_plugin_kernel_takes_its_own_parameters_from_the_command_line(plugin, tmp_path):
-    """kernel.params reaches the kernel's class: the rational quadratic's alpha changes the
-    kernel (its exact Gram, so the records); a name the class does not take is one line."""
+    """kernel.params reaches the kernel's class: two_scale's ratio changes the kernel (its
+    exact Gram, so the records); a name the class does not take is one line."""
     import json
 
     outs = {}
     for alpha in (0.5, 50.0):
         out = tmp_path / f"a{alpha}"
-        r = run_cli("kernel=rational_quadratic", f"+kernel.params.alpha={alpha}",
+        r = run_cli("kernel=two_scale", f"kernel.params.ratio={alpha}",
                     "dataset=wine", "D=64", "kernel.lengthscale=2.0",
                     "measure.bounds.enabled=false", "measure.timing.enabled=false",
                     "measure.learning.enabled=false", f"hydra.run.dir={out}")
         assert r.returncode == 0, r.stderr[-2000:]
         cfg = json.loads((out / "config.json").read_text())["config"]
-        assert cfg["kernel"]["params"] == {"alpha": alpha}
+        assert cfg["kernel"]["params"] == {"ratio": alpha}
         outs[alpha] = pd.read_csv(out / "records.csv")
     fro = {a: df[df.metric == "rel_fro_error"].value.iloc[0] for a, df in outs.items()}
     assert fro[0.5] != fro[50.0]
-    k = plugin.RationalQuadratic(lengthscale=2.0, alpha=0.5).fit(None)
-    assert k.alpha == 0.5
-    bad = run_cli("kernel=rational_quadratic", "+kernel.params.beta=1", "dataset=wine")
+    k = plugin.TwoScale(lengthscale=2.0, ratio=0.5).fit(None)
+    assert k.ratio == 0.5
+    bad = run_cli("kernel=two_scale", "kernel.params.beta=1", "dataset=wine")
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
-    assert "kernel.params.beta=1 is not allowed: kernel=rational_quadratic takes alpha" \
-        in bad.stderr
-    from rffbench.config import KernelConfig  # the plug-in's declared constraint on alpha
+    assert "kernel.params.beta=1 is not allowed: kernel=two_scale takes ratio" in bad.stderr
+    from rffbench.config import KernelConfig  # the plug-in's declared constraint on ratio
 
-    with pytest.raises(ConfigError, match=r"^kernel\.params\.alpha=-1 is not allowed: use a "
+    with pytest.raises(ConfigError, match=r"^kernel\.params\.ratio=-1 is not allowed: use a "
                                           r"number > 0$"):
-        KernelConfig(name="rational_quadratic", params={"alpha": -1})
+        KernelConfig(name="two_scale", params={"ratio": -1})

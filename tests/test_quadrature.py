@@ -7,7 +7,7 @@ import pytest
 from scipy.special import ndtri
 
 from rffbench.exact import with_intercept
-from rffbench.features import FEATURE_MAPS
+from rffbench.features import FEATURE_MAPS, MapTags
 from rffbench.features.qmc import generalized_halton
 from rffbench.features.quadrature import simplex_vertices
 from rffbench.kernels import make_kernel
@@ -123,7 +123,7 @@ def test_ridge_ignores_a_constant_added_to_the_kernel(rng):
     assert c != 0
 
     class WithColumn:  # the map with its offset as a constant column: Z Z^T + |c|
-        n_components, sparse_output = fmap.n_components_ + 1, False
+        n_components, tags = fmap.n_components_ + 1, MapTags()
 
         def transform(self, A):
             return np.hstack([fmap.transform(A), np.full((A.shape[0], 1), np.sqrt(abs(c)))])

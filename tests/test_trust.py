@@ -226,7 +226,7 @@ def test_an_effect_check_is_declared_for_every_key_that_depends_on_another(batch
     from rffbench.config import (BackendConfig, DatasetConfig, FeaturesConfig, KernelConfig,
                                  ModelConfig)
 
-    assert set(KernelConfig.applies) == {"nu", "degree", "coef0", "skewedness",
+    assert set(KernelConfig.applies) == {"nu", "degree", "coef0", "skewedness", "alpha",
                                          "median_subsample"}
     assert set(FeaturesConfig.applies) == {"pairs", "sequence"}
     assert set(DatasetConfig.applies) == {"n", "d", "radius", "noise", "task", "path",

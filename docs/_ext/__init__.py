@@ -5,12 +5,23 @@ registries hold (as ``rffbench --help`` lists them)."""
 import dataclasses
 import inspect
 import json
+import re
 from pathlib import Path
 
 
 
 def _attr_docs(cls):
-    """{field: comment} from the ``#:`` comment right above each field of a dataclass."""
+    """{field: comment}: the ``#:`` comment right above each field of a dataclass and its
+    bases, and ``field_docs`` of a block built from declarations (the kernel block's keys,
+    described in each kernel's numpydoc Parameters)."""
+    docs = {}
+    for klass in reversed(cls.__mro__):
+        docs.update(_source_docs(klass))
+        docs.update(klass.__dict__.get("field_docs") or {})
+    return docs
+
+
+def _source_docs(cls):
     try:
         lines = inspect.getsource(cls).splitlines()
     except (OSError, TypeError):  # a class made at run time (the measure block)
@@ -131,7 +142,29 @@ def reference_report(folder):
     return text
 
 
+#: a block of a page made from the code: ``<!-- generated NAME -->...<!-- /generated -->``
+GENERATED = re.compile(r"(<!-- generated (?P<name>[\w-]+) -->\n).*?(\n<!-- /generated -->)", re.S)
+
+
+def generated_blocks():
+    """{name: text} of the blocks pages hold between generated markers."""
+    from rffbench.cli_help import maps_matrix
+
+    return {"maps-matrix": maps_matrix()}
+
+
+def rewrite_blocks(text, blocks):
+    """``text`` with every generated block replaced by its current text."""
+    return GENERATED.sub(lambda m: m.group(1) + blocks[m.group("name")] + m.group(3), text)
+
+
 def write_generated(folder):
+    blocks = generated_blocks()
+    for page in Path(folder).parent.glob("*.md"):
+        text = page.read_text()
+        new = rewrite_blocks(text, blocks)
+        if new != text:
+            page.write_text(new)
     folder = Path(folder)
     folder.mkdir(exist_ok=True)
     for name, text in (("config_reference.md", config_reference()),

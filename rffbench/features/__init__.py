@@ -9,25 +9,22 @@ through the entry-point group ``rffbench.feature_maps`` or an import path
 import numpy as np
 import scipy.sparse as sp
 
-from .activation import ArcCosineFeatures, PositiveRandomFeatures
-from .binning import RandomBinning
-from .fourier import FeatureMap, FourierMap, RandomFourierFeatures, RandomFourierPairs
-from .leverage import LeverageRFF
-from .nystrom import Nystrom
-from .peers import SklearnAdditiveChi2, SklearnRBF, SklearnSkewedChi2
-from .polynomial import RandomMaclaurin, SklearnPolynomialCountSketch, TensorSketch
-from .qmc import QuasiMonteCarloFeatures
-from .quadrature import GaussHermiteFeatures, SphericalRadialFeatures
 from ..registry import Registry, subclass_check
-from .structured import Fastfood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
+from . import (activation, binning, fourier, leverage, nystrom, peers, polynomial, qmc,
+               quadrature, structured)
+from .fourier import FeatureMap, FourierMap, MapTags
 
-FEATURE_MAPS = Registry("rffbench.feature_maps", "features", {cls.name: cls for cls in (
-    RandomFourierFeatures, RandomFourierPairs, OrthogonalRandomFeatures,
-    StructuredOrthogonalRandomFeatures, Fastfood, QuasiMonteCarloFeatures, RandomBinning,
-    SklearnRBF, Nystrom, PositiveRandomFeatures, ArcCosineFeatures, RandomMaclaurin, TensorSketch,
-    SklearnPolynomialCountSketch, SphericalRadialFeatures, GaussHermiteFeatures, LeverageRFF, SklearnAdditiveChi2,
-    SklearnSkewedChi2)}, subclass_check(FeatureMap, "a feature map",
-                                hooks=[("_fit", "fit"), ("_transform_into", "transform")]))
+#: the modules of rffbench's maps, each listing its maps in ``MAPS`` (a new map in one of
+#: them is its class and its MAPS entry; a new module, one entry here)
+FAMILIES = (fourier, structured, qmc, binning, activation, polynomial, quadrature, leverage,
+            nystrom, peers)
+
+FEATURE_MAPS = Registry("rffbench.feature_maps", "features",
+                        {cls.name: cls for module in FAMILIES for cls in module.MAPS},
+                        subclass_check(FeatureMap, "a feature map",
+                                       hooks=[("_fit", "fit"), ("_transform_into", "transform")]))
+#: every map class by its class name (``from rffbench.features import RandomFourierPairs``)
+globals().update({cls.__name__: cls for module in FAMILIES for cls in module.MAPS})
 
 
 def gram_of(Z, rows=slice(None), out=None):
@@ -49,11 +46,5 @@ def feature_map_class(name):
     return FEATURE_MAPS.get_or_raise(name)
 
 
-__all__ = ["FEATURE_MAPS", "ArcCosineFeatures", "Fastfood", "GaussHermiteFeatures", "LeverageRFF",
-           "PositiveRandomFeatures",
-           "RandomMaclaurin", "SklearnAdditiveChi2", "SklearnPolynomialCountSketch",
-           "SklearnSkewedChi2", "SphericalRadialFeatures",
-           "TensorSketch", "FeatureMap", "FourierMap", "Nystrom",
-           "OrthogonalRandomFeatures", "QuasiMonteCarloFeatures", "RandomBinning",
-           "RandomFourierFeatures", "RandomFourierPairs", "SklearnRBF",
-           "StructuredOrthogonalRandomFeatures", "feature_map_class", "gram_of"]
+__all__ = ["FEATURE_MAPS", "FAMILIES", "FeatureMap", "FourierMap", "MapTags", "feature_map_class",
+           "gram_of", *(cls.__name__ for module in FAMILIES for cls in module.MAPS)]

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _numba as nbk
+from .formulas import positive_variance
 from .fourier import ZERO_TOL, FeatureMap, project_into
 
 
@@ -30,7 +31,7 @@ class ActivationMap(FeatureMap):
     """z(x) = phi(W x) with W drawn from the kernel's Gaussian frequency law; dense or
     sparse input.  Attributes: ``random_weights_`` (d, D), ``n_freq_``."""
 
-    SPARSE_NATIVE = True
+    tags = {"sparse_input": True}
     KERNEL_NEEDS = ("sample_frequencies",)
 
     def _fit(self, X, rng):
@@ -71,6 +72,12 @@ class PositiveRandomFeatures(ActivationMap):
     KERNELS = ("gaussian",)
     KERNEL_REASON = ("exp(w.x - |x|^2) features represent the Gaussian (softmax) kernel only")
 
+    @classmethod
+    def exact_mse(cls, kernel, x, y, D, **params):
+        """D Var = exp(4 u.v) - k^2 at u = x / l, v = y / l
+        (:func:`~rffbench.features.formulas.positive_variance`)."""
+        return positive_variance(x / kernel.ls, y / kernel.ls) / D
+
     def _activate(self, X, out):
         l2 = self.kernel_.ls ** 2
         if sp.issparse(X):
@@ -78,3 +85,7 @@ class PositiveRandomFeatures(ActivationMap):
         else:
             sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
         nbk.positive_features_inplace(out, sq / l2, 1.0 / math.sqrt(self.n_components))
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (ArcCosineFeatures, PositiveRandomFeatures)

@@ -39,9 +39,11 @@ class RandomBinning(FeatureMap):
     keys per grid), ``col_offset_`` (P + 1,), ``n_columns_``."""
 
     name = "binning"
-    variance = None
-    sparse_output = True
-    DATA_DEPENDENT = True
+    tags = {
+        "variance": None,
+        "sparse_output": True,
+        "data_dependent": True,
+    }
 
     KERNELS = ("laplacian",)
     KERNEL_REASON = ("random binning needs a separable kernel with a convex 1-d profile; of "
@@ -106,3 +108,7 @@ class RandomBinning(FeatureMap):
     @property
     def _n_features_out(self):
         return self.n_columns_
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (RandomBinning,)

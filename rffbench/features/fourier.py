@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import inspect
 import math
+from dataclasses import dataclass, replace
+from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,6 +31,7 @@ from .. import _numba as nbk
 from ..checks import Check, Int, declared, require
 from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with
+from .formulas import VARIANCE_TERMS
 
 #: default chunk: about this many output elements per GEMM + pass (32 MB float64)
 CHUNK_ELEMENTS = 1 << 22
@@ -69,6 +72,37 @@ def as_generator(random_state):
 CHUNK_ROWS = Int(1, none=True, text="use an integer >= 1 or null (automatic)")
 
 
+@dataclass(frozen=True)
+class MapTags:
+    """What a feature map can do and what is known of its estimate, in one object (as
+    scikit-learn's ``__sklearn_tags__``): read as ``cls.tags.variance``,
+    ``fmap.get_tags().bias``."""
+
+    #: the i.i.d. family whose exact variance formula and published bounds apply to the
+    #: estimate: "rff" (cos + offset), "pairs" (cos/sin) or None (no formula, no bound)
+    variance: Optional[str] = None
+    #: None: z(x).z(y) is an unbiased estimate of k(x, y) (checked by
+    #: rffbench.testing.check_feature_map); otherwise the documented bias, in words
+    bias: Optional[str] = None
+    #: no random parameters (a deterministic quadrature, e.g. sklearn_chi2): the same
+    #: features for every random_state; its error is a bias, measured, not a variance
+    deterministic: bool = False
+    #: fit draws from the training rows themselves (landmarks, leverages, bin vocabulary):
+    #: the records say so
+    data_dependent: bool = False
+    #: _fit/_transform_into take scipy.sparse CSR rows as they are (a projection X @ W);
+    #: otherwise sparse input is densified one chunk of rows at a time
+    sparse_input: bool = False
+    #: transform returns scipy.sparse CSR (binning) instead of a dense array
+    sparse_output: bool = False
+
+
+#: the class attributes the tags replaced -> their tag (a subclass setting one is refused)
+RETIRED_FLAGS = {"variance": "variance", "BIAS": "bias", "DETERMINISTIC": "deterministic",
+                 "DATA_DEPENDENT": "data_dependent", "SPARSE_NATIVE": "sparse_input",
+                 "sparse_output": "sparse_output"}
+
+
 class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base of every rffbench feature map (and of plug-in maps: see rffbench.registry).
 
@@ -99,31 +133,38 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     (:meth:`kernel_estimate`).  A constant can be negative, so it is not a feature; the
     spherical-radial rules (``ssr``) use it for their centre term.
 
-    Subclasses set ``name``, ``variance`` (the exact-variance formula that applies:
-    ``"rff"``, ``"pairs"`` or None; the published bounds are applied by this family
-    only) and implement ``_fit(X, rng)`` (X in the fit dtype, CSR if sparse and
-    ``SPARSE_NATIVE``; it may set ``kernel_offset_``) and ``_transform_into(X, out)``.
+    Subclasses set ``name``, declare what differs from the base in ``tags`` (a dict merged
+    into their parent's :class:`MapTags`) and implement ``_fit(X, rng)`` (X in the fit
+    dtype, CSR if sparse and ``tags.sparse_input``; it may set ``kernel_offset_``) and
+    ``_transform_into(X, out)``.
     """
 
     name = "feature_map"
-    variance = None
-    #: transform returns scipy.sparse CSR (binning) instead of a dense array
-    sparse_output = False
-    #: None: z(x).z(y) is an unbiased estimate of k(x, y) (checked by
-    #: rffbench.testing.check_feature_map); otherwise the documented bias, in words
-    BIAS = None
-    #: no random parameters (a deterministic quadrature, e.g. sklearn_chi2): the same
-    #: features for every random_state; its error is a bias, measured, not a variance
-    DETERMINISTIC = False
-    #: fit draws from the training rows themselves (landmarks, leverages, bin vocabulary):
-    #: the records say so
-    DATA_DEPENDENT = False
+    #: what the map can do and what is known of its estimate (:class:`MapTags`); a subclass
+    #: writes only what differs, ``tags = {"variance": "rff"}``; :meth:`get_tags` gives an
+    #: instance's (a tag may depend on the parameters: qmc's bias)
+    tags = MapTags()
     #: lengthscale when the kernel is given by name and neither lengthscale nor gamma is
     #: (None: the kernel's default, the median heuristic)
     DEFAULT_LENGTHSCALE = None
-    #: _fit/_transform_into take scipy.sparse CSR rows as they are (a projection X @ W);
-    #: otherwise sparse input is densified one chunk of rows at a time
-    SPARSE_NATIVE = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        retired = sorted(set(RETIRED_FLAGS) & set(vars(cls)))
+        if retired:  # a plug-in written for the flags the tags replaced: refused, by name
+            raise TypeError(f"{cls.__qualname__} sets {', '.join(retired)}: declare them as "
+                            "tags = {" + ", ".join(f"{RETIRED_FLAGS[r]!r}: ..." for r in retired)
+                            + "} (rffbench.features.MapTags)")
+        own = vars(cls).get("tags")
+        parent = next(getattr(b, "tags") for b in cls.__mro__[1:] if hasattr(b, "tags"))
+        if isinstance(own, dict):
+            cls.tags = replace(parent, **own)
+        elif own is None:
+            cls.tags = parent
+
+    def get_tags(self):
+        """This instance's tags (the class's unless a parameter changes one)."""
+        return type(self).tags
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None):
@@ -216,6 +257,19 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return [alts[0] for alts in unimplemented(kcls, Kernel, [(m,) for m in cls.KERNEL_NEEDS])]
 
     @classmethod
+    def exact_mse(cls, kernel, x, y, D, **params):
+        """The exact mean squared error of the estimate at the pair (x, y) (float64 vectors)
+        for D outputs of this map with the fitted shift-invariant ``kernel`` and the map's
+        ``params``, or None where no formula is known.  Here: the i.i.d. family the map
+        declares (``tags.variance``: Sutherland & Schneider 2015); a map with its own formula
+        overrides it (positive, orf)."""
+        if cls.tags.variance not in VARIANCE_TERMS:
+            return None
+        delta = x - y
+        return VARIANCE_TERMS[cls.tags.variance](kernel.k_of_delta(delta),
+                                            kernel.k_of_delta(2.0 * delta)) / D
+
+    @classmethod
     def outputs_per_freq(cls, kernel=None, **params):
         """Output columns per frequency (random direction): 2 for cos/sin pairs, else 1."""
         return 1
@@ -269,7 +323,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         self.kernel_offset_ = 0.0
         self._cast_cache = {}
         self._dtype = X.dtype  # fitted arrays are kept in the input's dtype
-        self._fit(X if self.SPARSE_NATIVE or not sp.issparse(X) else _DenseRows(X),
+        self._fit(X if self.tags.sparse_input or not sp.issparse(X) else _DenseRows(X),
                   as_generator(self.random_state))
         return self
 
@@ -277,7 +331,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """Row slices of X for transform: about CHUNK_ELEMENTS outputs each (and dense
         inputs, when a sparse X is densified chunk by chunk)."""
         rows = self.chunk_rows or max(1, CHUNK_ELEMENTS // self.n_components)
-        densify = sp.issparse(X) and not self.SPARSE_NATIVE
+        densify = sp.issparse(X) and not self.tags.sparse_input
         if densify:
             rows = min(rows, max(1, CHUNK_ELEMENTS // X.shape[1]))
         for s in range(0, X.shape[0], rows):
@@ -398,7 +452,7 @@ class FourierMap(FeatureMap):
         default = cls.PAIRS_DEFAULT if "pairs" in cls.CONFIG_PARAMS else cls.pairs
         return 2 if params.get("pairs", default) and trig_kernel(kernel) else 1
 
-    SPARSE_NATIVE = True  # X @ W takes CSR rows (structured maps densify in _project)
+    tags = {"sparse_input": True}  # X @ W takes CSR rows (structured maps densify in _project)
 
     def _fit(self, X, rng):
         self.n_freq_ = self.n_freq_for(self.n_components, self.kernel_, pairs=self.pairs)
@@ -481,7 +535,7 @@ class RandomFourierFeatures(FourierMap):
     """
 
     name = "rff"
-    variance = "rff"
+    tags = {"variance": "rff"}
 
 
 class RandomFourierPairs(RandomFourierFeatures):
@@ -491,7 +545,7 @@ class RandomFourierPairs(RandomFourierFeatures):
     """
 
     name = "rff_pairs"
-    variance = "pairs"
+    tags = {"variance": "pairs"}
     pairs = True
 
     @classmethod
@@ -539,3 +593,7 @@ def check_even(map_name, n_components):
     if n_components % 2:
         raise ConfigError(f"D={n_components} is not allowed for features={map_name} with cos/sin "
                           "pairs: D (the output dimension, cos and sin) must be even")
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (RandomFourierFeatures, RandomFourierPairs)

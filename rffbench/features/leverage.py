@@ -49,7 +49,7 @@ class LeverageRFF(FourierMap):
                    "leverage_lam": Real(gt=0),
                    "fit_rows": Int(1, text="use an integer >= 1 (training rows the leverages "
                                            "are computed on, at most)")}
-    DATA_DEPENDENT = True
+    tags = {"data_dependent": True}
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, oversample=4, leverage_lam=1e-3,
@@ -119,3 +119,7 @@ class LeverageRFF(FourierMap):
         super()._transform_into(X, out)
         w = self._as("feature_weights_", np.float64) / math.sqrt(2.0 / self.n_components)
         nbk.scale_columns_inplace(out, np.concatenate([w, w]))
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (LeverageRFF,)

@@ -27,10 +27,12 @@ class Nystrom(FeatureMap):
 
     name = "nystrom"
     SHIFT_INVARIANT_ONLY = False  # the kernel's Gram only: any kernel
-    DATA_DEPENDENT = True
-    BIAS = ("a projection onto the span of the landmarks, k(x, L) K_LL^+ k(L, y) <= k on the "
-            "diagonal: not an unbiased estimate")
-    variance = None
+    tags = {
+        "data_dependent": True,
+        "bias": ("a projection onto the span of the landmarks, k(x, L) K_LL^+ k(L, y) <= k "
+                 "on the diagonal: not an unbiased estimate"),
+        "variance": None,
+    }
 
     @classmethod
     def check_data(cls, n_components, n_samples, d=None, **params):
@@ -69,3 +71,7 @@ class Nystrom(FeatureMap):
     def _transform_into(self, X, out):
         Kx = self.kernel_.gram(X, self._as("landmarks_", X.dtype))
         np.matmul(Kx, self._as("normalization_", X.dtype), out=out)
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (Nystrom,)

@@ -23,8 +23,10 @@ class SklearnRBF(FeatureMap):
     """scikit-learn ``RBFSampler`` wrapped as an rffbench map (attribute ``sampler_``)."""
 
     name = "sklearn_rbf"
-    variance = "rff"
-    SPARSE_NATIVE = True  # RBFSampler takes sparse input
+    tags = {
+        "variance": "rff",
+        "sparse_input": True,  # RBFSampler takes sparse input
+    }
 
     KERNELS = ("gaussian",)
     KERNEL_REASON = ("scikit-learn's RBFSampler approximates the Gaussian kernel only; use "
@@ -49,7 +51,7 @@ class SklearnRBF(FeatureMap):
 class _ChiPeer(FeatureMap):
     """Shared part of the scikit-learn chi2 samplers."""
 
-    SPARSE_NATIVE = True
+    tags = {"sparse_input": True}
 
     def sampler_input(self, X):
         return X * (1.0 / self.kernel_.ls)
@@ -66,7 +68,7 @@ class SklearnAdditiveChi2(_ChiPeer):
     5 d (a run refuses other values; in Python the nearest is used, with a warning)."""
 
     name = "sklearn_chi2"
-    DETERMINISTIC = True
+    tags = {"deterministic": True}
     KERNELS = ("additive_chi2",)
     KERNEL_REASON = "scikit-learn's AdditiveChi2Sampler approximates the additive chi2 kernel only"
     STEPS = (1, 2, 3)  # sample_steps with scikit-learn's default sample_interval
@@ -107,8 +109,10 @@ class SklearnSkewedChi2(_ChiPeer):
     frequencies, for the skewed chi2 kernel at lengthscale 1 (its only scale)."""
 
     name = "sklearn_skewed_chi2"
-    variance = "rff"
-    SPARSE_NATIVE = False  # SkewedChi2Sampler takes dense input only
+    tags = {
+        "variance": "rff",
+        "sparse_input": False,  # SkewedChi2Sampler takes dense input only
+    }
     KERNELS = ("skewed_chi2",)
     KERNEL_REASON = "scikit-learn's SkewedChi2Sampler approximates the skewed chi2 kernel only"
 
@@ -132,3 +136,7 @@ class SklearnSkewedChi2(_ChiPeer):
             skewedness=float(self.kernel_.skewedness), n_components=self.n_components,
             random_state=int(rng.integers(2**31 - 1))).fit(X)
         self.n_freq_ = self.n_components
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (SklearnRBF, SklearnAdditiveChi2, SklearnSkewedChi2)

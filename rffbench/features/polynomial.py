@@ -46,7 +46,7 @@ class RandomMaclaurin(_PolynomialMap):
     ``projections_`` (d, sum N) the stacked Rademacher vectors, ``start_`` (D,)."""
 
     name = "maclaurin"
-    SPARSE_NATIVE = True
+    tags = {"sparse_input": True}
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
@@ -116,7 +116,7 @@ class SklearnPolynomialCountSketch(_PolynomialMap):
     """scikit-learn's PolynomialCountSketch (TensorSketch) wrapped as an rffbench map."""
 
     name = "sklearn_polysketch"
-    SPARSE_NATIVE = True
+    tags = {"sparse_input": True}
 
     def _fit(self, X, rng):
         from sklearn.kernel_approximation import PolynomialCountSketch
@@ -129,3 +129,7 @@ class SklearnPolynomialCountSketch(_PolynomialMap):
 
     def _transform_into(self, X, out):
         out[...] = self.sampler_.transform(X)
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (RandomMaclaurin, TensorSketch, SklearnPolynomialCountSketch)

@@ -21,9 +21,11 @@ of k in base p_j replaced by sigma_j(a), sigma_j a random permutation of
 C's rand() with the time in seconds, which is why the authors' 500 runs hold
 only about 20 distinct draws).  As sigma_j(0) = 0 the points are not uniform:
 the estimate is biased (a deterministic-style QMC rule with random digit
-permutations, ``BIAS``), as theirs.
+permutations, ``get_tags().bias``), as theirs.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import warnings
 
@@ -43,21 +45,31 @@ TINY = 2.0**-53
 
 class QuasiMonteCarloFeatures(FourierMap):
     """Quasi-Monte Carlo features (Yang et al. 2014): scrambled low-discrepancy frequencies
-    through the spectral inverse CDF."""
+    through the spectral inverse CDF.
+
+    Parameters
+    ----------
+    pairs : bool, default True
+        cos/sin pairs (D even) or cos + offset (shift-invariant kernels only).
+    sequence : {"sobol", "halton", "generalized_halton"}, default "sobol"
+        The low-discrepancy sequence (scrambled Sobol or Halton: unbiased;
+        generalized_halton: ghalton's digit permutations, biased).
+    """
 
     name = "qmc"
-    variance = None  # not i.i.d.: no exact variance formula, no published bound
+    tags = {"variance": None}  # not i.i.d.: no exact variance formula, no published bound
     CONFIG_PARAMS = ("pairs", "sequence")
     constraints = {"sequence": OneOf(SEQUENCES)}
     EXTRA_KERNELS = ("arccos0", "arccos1")
     KERNEL_NEEDS = ("frequencies_from_uniform",)
 
-    @property
-    def BIAS(self):  # noqa: N802 (the class attribute of the other maps)
+    def get_tags(self):
+        """The class's tags, with the bias of ``sequence=generalized_halton``."""
         if self.sequence == "generalized_halton":
-            return ("sequence=generalized_halton: digit permutations that fix 0 do not make "
-                    "the points uniform (as the ghalton sequence of Munkhoeva et al. 2018)")
-        return None
+            return replace(type(self).tags, bias=(
+                "sequence=generalized_halton: digit permutations that fix 0 do not make the "
+                "points uniform (as the ghalton sequence of Munkhoeva et al. 2018)"))
+        return type(self).tags
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, pairs=True, sequence="sobol"):
@@ -179,3 +191,7 @@ def generalized_halton(m, u, rng):
             scale /= p
         out[:, j] = value
     return out
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (QuasiMonteCarloFeatures,)

@@ -100,7 +100,7 @@ class SphericalRadialFeatures(FeatureMap):
     KERNELS = GAUSSIAN_DIRECTION_KERNELS
     KERNEL_REASON = ("the spherical-radial rule integrates against a standard Gaussian: the "
                      "Gaussian kernel's spectral density or the arc-cosine kernels' directions")
-    SPARSE_NATIVE = True
+    tags = {"sparse_input": True}
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, radius="vertex", centre=True):
@@ -199,9 +199,9 @@ class GaussHermiteFeatures(FourierMap):
     KERNELS = GAUSSIAN_DIRECTION_KERNELS
     KERNEL_REASON = ("Gauss-Hermite nodes integrate against a standard Gaussian: the Gaussian "
                      "kernel's spectral density or the arc-cosine kernels' directions")
-    BIAS = ("the m-node Gauss-Hermite rule's quadrature error: E z(x).z(y) = prod_i sum_k p_k "
-            "cos(a_k delta_i / l), not exp(-|delta|^2 / (2 l^2)); it vanishes as "
-            "features.params.nodes grows")
+    tags = {"bias": ("the m-node Gauss-Hermite rule's quadrature error: E z(x).z(y) = prod_i "
+                     "sum_k p_k cos(a_k delta_i / l), not exp(-|delta|^2 / (2 l^2)); it "
+                     "vanishes as features.params.nodes grows")}
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, nodes=5):
@@ -234,3 +234,7 @@ class GaussHermiteFeatures(FourierMap):
         a, p = self.rule(self.nodes)
         self.nodes_, self.node_probs_ = a.astype(self._dtype), p.astype(self._dtype)
         return a[rng.choice(self.nodes, size=(m, d), p=p)] / self.kernel_.ls, None
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (SphericalRadialFeatures, GaussHermiteFeatures)

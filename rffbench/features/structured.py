@@ -38,6 +38,7 @@ import numpy as np
 from .. import _numba as nbk
 from .. import memory
 from ..checks import OneOf
+from .formulas import orf_variance
 from .fourier import FourierMap
 
 
@@ -51,10 +52,16 @@ GAUSSIAN_DIRECTION_KERNELS = ("gaussian", "arccos0", "arccos1")
 
 class GaussianOnlyMap(FourierMap):
     """A Fourier map with a ``pairs`` parameter whose directions are orthogonal or structured
-    Gaussian ones: the Gaussian kernel and the arc-cosine kernels only."""
+    Gaussian ones: the Gaussian kernel and the arc-cosine kernels only.
+
+    Parameters
+    ----------
+    pairs : bool, default True
+        cos/sin pairs (D even) or cos + offset (shift-invariant kernels only).
+    """
 
     CONFIG_PARAMS = ("pairs",)
-    variance = None  # not i.i.d.: no exact variance formula, no published bound
+    tags = {"variance": None}  # not i.i.d.: no exact variance formula, no published bound
     KERNELS = GAUSSIAN_DIRECTION_KERNELS
     KERNEL_REASON = ("it builds orthogonal/structured Gaussian directions, unbiased only for the "
                      "kernels that integrate over an isotropic Gaussian (gaussian, arccos0, "
@@ -74,7 +81,14 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
     """Orthogonal random features (Yu et al. 2016): orthogonal blocks scaled by chi_d norms
     (dense W, like ``rff``); ``layout="frame"``: one tight frame scaled by chi_m norms
     (module docs).  Attributes: ``random_weights_`` (d, m), ``row_scales_`` (m,) the chi
-    scales (W l = diag(row_scales_) Q)."""
+    scales (W l = diag(row_scales_) Q).
+
+    Parameters
+    ----------
+    layout : {"blocks", "frame"}, default "blocks"
+        Orthogonal d x d blocks with chi_d norms, or one tight frame with chi_m norms
+        (quffka's Gort).
+    """
 
     name = "orf"
 
@@ -90,6 +104,16 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
 
     def map_params(self):
         return dict(pairs=self.pairs, layout=self.layout)
+
+    @classmethod
+    def exact_mse(cls, kernel, x, y, D, **params):
+        """With cos/sin pairs in orthogonal blocks, for the Gaussian kernel:
+        :func:`~rffbench.features.formulas.orf_variance`; None otherwise (a frame, cos +
+        offset, the arc-cosine kernels)."""
+        if not (kernel.name == "gaussian" and params.get("pairs", True)
+                and params.get("layout", "blocks") == "blocks"):
+            return None
+        return orf_variance(float(np.linalg.norm(x - y)) / kernel.ls, D // 2, x.size)
 
     def _draw(self, d, m, rng):
         if self.layout == "frame" and m > d:
@@ -115,7 +139,7 @@ class _FWHTMap(GaussianOnlyMap):
     Parameters are kept in the input's dtype (attributes) and passed to numba in
     float64; sparse input is densified one chunk of rows at a time."""
 
-    SPARSE_NATIVE = False
+    tags = {"sparse_input": False}
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
@@ -146,8 +170,9 @@ class StructuredOrthogonalRandomFeatures(_FWHTMap):
     Attributes: ``signs_`` (3, B, L)."""
 
     name = "sorf"
-    BIAS = ("its frequencies are only approximately Gaussian; the bias shrinks as the padded "
-            "dimension L grows (measured ~0.18 at L = 4, 0.04 at 16, 0.01 at 64)")
+    tags = {"bias": ("its frequencies are only approximately Gaussian; the bias shrinks as the "
+                     "padded dimension L grows (measured ~0.18 at L = 4, 0.04 at 16, 0.01 at "
+                     "64)")}
 
     def _draw(self, d, m, rng):
         L, B = self._blocks(d, m)
@@ -188,3 +213,7 @@ class Fastfood(_FWHTMap):
         f64 = np.float64
         nbk.fastfood_project(X, self._as("sign_", f64), self.perm_, self._as("gauss_", f64),
                              self._as("chi_scale_", f64), self._scale, out)
+
+
+#: the maps this module registers (rffbench.features collects them)
+MAPS = (OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures, Fastfood)

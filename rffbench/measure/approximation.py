@@ -159,9 +159,9 @@ class Target:
 
     def expected_rel_fro(self, fmap):
         """The exact expected error of the map's family, or None (no formula)."""
-        if fmap.variance not in VARIANCE_TERMS:
+        if fmap.tags.variance not in VARIANCE_TERMS:
             return None
-        exp_sq = expected_fro_sq(self.kernel, self.X, self.Y, self.K, fmap.variance,
+        exp_sq = expected_fro_sq(self.kernel, self.X, self.Y, self.K, fmap.tags.variance,
                                  fmap.n_components)
         return np.sqrt(exp_sq) / self.fro
 
@@ -265,7 +265,7 @@ class Approximation(Measurement):
             offsets[r] = getattr(fmap, "kernel_offset_", 0.0)
             if progress is not None:
                 progress.step()
-        if fmap.DATA_DEPENDENT:
+        if fmap.tags.data_dependent:
             note += (f"; data-dependent map: fitted on the {ctx.n_train} training rows, which "
                      "include these points")
         if np.any(offsets != 0):

@@ -321,7 +321,7 @@ class Bounds(Measurement):
         M = sample_points(ctx, "bounds", n)
         M64 = np.asarray(M, dtype=np.float64)
         kernel, D, d = ctx.kernel, ctx.cfg.D, ctx.data.d
-        fam, map_name = ctx.map_cls.variance, ctx.map_cls.name
+        fam, map_name = ctx.map_cls.tags.variance, ctx.map_cls.name
         deltas = cfg.delta
         rows = []
 

@@ -542,7 +542,7 @@ class Learning(Measurement):
             D, n = v["D"], n_train_of(v[key])
             rows = min(chunk_rows(D, m.chunk_rows), n)
             return model.memory(D, n, rows, n_out, lambda r: ctx.map_cls.memory_bytes(
-                r, d, D, it, train_rows=n, **ctx.map_params), ctx.map_cls.sparse_output)
+                r, d, D, it, train_rows=n, **ctx.map_params), ctx.map_cls.tags.sparse_output)
 
         what = memory({"D": ctx.cfg.D, key: total})[0]
         return [Need(f"the learning measurement ({what})",

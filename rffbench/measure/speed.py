@@ -143,7 +143,7 @@ def _maps_ok(ctx, names):
         except ConfigError as exc:
             skipped.append((name, str(exc)))
             continue
-        if cls.sparse_output:
+        if cls.tags.sparse_output:
             skipped.append((name, "sparse output: not comparable with dense transforms"))
             continue
         ok.append(name)

@@ -214,7 +214,8 @@ class BoundsTail(Figure):
         diam = float((used if not used.empty else diam_rows).value.iloc[0])
         sigma_p2 = float(rec[rec.metric == "sigma_p2"].value.iloc[0])
         # a name from a records file: built-ins and installed plug-ins only (never an import path)
-        fam = getattr(FEATURE_MAPS.installed(r0.features), "variance", None)
+        cls = FEATURE_MAPS.installed(r0.features)
+        fam = cls.tags.variance if cls is not None else None
         all_sup = np.concatenate(sups)
         eb = sel.applies[sel.applies.run_id == r0.run_id]
         hi = max(all_sup.max() * 3, float(eb.value.max()) * 1.5 if not eb.empty else 0)

@@ -26,6 +26,8 @@ from dataclasses import asdict
 
 import numpy as np
 
+from ..compat import FALLBACK_COLUMNS
+
 #: how runs that differ only in their seed are summarised: "median" (min-max band) or
 #: "mean" (95% t interval); set for a whole report by :func:`summarising`
 CENTER = contextvars.ContextVar("rffbench_report_center", default="median")
@@ -71,9 +73,6 @@ KEY_COLUMN = {"kernel.name": "kernel", "features.name": "features", "dataset.nam
               "dataset.d": "d", "D": "D", "D_n": "D", "dtype": "dtype", "experiment": "experiment",
               "seed": "seed", "kernel.nu": "nu", "threads": "threads",
               "dataset.n": "n_train", "dataset.n_max": "n_train", "dataset.test_size": "n_train"}
-#: conditions when a run has no config.json (older records)
-FALLBACK_COLUMNS = ["experiment", "dataset", "n_train", "kernel", "nu", "features", "d", "D",
-                    "dtype"]
 #: always a condition: the threads a run really used (timings depend on them)
 ALWAYS = ["threads"]
 #: order of facets (outermost first): panels, files and table rows follow it

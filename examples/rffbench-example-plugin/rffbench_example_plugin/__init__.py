@@ -5,11 +5,11 @@
   Each b_i is still uniform on [0, 2 pi), independent of W, so z(x).z(y) stays
   unbiased; the offsets are no longer independent, so the i.i.d. variance formula
   and the published bounds do not apply: the map declares no family
-  (``variance = None``) and rffbench reports them as n/a.
-* ``rational_quadratic``: k(delta) = (1 + |delta|^2 / (2 alpha l^2))^-alpha, scikit-learn's
-  RationalQuadratic kernel.  A Gaussian scale mixture: tau ~ Gamma(alpha, rate alpha) and
-  omega | tau ~ N(0, tau I / l^2) give E exp(-tau |delta|^2 / (2 l^2)) = k(delta), so
-  sigma_p^2 = E|omega|^2 = d / l^2.
+  (``tags = {"variance": None}``) and rffbench reports them as n/a.
+* ``two_scale``: k(delta) = (exp(-|delta|^2 / (2 l^2)) + exp(-|delta|^2 / (2 r^2 l^2))) / 2,
+  the mean of two Gaussian kernels whose lengthscales differ by the factor ``ratio`` = r.
+  Its spectral density is the mean of theirs: a frequency is N(0, I / l^2) or
+  N(0, I / (r l)^2) with probability 1/2 each, so sigma_p^2 = d (1 + 1 / r^2) / (2 l^2).
 * ``two_moons``: scikit-learn's make_moons (dataset.n points, noise 0.1), 2 classes.
 * ``alignment`` (module :mod:`.alignment`): a measurement, the centred kernel-target
   alignment of the exact Gram matrix and of the features' estimate, with its own config
@@ -19,7 +19,6 @@
 import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import ndtri
-from scipy.stats import gamma as gamma_dist
 
 from rffbench.checks import Real
 from rffbench.datasets import DatasetLoader
@@ -31,7 +30,7 @@ class StratifiedRFF(RandomFourierFeatures):
     """rff with stratified offsets: unbiased, no i.i.d. family (bounds n/a)."""
 
     name = "stratified_rff"
-    variance = None  # offsets are not independent: no exact variance formula, no bound
+    tags = {"variance": None}  # offsets are not independent: no variance formula, no bound
 
     def _draw(self, d, m, rng):
         W = self.kernel_.sample_frequencies(m, d, rng)
@@ -39,39 +38,43 @@ class StratifiedRFF(RandomFourierFeatures):
         return W, offsets
 
 
-class RationalQuadratic(Kernel):
-    """k(delta) = (1 + |delta|^2 / (2 alpha l^2))^-alpha (scikit-learn's RationalQuadratic)."""
+class TwoScale(Kernel):
+    """k(delta) = (exp(-|delta|^2 / (2 l^2)) + exp(-|delta|^2 / (2 r^2 l^2))) / 2, r = ratio."""
 
-    name = "rational_quadratic"
-    constraints = {"alpha": Real(gt=0)}  # +kernel.params.alpha: checked, documented, tested
+    name = "two_scale"
+    constraints = {"ratio": Real(gt=0)}  # kernel.params.ratio: checked, documented, tested
 
-    def __init__(self, lengthscale="median", alpha=2.0, gamma=None, median_subsample=1000,
+    def __init__(self, lengthscale="median", ratio=4.0, gamma=None, median_subsample=1000,
                  random_state=0):
         super().__init__(lengthscale=lengthscale, gamma=gamma,
                          median_subsample=median_subsample, random_state=random_state)
-        self.alpha = alpha
+        self.ratio = ratio
+
+    def _scales(self, coin):
+        """1 / l or 1 / (r l) per frequency, by a fair coin (uniform numbers below 1/2)."""
+        return np.where(coin < 0.5, 1.0, 1.0 / self.ratio) / self.ls
 
     def sample_frequencies(self, n, d, rng):
-        tau = rng.gamma(self.alpha, 1.0 / self.alpha, size=(n, 1))
-        return rng.standard_normal((n, d)) * np.sqrt(tau) / self.ls
+        return rng.standard_normal((n, d)) * self._scales(rng.random((n, 1)))
 
     def uniform_dims(self, d):
-        return d + 1
+        return d + 1  # d normals and the coin
 
     def frequencies_from_uniform(self, U, d):
-        tau = gamma_dist.ppf(U[:, d:d + 1], self.alpha, scale=1.0 / self.alpha)
-        return ndtri(U[:, :d]) * np.sqrt(tau) / self.ls
+        return ndtri(U[:, :d]) * self._scales(U[:, d:d + 1])
 
     def sigma_p2(self, d):
-        return d / self.ls**2
+        return d * (1.0 + 1.0 / self.ratio**2) / (2.0 * self.ls**2)
+
+    def _profile(self, r2):
+        s = 2.0 * self.ls**2
+        return 0.5 * (np.exp(-r2 / s) + np.exp(-r2 / (s * self.ratio**2)))
 
     def k_of_delta(self, delta):
-        r2 = np.sum(np.asarray(delta, dtype=np.float64) ** 2, axis=-1)
-        return (1.0 + r2 / (2.0 * self.alpha * self.ls**2)) ** -self.alpha
+        return self._profile(np.sum(np.asarray(delta, dtype=np.float64) ** 2, axis=-1))
 
     def _gram_into(self, X, Y, out):
-        r2 = cdist(X, Y, "sqeuclidean")
-        out[...] = (1.0 + r2 / (2.0 * self.alpha * self.ls**2)) ** -self.alpha
+        out[...] = self._profile(cdist(X, Y, "sqeuclidean"))
 
 
 class TwoMoons(DatasetLoader):
@@ -91,4 +94,4 @@ class TwoMoons(DatasetLoader):
 two_moons = TwoMoons()
 
 
-__all__ = ["RationalQuadratic", "StratifiedRFF", "TwoMoons", "two_moons"]
+__all__ = ["StratifiedRFF", "TwoMoons", "TwoScale", "two_moons"]

@@ -1,38 +1,6 @@
-"""Shift-invariant kernels: exact Gram, k(delta), spectral sampler, sigma_p^2.
-
-``KERNELS`` maps the config name to the class.  All kernels are normalised,
-k(0) = 1, and parametrised by a lengthscale ``l`` (docs/theory.md, section 4):
-
-=============  ====================================  ==============================  =================
-name           k(delta)                              frequencies omega               sigma_p^2 = E|w|^2
-=============  ====================================  ==============================  =================
-gaussian       exp(-|delta|_2^2 / (2 l^2))           N(0, I / l^2)                   d / l^2
-laplacian      exp(-|delta|_1 / l)                   each coordinate Cauchy(0, 1/l)  inf
-cauchy         prod_j 1 / (1 + delta_j^2 / l^2)      each coordinate Laplace(0, 1/l) 2 d / l^2
-matern (nu)    2^(1-nu)/Gamma(nu) (sqrt(2 nu) r/l)^nu  z sqrt(2 nu / g) / l,          d nu / ((nu-1) l^2)
-               K_nu(sqrt(2 nu) r / l), r = |delta|_2   z ~ N(0, I), g ~ chi2(2 nu)     (inf for nu <= 1)
-=============  ====================================  ==============================  =================
-
-Note the swap: the *Laplacian* kernel has Cauchy frequencies, the *Cauchy*
-kernel Laplace frequencies.
-
-``lengthscale`` is a positive number, ``"median"`` (the default, in Python
-as on the command line): the median pairwise distance, in the kernel's own
-metric (L1 for ``laplacian``, L2 otherwise), of a seeded subsample of at most
-``median_subsample`` training points, or ``"knn<k>"`` (e.g. ``knn50``): the mean
-distance of those points to their k-th nearest neighbour among them (the bandwidth
-rule of Yu et al. 2016's ORF experiments: k = 50 on 1000 points); a rule is
-resolved by :meth:`Kernel.fit` into ``lengthscale_``.  ``gamma`` is scikit-learn's parameter, an alternative to the
-lengthscale where scikit-learn has the kernel: ``gaussian`` gamma = 1/(2 l^2)
-(``rbf_kernel``, ``RBFSampler``), ``laplacian`` gamma = 1/l
-(``laplacian_kernel``); giving both gamma and a numeric lengthscale is an error.
-
-Kernels are callables, ``k(X, Y)`` = the Gram matrix, so a fitted kernel can be
-given to scikit-learn estimators that take one (``SVC(kernel=k)``).
-
-``KERNELS`` is a :class:`~rffbench.registry.Registry`: plug-ins add kernels
-through the entry-point group ``rffbench.kernels`` (subclasses of Kernel).
-"""
+"""The base of every kernel: :class:`Kernel` (parameters, lengthscale rules, the exact
+Gram by tiles), :class:`TileSpec` (how the compiled Gram code evaluates a kernel) and the
+lengthscale helpers.  The kernels themselves are in the modules beside this one."""
 from __future__ import annotations
 
 import math
@@ -42,13 +10,11 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import pdist
-from scipy.special import ndtri
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 
-from . import _numba as nbk
-from .checks import Int, OneOf, Real, check_constraints, declared
-from .errors import ConfigError, DataError
-from .registry import Registry, subclass_check
+from .. import _numba as nbk
+from ..checks import Int, check_constraints, declared
+from ..errors import ConfigError, DataError
 
 #: d at or below which the squared Euclidean distance is computed directly
 #: (exact, vectorised over the output row) instead of through a BLAS GEMM.
@@ -117,7 +83,26 @@ MAX_KERNEL_VALUE = 1e60
 class Kernel(BaseEstimator):
     """Base class.  Subclasses set ``name``, ``metric`` and implement the
     spectral pieces.  Estimator-style so that feature maps can hold a kernel
-    as a parameter and be cloned."""
+    as a parameter and be cloned.
+
+    A subclass's own constructor parameters are its config keys (``kernel.NAME``, from the
+    declarations of the built-in kernels; ``kernel.params.NAME`` for a plug-in's): each
+    with its constraint in ``constraints`` and its description in the class's numpydoc
+    ``Parameters`` section, from which ``--help`` and the configuration reference are
+    written.
+
+    Parameters
+    ----------
+    lengthscale : float or str, default "median"
+        A number > 0, "median" (median pairwise distance of training points) or "knn<k>"
+        (mean distance to the k-th nearest neighbour, e.g. knn50).
+    gamma : float, default None
+        scikit-learn's gamma instead of the lengthscale (gaussian 1/(2 l^2), laplacian 1/l).
+    median_subsample : int, default 1000
+        Training points used by the median and knn rules (seeded subsample).
+    random_state : int, default 0
+        Seed of that subsample.
+    """
 
     name = "kernel"
     metric = "euclidean"  # distance used by the median heuristic
@@ -409,354 +394,3 @@ def _sqdist_gram(X, Y, out, spec):
         e = min(s + GRAM_BLOCK_ROWS, X.shape[0])
         np.matmul(X[s:e], Yt, out=out[s:e])
         nbk.sqdist_from_gemm_profile(out[s:e], xsq[s:e], ysq, spec.profile, spec.a)
-
-
-class Gaussian(Kernel):
-    """k(delta) = exp(-|delta|^2 / (2 l^2)); sklearn's rbf_kernel with gamma = 1/(2 l^2)."""
-
-    name = "gaussian"
-
-    GAMMA = (0.5, 2)  # rbf_kernel, RBFSampler
-
-    def sample_frequencies(self, n, d, rng):
-        return rng.standard_normal((n, d)) / self.ls
-
-    def frequencies_from_uniform(self, U, d):
-        return ndtri(U) / self.ls
-
-    def sigma_p2(self, d):
-        return d / self.ls**2
-
-    def k_of_delta(self, delta):
-        delta = np.asarray(delta, dtype=np.float64)
-        with np.errstate(over="ignore"):  # an overflowing square is a kernel value of 0
-            return np.exp(-np.sum(delta**2, axis=-1) / (2.0 * self.ls**2))
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_SQDIST, profile=nbk.PROFILE_EXP, a=0.5 / self.ls**2)
-
-
-class Laplacian(Kernel):
-    """k(delta) = exp(-|delta|_1 / l); sklearn's laplacian_kernel with gamma = 1/l."""
-
-    name = "laplacian"
-    metric = "l1"
-
-    GAMMA = (1.0, 1)  # laplacian_kernel
-
-    def sample_frequencies(self, n, d, rng):
-        return rng.standard_cauchy((n, d)) / self.ls
-
-    def frequencies_from_uniform(self, U, d):
-        return np.tan(np.pi * (U - 0.5)) / self.ls  # Cauchy(0, 1/l) per coordinate
-
-    def sigma_p2(self, d):
-        return math.inf
-
-    def k_of_delta(self, delta):
-        delta = np.asarray(delta, dtype=np.float64)
-        with np.errstate(over="ignore"):
-            return np.exp(-np.sum(np.abs(delta), axis=-1) / self.ls)
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_COORD, nbk.L1DIST, nbk.PROFILE_EXP, 1.0 / self.ls)
-
-
-class Cauchy(Kernel):
-    """k(delta) = prod_j 1 / (1 + delta_j^2 / l^2) (product Cauchy kernel, k(0) = 1)."""
-
-    name = "cauchy"
-
-    def sample_frequencies(self, n, d, rng):
-        return rng.laplace(0.0, 1.0 / self.ls, (n, d))
-
-    def frequencies_from_uniform(self, U, d):
-        c = U - 0.5  # Laplace(0, 1/l) per coordinate
-        return -np.sign(c) * np.log1p(-2.0 * np.abs(c)) / self.ls
-
-    def sigma_p2(self, d):
-        return 2.0 * d / self.ls**2
-
-    def k_of_delta(self, delta):
-        delta = np.asarray(delta, dtype=np.float64)
-        with np.errstate(over="ignore"):
-            return np.prod(1.0 / (1.0 + delta**2 / self.ls**2), axis=-1)
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_COORD, nbk.CAUCHY, nbk.PROFILE_NONE, 1.0 / self.ls**2)
-
-
-class Matern(Kernel):
-    """Matern kernel, nu in {0.5, 1.5, 2.5} (sklearn/GPML form, Euclidean r)."""
-
-    name = "matern"
-    NUS = (0.5, 1.5, 2.5)
-    constraints = {"nu": OneOf(NUS)}
-
-    def __init__(self, lengthscale="median", nu=1.5, gamma=None, median_subsample=MEDIAN_SUBSAMPLE,
-                 random_state=0):
-        super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
-                         random_state=random_state)
-        self.nu = nu
-
-    def describe(self):
-        return f"matern(nu={self.nu})"
-
-    def sample_frequencies(self, n, d, rng):
-        z = rng.standard_normal((n, d))
-        g = rng.chisquare(2.0 * self.nu, size=(n, 1))
-        return z * np.sqrt(2.0 * self.nu / g) / self.ls
-
-    def uniform_dims(self, d):
-        return d + 1  # Gaussian scale mixture: d normals and one chi-square
-
-    def frequencies_from_uniform(self, U, d):
-        from scipy.stats import chi2
-
-        g = chi2.ppf(U[:, d:d + 1], 2.0 * self.nu)
-        return ndtri(U[:, :d]) * np.sqrt(2.0 * self.nu / g) / self.ls
-
-    def sigma_p2(self, d):
-        if self.nu <= 1.0:
-            return math.inf
-        return d / self.ls**2 * self.nu / (self.nu - 1.0)
-
-    def k_of_delta(self, delta):
-        with np.errstate(over="ignore"):
-            r = np.sqrt(np.sum(np.asarray(delta, dtype=np.float64) ** 2, axis=-1))
-            # capped where exp(-t) is 0: the polynomial must not reach inf (inf * 0)
-            t = np.minimum(math.sqrt(2.0 * self.nu) * r / self.ls, nbk.MATERN_T_MAX)
-        if self.nu == 0.5:
-            return np.exp(-t)
-        if self.nu == 1.5:
-            return (1.0 + t) * np.exp(-t)
-        return (1.0 + t + t * t / 3.0) * np.exp(-t)
-
-    def tile_spec(self):
-        """nu = 1/2 takes sqrt(|x - y|^2): a GEMM's cancellation (~1e-16 |x|^2) would
-        become ~1e-8 after the sqrt, so its distances come from the exact loop."""
-        profile = {0.5: nbk.PROFILE_EXP_SQRT, 1.5: nbk.PROFILE_MATERN15,
-                   2.5: nbk.PROFILE_MATERN25}[self.nu]
-        a = math.sqrt(2.0 * self.nu) / self.ls
-        if self.nu == 0.5:
-            return TileSpec(nbk.TILE_COORD, nbk.SQDIST, profile, a)
-        return TileSpec(nbk.TILE_SQDIST, profile=profile, a=a)
-
-
-# --------------------------------------------------------------------------
-# kernels that are not shift-invariant: functions of x.y, |x| and |y|
-# --------------------------------------------------------------------------
-class NotShiftInvariant(Kernel):
-    """Base of kernels that are not shift-invariant (``shift_invariant = False``): no
-    k(delta), no spectral density, so no shift-invariant map, variance formula or bound
-    applies to them.  The lengthscale scales the inputs (x / l), median by default as for
-    every kernel."""
-
-    shift_invariant = False
-
-    def sigma_p2(self, d):
-        return math.nan
-
-    def k_of_delta(self, delta):
-        raise TypeError(f"kernel={self.name} is not shift-invariant: it has no k(delta)")
-
-    def sample_frequencies(self, n, d, rng):
-        raise ConfigError(f"kernel={self.name} is not shift-invariant: it has no spectral "
-                          "density to sample")
-
-    def frequencies_from_uniform(self, U, d):
-        self.sample_frequencies(0, d, None)
-
-
-class DotProductKernel(NotShiftInvariant):
-    """Base of kernels of x.y, |x|, |y|: the exact Gram is a GEMM and a numba profile
-    pass."""
-
-    PROFILE = None
-
-    def _profile_args(self):
-        """(a, b, p) of the numba profile (arc-cosine: a = 1 / l^2)."""
-        return 1.0 / self.ls**2, 0.0, 0.0
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_DOT, 0, self.PROFILE, *self._profile_args())
-
-
-class ArcCosine0(DotProductKernel):
-    """Arc-cosine kernel of order 0 (Cho & Saul 2009): k(x, y) = 1 - theta / pi, theta the angle
-    between x and y; features step(w.x), w ~ N(0, I)."""
-
-    name = "arccos0"
-    order = 0
-    PROFILE = nbk.DOT_ARCCOS0
-
-    def sample_frequencies(self, n, d, rng):
-        """Gaussian directions N(0, I / l^2): k(x, y) = 2 E[step(w.x) step(w.y)] (order 0),
-        2 E[relu(w.x) relu(w.y)] (order 1)."""
-        return rng.standard_normal((n, d)) / self.ls
-
-    def frequencies_from_uniform(self, U, d):
-        return ndtri(U[:, :d]) / self.ls
-
-
-class ArcCosine1(ArcCosine0):
-    """Arc-cosine kernel of order 1 (Cho & Saul 2009): k(x, y) = |x||y| (sin theta + (pi - theta)
-    cos theta) / pi of x / l, y / l; features relu(w.x), w ~ N(0, I / l^2)."""
-
-    name = "arccos1"
-    order = 1
-    PROFILE = nbk.DOT_ARCCOS1
-
-
-class Polynomial(DotProductKernel):
-    """Polynomial kernel k(x, y) = (x.y / l^2 + c)^p; scikit-learn's polynomial_kernel with
-    gamma = 1/l^2, coef0 = c, degree = p."""
-
-    name = "polynomial"
-    PROFILE = nbk.DOT_POLY
-    constraints = {"degree": Int(1, 20), "coef0": Real(ge=0)}
-    GAMMA = (1.0, 2)  # polynomial_kernel, PolynomialCountSketch
-
-    def __init__(self, lengthscale="median", degree=2, coef0=1.0, gamma=None,
-                 median_subsample=MEDIAN_SUBSAMPLE, random_state=0):
-        super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
-                         random_state=random_state)
-        self.degree = degree
-        self.coef0 = coef0
-
-    def describe(self):
-        return f"polynomial(degree={self.degree}, coef0={self.coef0:g})"
-
-    def coefficients(self):
-        """a_N of k = sum_N a_N (x.y)^N, N = 0..degree (binomial expansion)."""
-        p, c, g = self.degree, float(self.coef0), 1.0 / self.ls**2
-        return np.array([math.comb(p, N) * c ** (p - N) * g**N for N in range(p + 1)])
-
-    def _profile_args(self):
-        return 1.0 / self.ls**2, float(self.coef0), float(self.degree)
-
-    def check_values(self, radius, what="the data"):
-        """|k(x, y)| <= (R^2 / l^2 + c)^p for |x|, |y| <= R (Cauchy-Schwarz): a badly scaled
-        run (a small lengthscale, a large coef0, a high degree) would otherwise overflow to
-        inf and NaN in the errors and variances without a word."""
-        p, c, ls = self.degree, float(self.coef0), self.ls
-        log_top = p * math.log10(radius * radius / ls**2 + c) if radius > 0 or c > 0 \
-            else -math.inf
-        if log_top <= math.log10(MAX_KERNEL_VALUE):
-            return
-        room = MAX_KERNEL_VALUE ** (1.0 / p)  # the largest R^2 / l^2 + c allowed
-        if room > c:
-            fix = f"kernel.lengthscale >= {radius / math.sqrt(room - c) * 1.001:.4g}"
-        else:  # coef0 alone is too large: half the room for it, half for R^2 / l^2
-            ls_min = radius / math.sqrt(room / 2) * 1.001
-            fix = f"kernel.coef0 <= {room / 2:.4g}" + (
-                f" with kernel.lengthscale >= {ls_min:.4g}" if ls < ls_min else "")
-        raise DataError(f"kernel=polynomial(degree={p}, coef0={c:g}, lengthscale={ls:.3g}): its "
-                        f"values on {what} (norms up to {radius:.3g}) reach 1e{log_top:.0f}, "
-                        f"beyond {MAX_KERNEL_VALUE:g} where the errors' squares and variances "
-                        f"overflow; use {fix} or a lower kernel.degree")
-
-
-# --------------------------------------------------------------------------
-# chi-squared kernels: non-negative data (histograms, counts, pixels)
-# --------------------------------------------------------------------------
-class AdditiveChi2(NotShiftInvariant):
-    """Additive chi-squared kernel k(x, y) = sum_i 2 x_i y_i / (x_i + y_i) of x / l, y / l, for
-    non-negative data; the kernel scikit-learn's AdditiveChi2Sampler approximates."""
-
-    name = "additive_chi2"
-    input_floor_inclusive = True
-
-    def input_floor(self):
-        return 0.0
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_COORD, nbk.ADDITIVE_CHI2, nbk.PROFILE_NONE, 1.0 / self.ls)
-
-
-class SkewedChi2(Kernel):
-    """Skewed chi-squared kernel (Li, Ionescu & Sminchisescu 2010) k(x, y) = prod_i
-    sech((log(x_i + c) - log(y_i + c)) / (2 l)); at l = 1 it is scikit-learn's
-    prod_i 2 sqrt((x_i + c)(y_i + c)) / (x_i + y_i + 2c), data above -c.
-
-    Shift-invariant in u = log(x + c) (``warp``), with spectral density l sech(pi l w) per
-    coordinate: the Fourier maps (rff, rff_pairs, qmc) work on the warped data, the
-    variance formulas and bounds hold in u (sigma_p^2 = d / (4 l^2))."""
-
-    name = "skewed_chi2"
-    warps = True
-
-    constraints = {"skewedness": Real(gt=0)}
-
-    def __init__(self, lengthscale="median", skewedness=1.0, gamma=None, median_subsample=MEDIAN_SUBSAMPLE,
-                 random_state=0):
-        super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
-                         random_state=random_state)
-        self.skewedness = skewedness
-
-    def describe(self):
-        return f"skewed_chi2(skewedness={self.skewedness:g})"
-
-    def input_floor(self):
-        return -float(self.skewedness)
-
-    def warp(self, X):
-        return np.log(np.asarray(X, dtype=np.float64) + self.skewedness).astype(
-            np.asarray(X).dtype, copy=False)
-
-    def sample_frequencies(self, n, d, rng):
-        return self.frequencies_from_uniform(rng.random((n, d)), d)
-
-    def frequencies_from_uniform(self, U, d):
-        U = np.clip(U[:, :d], 2.0**-53, 1.0 - 2.0**-53)
-        return np.log(np.tan(0.5 * np.pi * U)) / (np.pi * self.ls)
-
-    def sigma_p2(self, d):
-        return d / (4.0 * self.ls**2)
-
-    def k_of_delta(self, delta):
-        """k of a difference of warped coordinates u - v."""
-        t = np.asarray(delta, dtype=np.float64) / (2.0 * self.ls)
-        with np.errstate(over="ignore"):
-            return np.prod(1.0 / np.cosh(t), axis=-1)
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_COORD, nbk.SECH, nbk.PROFILE_NONE, 0.5 / self.ls)
-
-
-KERNELS = Registry("rffbench.kernels", "kernel",
-                   {cls.name: cls for cls in (Gaussian, Laplacian, Cauchy, Matern, ArcCosine0,
-                                              ArcCosine1, Polynomial, AdditiveChi2, SkewedChi2)},
-                   subclass_check(Kernel, "a kernel",
-                                  hooks=[("tile_spec", "_gram_into")]))
-
-
-def kernel_with(kernel, lengthscale=None, gamma=None):
-    """An unfitted copy of ``kernel`` (name or Kernel) with ``lengthscale`` / ``gamma`` set
-    if given: how maps and exact estimators take the kernel's scale as their own parameter.
-    Giving them both here and on a Kernel instance is a ConfigError."""
-    k = clone(make_kernel(kernel))
-    given = {n: v for n, v in (("lengthscale", lengthscale), ("gamma", gamma)) if v is not None}
-    if given:
-        if isinstance(kernel, Kernel) and (data_rule(kernel.lengthscale) is None
-                                           or kernel.gamma is not None):
-            raise ConfigError(f"{', '.join(f'{n}={v!r}' for n, v in given.items())} given to the "
-                              f"estimator and lengthscale={kernel.lengthscale!r}, gamma="
-                              f"{kernel.gamma!r} to its kernel: set them in one place")
-        k.set_params(**given)
-    return k
-
-
-def make_kernel(kernel, **params):
-    """A Kernel instance from a Kernel (returned as is) or a registry name.  A parameter
-    the class does not take is an error (ConfigError naming it and what the class takes),
-    never dropped."""
-    if isinstance(kernel, Kernel):
-        return kernel
-    cls = KERNELS.get_or_raise(kernel)
-    names = set(cls._get_param_names())
-    unknown = sorted(set(params) - names)
-    if unknown:
-        raise ConfigError(f"kernel={kernel}: {', '.join(unknown)} is not a parameter of "
-                          f"{cls.__name__}: it takes {', '.join(sorted(names))}")
-    return cls(**params)
