@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import time
 
 import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
