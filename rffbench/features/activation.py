@@ -71,6 +71,7 @@ class PositiveRandomFeatures(ActivationMap):
     name = "positive"
     KERNELS = ("gaussian",)
     KERNEL_REASON = ("exp(w.x - |x|^2) features represent the Gaussian (softmax) kernel only")
+    EXACT_MSE_SOURCE = "Choromanski et al. 2021, Lemma 2"
 
     @classmethod
     def exact_mse(cls, kernel, x, y, D, **params):

@@ -269,6 +269,16 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return VARIANCE_TERMS[cls.tags.variance](kernel.k_of_delta(delta),
                                             kernel.k_of_delta(2.0 * delta)) / D
 
+    #: where the formula of a map's own :meth:`exact_mse` comes from (for the records)
+    EXACT_MSE_SOURCE = ""
+
+    @classmethod
+    def exact_mse_source(cls):
+        """The source of :meth:`exact_mse`'s formula, as the records cite it."""
+        if cls.EXACT_MSE_SOURCE:
+            return cls.EXACT_MSE_SOURCE
+        return "Sutherland & Schneider 2015" if cls.tags.variance in VARIANCE_TERMS else ""
+
     @classmethod
     def outputs_per_freq(cls, kernel=None, **params):
         """Output columns per frequency (random direction): 2 for cos/sin pairs, else 1."""

@@ -105,6 +105,8 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
     def map_params(self):
         return dict(pairs=self.pairs, layout=self.layout)
 
+    EXACT_MSE_SOURCE = "exact ORF variance (Yu et al. 2016's construction)"
+
     @classmethod
     def exact_mse(cls, kernel, x, y, D, **params):
         """With cos/sin pairs in orthogonal blocks, for the Gaussian kernel:

@@ -236,10 +236,7 @@ class Variance(Measurement):
         theo = _theory(ctx, X, Y)
         why = ("the kernel is shift-invariant in warped coordinates: no formula here" if warped
                else f"no formula for features={ctx.map_cls.name} with kernel={kernel.name}")
-        source = {"rff": "Sutherland & Schneider 2015", "pairs": "Sutherland & Schneider 2015"} \
-            .get(ctx.map_cls.variance, {"positive": "Choromanski et al. 2021, Lemma 2",
-                                        "orf": "exact ORF variance (Yu et al. 2016's construction)"}
-                 .get(ctx.map_cls.name, ""))
+        source = ctx.map_cls.exact_mse_source()
         dist = np.linalg.norm(X - Y, axis=1)
         rows = []
         where = (f"|x + y| = {{:.3g}} l, |x - y| = {{:.3g}} l; {R} redraws; spread: the standard "
