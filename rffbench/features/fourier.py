@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import _numba as nbk
 from ..checks import Check, Int, declared, require
 from ..errors import ConfigError
-from ..kernels import Kernel, kernel_with
+from ..kernels import Kernel, kernel_with, make_kernel
 from .formulas import VARIANCE_TERMS
 
 #: default chunk: about this many output elements per GEMM + pass (32 MB float64)
@@ -144,9 +144,10 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     #: writes only what differs, ``tags = {"variance": "rff"}``; :meth:`get_tags` gives an
     #: instance's (a tag may depend on the parameters: qmc's bias)
     tags = MapTags()
-    #: lengthscale when the kernel is given by name and neither lengthscale nor gamma is
-    #: (None: the kernel's default, the median heuristic)
-    DEFAULT_LENGTHSCALE = None
+    #: the kernel's parameters when it is given by name and neither lengthscale nor gamma
+    #: is (empty: the kernel's defaults, the median heuristic): a peer's own defaults (the
+    #: sklearn_* maps: scikit-learn's samplers' gamma, coef0)
+    KERNEL_DEFAULTS = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -326,10 +327,12 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         X = self._validate(X, reset=True)
         self.check_params(self.n_components, self.kernel, **self.map_params())
         self._check_chunk_rows()
-        ls = self.lengthscale
-        if ls is None and self.gamma is None and isinstance(self.kernel, str):
-            ls = self.DEFAULT_LENGTHSCALE  # None: the kernel's own default (median)
-        self.kernel_ = kernel_with(self.kernel, ls, self.gamma).fit(X)
+        kernel, ls, gamma = self.kernel, self.lengthscale, self.gamma
+        if ls is None and gamma is None and isinstance(kernel, str) and self.KERNEL_DEFAULTS:
+            own = dict(self.KERNEL_DEFAULTS)  # a peer's defaults, as its library has them
+            ls, gamma = own.pop("lengthscale", None), own.pop("gamma", None)
+            kernel = make_kernel(kernel, **own) if own else kernel
+        self.kernel_ = kernel_with(kernel, ls, gamma).fit(X)
         self.kernel_offset_ = 0.0
         self._cast_cache = {}
         self._dtype = X.dtype  # fitted arrays are kept in the input's dtype

@@ -7,6 +7,13 @@ is the rff one in log(x + c), so the rff variance and bounds apply there.
 ``sklearn_rbf``: scikit-learn's ``RBFSampler`` (the ``rff`` map, computed by
 numpy), Gaussian kernel only, gamma = 1 / (2 lengthscale^2).  Its estimator is
 the cos + offset one, so the ``rff`` variances and bounds apply.
+
+In Python, each of them with its defaults is scikit-learn's sampler with scikit-learn's
+defaults (``KERNEL_DEFAULTS``): ``sklearn_rbf`` gamma = 1 (lengthscale 1/sqrt(2)),
+``sklearn_chi2`` and ``sklearn_skewed_chi2`` their inputs unscaled (lengthscale 1),
+``sklearn_polysketch`` gamma = 1, coef0 = 0; rffbench's other maps default to the median
+heuristic (and the polynomial kernel to coef0 = 1).  Giving ``lengthscale`` or ``gamma``
+(or a Kernel instance, as a run does) sets the kernel instead.
 """
 from __future__ import annotations
 
@@ -20,7 +27,8 @@ from .fourier import FeatureMap
 
 
 class SklearnRBF(FeatureMap):
-    """scikit-learn ``RBFSampler`` wrapped as an rffbench map (attribute ``sampler_``)."""
+    """scikit-learn ``RBFSampler`` wrapped as an rffbench map (attribute ``sampler_``); with
+    its defaults, ``RBFSampler()``'s gamma = 1 (lengthscale 1/sqrt(2))."""
 
     name = "sklearn_rbf"
     tags = {
@@ -31,6 +39,7 @@ class SklearnRBF(FeatureMap):
     KERNELS = ("gaussian",)
     KERNEL_REASON = ("scikit-learn's RBFSampler approximates the Gaussian kernel only; use "
                      "features=rff (any kernel) or kernel=gaussian")
+    KERNEL_DEFAULTS = {"gamma": 1.0}  # RBFSampler's
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
@@ -40,7 +49,7 @@ class SklearnRBF(FeatureMap):
     def _fit(self, X, rng):
         from sklearn.kernel_approximation import RBFSampler
 
-        self.sampler_ = RBFSampler(gamma=0.5 / self.kernel_.ls**2, n_components=self.n_components,
+        self.sampler_ = RBFSampler(gamma=self.kernel_.gamma_, n_components=self.n_components,
                                    random_state=int(rng.integers(2**31 - 1))).fit(X)
         self.n_freq_ = self.n_components
 
@@ -65,13 +74,15 @@ class _ChiPeer(FeatureMap):
 class SklearnAdditiveChi2(_ChiPeer):
     """scikit-learn's AdditiveChi2Sampler (Vedaldi & Zisserman 2012), deterministic: with
     sample_steps s in 1..3 its output has d (2 s - 1) features, so D must be one of d, 3 d,
-    5 d (a run refuses other values; in Python the nearest is used, with a warning)."""
+    5 d (a run refuses other values; in Python the nearest is used, with a warning).  With
+    its defaults the inputs are not scaled (lengthscale 1), as the sampler's."""
 
     name = "sklearn_chi2"
     tags = {"deterministic": True}
     KERNELS = ("additive_chi2",)
     KERNEL_REASON = "scikit-learn's AdditiveChi2Sampler approximates the additive chi2 kernel only"
     STEPS = (1, 2, 3)  # sample_steps with scikit-learn's default sample_interval
+    KERNEL_DEFAULTS = {"lengthscale": 1.0}  # AdditiveChi2Sampler's inputs as they are
 
     def __init__(self, *, kernel="additive_chi2", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None):
@@ -116,7 +127,7 @@ class SklearnSkewedChi2(_ChiPeer):
     KERNELS = ("skewed_chi2",)
     KERNEL_REASON = "scikit-learn's SkewedChi2Sampler approximates the skewed chi2 kernel only"
 
-    DEFAULT_LENGTHSCALE = 1.0  # the sampler's only scale
+    KERNEL_DEFAULTS = {"lengthscale": 1.0}  # the sampler's only scale
 
     def __init__(self, *, kernel="skewed_chi2", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None):

@@ -113,17 +113,19 @@ class TensorSketch(_PolynomialMap):
 
 
 class SklearnPolynomialCountSketch(_PolynomialMap):
-    """scikit-learn's PolynomialCountSketch (TensorSketch) wrapped as an rffbench map."""
+    """scikit-learn's PolynomialCountSketch (TensorSketch) wrapped as an rffbench map; with its
+    defaults, ``PolynomialCountSketch()``'s gamma = 1 and coef0 = 0 (lengthscale 1)."""
 
     name = "sklearn_polysketch"
     tags = {"sparse_input": True}
+    KERNEL_DEFAULTS = {"gamma": 1.0, "coef0": 0.0}  # PolynomialCountSketch's
 
     def _fit(self, X, rng):
         from sklearn.kernel_approximation import PolynomialCountSketch
 
         k = self.kernel_
         self.sampler_ = PolynomialCountSketch(
-            gamma=1.0 / k.ls**2, degree=k.degree, coef0=float(k.coef0),
+            gamma=k.gamma_, degree=k.degree, coef0=float(k.coef0),
             n_components=self.n_components, random_state=int(rng.integers(2**31 - 1))).fit(X)
         self.n_freq_ = self.n_components
 

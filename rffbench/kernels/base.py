@@ -216,8 +216,9 @@ class Kernel(BaseEstimator):
 
     @property
     def gamma_(self):
-        """scikit-learn's gamma of the resolved lengthscale (None where it has none)."""
-        return self.gamma_of(self.ls)
+        """scikit-learn's gamma: the one given, else that of the resolved lengthscale (None
+        where scikit-learn has none)."""
+        return self.gamma if self.gamma is not None else self.gamma_of(self.ls)
 
     def __call__(self, X, Y=None):
         """The Gram matrix k(X, Y), for estimators that take a kernel callable."""
