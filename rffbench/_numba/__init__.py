@@ -1,7 +1,7 @@
 """Every compiled loop of rffbench, and nothing else (no config, no I/O), by domain:
 
-* :mod:`~rffbench._numba.elementwise`: cosine, sine and exponential written to vectorise
-  (numba has no SVML), and their rows by dtype;
+* :mod:`~rffbench._numba.elementwise`: cosine, sine, exponential and arc-cosine written to
+  vectorise (numba has no SVML), and their rows by dtype;
 * :mod:`~rffbench._numba.blas`: one BLAS GEMM call for products inside compiled loops;
 * :mod:`~rffbench._numba.passes`: the feature maps' passes over their outputs;
 * :mod:`~rffbench._numba.gram`: exact Gram matrices and kernel-times-matrix products,
@@ -17,8 +17,8 @@ it is compared against.  The names below are what the rest of rffbench uses
 (``from rffbench import _numba as nbk``).
 """
 from .binning import binning_keys
-from .elementwise import (EXP_MIN_ARG, FAST_TRIG_MAX, FAST_TRIG_MAX_F32, FMA, fast_cos,
-                          fast_cos_scalar, fast_exp, fast_exp_f32, fast_exp_f32_scalar,
+from .elementwise import (EXP_MIN_ARG, FAST_TRIG_MAX, FAST_TRIG_MAX_F32, FMA, fast_acos,
+                          fast_cos, fast_cos_scalar, fast_exp, fast_exp_f32, fast_exp_f32_scalar,
                           fast_exp_full, fast_exp_full_scalar, fast_exp_scalar, fast_sin,
                           fast_sin_scalar)
 from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_POLY, KERNEL_TILE,
@@ -36,7 +36,7 @@ from .reductions import abs_max_sum_sq, max_abs_diff_upper
 
 __all__ = [
     "ADDITIVE_CHI2", "CAUCHY", "DOT_ARCCOS0", "DOT_ARCCOS1", "DOT_POLY", "EXP_MIN_ARG",
-    "FAST_TRIG_MAX", "FAST_TRIG_MAX_F32", "FMA", "GEMM_BLOCK", "KERNEL_TILE", "L1DIST",
+    "FAST_TRIG_MAX", "FAST_TRIG_MAX_F32", "FMA", "fast_acos", "GEMM_BLOCK", "KERNEL_TILE", "L1DIST",
     "MATERN_T_MAX", "PROFILE_EXP", "PROFILE_EXP_SQRT", "PROFILE_MATERN15",
     "PROFILE_MATERN25", "PROFILE_NONE", "ROW_BLOCK", "SECH", "SQDIST", "TILE_COORD",
     "TILE_DOT", "TILE_SQDIST", "abs_max_sum_sq", "arccos_features_inplace",

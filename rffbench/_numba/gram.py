@@ -29,7 +29,7 @@ from numba import literally, prange, types
 from numba.extending import overload
 
 from .blas import gemm
-from .elementwise import FMA, INV_PI, _exp_typed, _like, fast_exp_scalar
+from .elementwise import FMA, INV_PI, _exp_typed, _like, fast_acos_scalar, fast_exp_scalar
 
 # --------------------------------------------------------------------------
 # the codes
@@ -229,18 +229,16 @@ def _ov_dot_profile_row(row, xn, yn, profile, a, b, p):
     order0 = code == DOT_ARCCOS0
 
     def impl(row, xn, yn, profile, a, b, p):
-        for j in range(row.shape[0]):
+        for j in range(row.shape[0]):  # branch-free (selects): the loop vectorises
             nn = xn * yn[j]
-            if nn == 0.0:
-                row[j] = 0.0
-                continue
-            c = min(1.0, max(-1.0, a * np.float64(row[j]) / nn))
-            theta = math.acos(c)
+            zero = nn == 0.0  # k = 0 where x or y is 0
+            c = min(1.0, max(-1.0, a * np.float64(row[j]) / (1.0 if zero else nn)))
+            theta = fast_acos_scalar(c)
             if order0:
-                row[j] = 1.0 - theta * INV_PI
+                v = 1.0 - theta * INV_PI
             else:
-                row[j] = nn * (math.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) \
-                    * INV_PI
+                v = nn * (np.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) * INV_PI
+            row[j] = 0.0 if zero else v
     return impl
 
 
