@@ -210,7 +210,8 @@ def help_text():
         "python.md, \"Bring your own map\", and its example plug-in package).",
         "",
         "More: rffbench --cfg job [key=value ...] prints the whole composed config;",
-        "rffbench --hydra-help, Hydra's own options; the presets and the groups that set keys, commented, in",
+        "rffbench --hydra-help, Hydra's own options; the presets and the groups that set keys,",
+        "commented, in",
         "  " + os.path.join(os.path.dirname(os.path.abspath(__file__)), "conf"),
         _docs_line(),
     ]
