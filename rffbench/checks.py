@@ -253,15 +253,14 @@ def signature_defaults(cls):
             if p.default is not inspect.Parameter.empty}
 
 
-def declared_keys(classes, keys_of, defaults_of=signature_defaults):
-    """The config keys a family of classes declares (a kernel's own parameters, a map's
-    CONFIG_PARAMS): ``{key: (default, constraint, description, [class names])}`` from each
-    class's ``keys_of(cls)``, constructor default (``defaults_of``), declared constraint and
-    numpydoc description.  Two classes declaring one key with different defaults is a
+def declared_keys(classes, keys_of):
+    """The config keys a family of classes declares (a kernel's own parameters):
+    ``{key: (default, constraint, description, [class names])}`` from each class's
+    ``keys_of(cls)``, constructor default, declared constraint and numpydoc description.  Two classes declaring one key with different defaults is a
     programming error (one key, one default)."""
     out = {}
     for cls in classes:
-        docs, cons, defaults = parameter_docs(cls), declared(cls), defaults_of(cls)
+        docs, cons, defaults = parameter_docs(cls), declared(cls), signature_defaults(cls)
         for k in keys_of(cls):
             default, c, text = defaults.get(k), cons.get(k), docs.get(k, "")
             if k in out:

@@ -111,20 +111,20 @@ def _safe(registry, name, describe):
         return f"cannot load: {exc}"
 
 
-def own_keys(cls, block, keys):
-    """The config keys a kernel or map declares beyond the common ones, with defaults and
-    allowed values: ``[kernel.nu=1.5: 0.5, 1.5 or 2.5]`` (from its declarations: the same
-    source as the schema's keys); a plug-in's parameters are ``BLOCK.params.NAME``."""
+def own_keys(cls, blocks):
+    """The config keys a kernel or map declares beyond the common ones, each with its
+    default and allowed values, ``[kernel.nu=1.5: one of 0.5, 1.5, 2.5]`` (from its
+    declarations: the same source as the schema's keys); ``blocks``: {parameter: the key
+    it is set under, ``kernel`` or ``kernel.params``, ``features`` or ``features.params``}."""
     from .checks import declared, signature_defaults
 
     cons, defaults = declared(cls), signature_defaults(cls)
     shown = []
-    for k in keys:
-        c = cons.get(k)
-        d = defaults.get(k)
+    for k, block in blocks.items():
+        c, d = cons.get(k), defaults.get(k)
         allowed = f": {c.text.removeprefix('use ')}" if c is not None else ""
-        shown.append(f"{block}.{k}={'null' if d is None else d}{allowed}")
-    return f" [{'; '.join(shown)}]" if shown else ""
+        shown.append(f" [{block}.{k}={'null' if d is None else d}{allowed}]")
+    return "".join(shown)
 
 
 def _listing(title, registry, describe=_first_line):
@@ -156,12 +156,12 @@ def help_text():
     from .kernels import KERNELS
     from .models import MODELS
 
-    from .config import KERNEL_KEYS, KernelBlock
+    from .config import KERNEL_KEYS, OWN_KEYS, KernelBlock
 
     def kernel_desc(cls):
-        mine = [k for k in cls._get_param_names() if k not in KernelBlock.COMMON]
-        block = lambda k: "kernel" if k in KERNEL_KEYS else "kernel.params"  # noqa: E731
-        return _first_line(cls) + "".join(own_keys(cls, block(k), [k]) for k in mine)
+        return _first_line(cls) + own_keys(cls, {
+            k: "kernel" if k in KERNEL_KEYS else "kernel.params"
+            for k in cls._get_param_names() if k not in KernelBlock.COMMON})
 
     def map_desc(cls):
         extra = tuple(getattr(cls, "EXTRA_KERNELS", ()))
@@ -169,10 +169,8 @@ def help_text():
             ("any shift-invariant kernel" + (f", {', '.join(extra)}" if extra else "")
              if cls.SHIFT_INVARIANT_ONLY else "any kernel")
         fam = f"; bounds: {cls.tags.variance} family" if cls.tags.variance else ""
-        common = {"kernel", "n_components", "lengthscale", "gamma", "random_state", "chunk_rows"}
-        mine = [k for k in cls._get_param_names() if k not in common]
-        keys = "".join(own_keys(cls, "features" if k in cls.CONFIG_PARAMS
-                                else "features.params", [k]) for k in mine)
+        keys = own_keys(cls, {k: "features" if k in cls.CONFIG_PARAMS else "features.params"
+                              for k in cls._get_param_names() if k not in OWN_KEYS})
         return f"{_first_line(cls)} ({kernels}{fam}){keys}"
 
     parts = [

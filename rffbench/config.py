@@ -110,12 +110,6 @@ class KernelBlock:
                      if f not in ("name", "params", *self.COMMON) and f in takes}
         return {**common, **dedicated, **self.params}
 
-    def own_params(self):
-        """The chosen kernel's own parameters (beyond the common ones) and their values:
-        what a run records beside the kernel's name (nu of matern, alpha of
-        rational_quadratic, a plug-in's kernel.params)."""
-        return self.kernel_params()
-
 
 def _key_type(default):
     """The schema type of a declared key from its default (None: any value, checked by
@@ -242,8 +236,7 @@ class FeaturesConfig:
         FEATURE_MAPS.get_or_raise(self.name, "features.name")
         check_constraints(self, "features")
         cls = FEATURE_MAPS[self.name]
-        common = {"kernel", "n_components", "lengthscale", "gamma", "random_state",
-                  "chunk_rows"} | set(cls.CONFIG_PARAMS)
+        common = set(OWN_KEYS) | set(cls.CONFIG_PARAMS)
         extra = sorted(set(cls._get_param_names()) - common)
         for k in self.params:
             own = OWN_KEYS.get(k) or (f"features.{k}" if k in cls.CONFIG_PARAMS else None)

@@ -248,7 +248,7 @@ def run(cfg, threads=None, store=None, rid=None):
                     task=data.task, n_train=data.X_train.shape[0], n_test=data.X_test.shape[0],
                     d=data.d, kernel=kernel.name,
                     nu=conf.kernel.nu if kernel.name == "matern" else None,
-                    kernel_params=params_text(conf.kernel.own_params()),
+                    kernel_params=params_text(conf.kernel.kernel_params()),
                     lengthscale=kernel.ls, features=conf.features.name, D=conf.D, n_freq=n_freq,
                     n_columns=n_columns,
                     seed=conf.seed, dtype=conf.dtype, threads=threads)

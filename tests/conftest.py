@@ -10,8 +10,28 @@ import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
 import numpy as np
 import pytest
 
+from rffbench.kernels import Matern
+
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
+
+#: each kernel's own parameters at the values the kernel tests take (its defaults otherwise)
+KERNEL_PARAMS = {"matern": [{"nu": nu} for nu in Matern.NUS],
+                 "rational_quadratic": [{"alpha": a} for a in (0.3, 2.0, 40.0)]}
+
+
+def shift_invariant_kernel_cases():
+    """(name, params) of every registered kernel that is shift-invariant in its inputs, at
+    KERNEL_PARAMS (the others, and skewed_chi2 in log coordinates: tests/test_zoo.py)."""
+    from rffbench.kernels import KERNELS
+
+    for name in KERNELS:
+        if KERNELS[name].shift_invariant and not KERNELS[name].warps:
+            yield from ((name, p) for p in KERNEL_PARAMS.get(name, [{}]))
+
+
+def case_id(name, params):
+    return name + "".join(f"-{v}" for v in params.values())
 
 
 @pytest.fixture

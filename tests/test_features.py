@@ -2,11 +2,12 @@
 import numba
 import numpy as np
 import pytest
+from conftest import case_id, shift_invariant_kernel_cases
 from threadpoolctl import threadpool_limits
 
 from rffbench.errors import ConfigError
 from rffbench.features import FEATURE_MAPS, RandomFourierFeatures, RandomFourierPairs
-from rffbench.kernels import KERNELS, Matern, make_kernel
+from rffbench.kernels import make_kernel
 from rffbench.measure.approximation import VARIANCE_TERMS
 
 N_SEEDS = 3000  # independent maps per (kernel, map)
@@ -16,18 +17,8 @@ PAIRS_X = np.array([[0.0, 0.0, 0.0], [0.1, -0.2, 0.3], [1.0, 0.5, -0.5], [-1.5, 
 PAIRS_Y = np.array([[0.05, 0.02, -0.04], [0.5, 0.4, -0.2], [0.0, -0.5, 0.8], [1.2, -1.1, -0.9]])
 
 
-def kernel_params():
-    for name in KERNELS:  # shift-invariant ones (the others: tests/test_zoo.py)
-        if not KERNELS[name].shift_invariant or KERNELS[name].warps:
-            continue  # skewed_chi2 (log coordinates, data > -c): tests/test_zoo.py
-        yield from ((name, p) for p in OWN_PARAMS.get(name, [{}]))
-
-
-#: each kernel's own parameters at the values tested (its defaults otherwise)
-OWN_PARAMS = {"matern": [{"nu": nu} for nu in Matern.NUS],
-              "rational_quadratic": [{"alpha": a} for a in (0.5, 3.0)]}
-KP = list(kernel_params())
-KP_IDS = [n + "".join(f"-{v}" for v in p.values()) for n, p in KP]
+KP = list(shift_invariant_kernel_cases())
+KP_IDS = [case_id(n, p) for n, p in KP]
 
 
 def estimates(map_cls, kernel, seeds, D=D_SMALL):

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import compose_config
+from conftest import case_id, compose_config, shift_invariant_kernel_cases
 from scipy.spatial.distance import cdist
 from scipy.special import gamma as gamma_fn
 from scipy.special import kv
@@ -11,7 +11,7 @@ from sklearn.gaussian_process.kernels import RationalQuadratic as RQ
 
 from rffbench.config import validate
 from rffbench.errors import ConfigError
-from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, Matern, make_kernel
+from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, make_kernel
 
 LS = 1.7
 
@@ -35,11 +35,6 @@ REFERENCES = {
     "rational_quadratic": lambda X, Y, ls, alpha=2.0: RQ(length_scale=ls, alpha=alpha)(X, Y),
 }
 
-#: parameter values each kernel is tested at (one case with the defaults otherwise)
-PARAMS = {"matern": [dict(nu=nu) for nu in Matern.NUS],
-          "rational_quadratic": [dict(alpha=a) for a in (0.3, 2.0, 40.0)]}
-
-
 def reference_gram(name, X, Y, ls, **params):
     """The independent reference of kernel ``name``; a kernel without one is an error (a new
     kernel needs its reference here, never a neighbour's formula)."""
@@ -48,23 +43,16 @@ def reference_gram(name, X, Y, ls, **params):
     return REFERENCES[name](X.astype(np.float64), Y.astype(np.float64), ls, **params)
 
 
-def kernel_cases():
-    for name in KERNELS:  # shift-invariant ones (dot-product kernels: tests/test_zoo.py)
-        if not KERNELS[name].shift_invariant or KERNELS[name].warps:
-            continue  # skewed_chi2 (log coordinates, data > -c): tests/test_zoo.py
-        yield from ((name, p) for p in PARAMS.get(name, [{}]))
-
-
 def test_every_shift_invariant_kernel_has_a_reference():
     """A built-in shift-invariant kernel without a reference fails here, by name."""
-    names = {n for n, _ in kernel_cases()}
+    names = {n for n, _ in shift_invariant_kernel_cases()}
     assert names <= set(REFERENCES), sorted(names - set(REFERENCES))
     with pytest.raises(KeyError, match="no reference Gram for kernel 'nope'"):
         reference_gram("nope", np.zeros((1, 1)), np.zeros((1, 1)), 1.0)
 
 
-CASES = list(kernel_cases())
-IDS = [n + "".join(f"-{v}" for v in p.values()) for n, p in CASES]
+CASES = list(shift_invariant_kernel_cases())
+IDS = [case_id(n, p) for n, p in CASES]
 
 
 @pytest.mark.parametrize("name,params", CASES, ids=IDS)

@@ -157,11 +157,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                             "tags = {" + ", ".join(f"{RETIRED_FLAGS[r]!r}: ..." for r in retired)
                             + "} (rffbench.features.MapTags)")
         own = vars(cls).get("tags")
-        parent = next(getattr(b, "tags") for b in cls.__mro__[1:] if hasattr(b, "tags"))
-        if isinstance(own, dict):
-            cls.tags = replace(parent, **own)
-        elif own is None:
-            cls.tags = parent
+        if isinstance(own, dict):  # what differs from the parent's tags (found past cls)
+            cls.tags = replace(super(cls, cls).tags, **own)
 
     def get_tags(self):
         """This instance's tags (the class's unless a parameter changes one)."""
