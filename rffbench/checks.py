@@ -256,8 +256,10 @@ def signature_defaults(cls):
 def declared_keys(classes, keys_of):
     """The config keys a family of classes declares (a kernel's own parameters):
     ``{key: (default, constraint, description, [class names])}`` from each class's
-    ``keys_of(cls)``, constructor default, declared constraint and numpydoc description.  Two classes declaring one key with different defaults is a
-    programming error (one key, one default)."""
+    ``keys_of(cls)``, constructor default, declared constraint and numpydoc description
+    (each class's, prefixed by its name, where classes describe one key differently).  Two
+    classes declaring one key with different defaults is a programming error (one key, one
+    default); the first class's constraint is the key's."""
     out = {}
     for cls in classes:
         docs, cons, defaults = parameter_docs(cls), declared(cls), signature_defaults(cls)
@@ -267,6 +269,10 @@ def declared_keys(classes, keys_of):
                 if out[k][0] != default:
                     raise TypeError(f"{cls.__name__} declares {k}={default!r}, "
                                     f"{out[k][3][0]} {k}={out[k][0]!r}: one key, one default")
+                if text and text != out[k][2]:  # one key, a meaning per class: both
+                    first = out[k][2] if len(out[k][3]) > 1 else \
+                        f"{out[k][3][0]}: {out[k][2]}"
+                    out[k] = (default, out[k][1], f"{first} {cls.name}: {text}", out[k][3])
                 out[k][3].append(cls.name)
                 continue
             out[k] = (default, c, text, [cls.name])

@@ -238,8 +238,9 @@ def run(cfg, threads=None, store=None, rid=None):
     for m, block in enabled:  # every request checked before any measurement starts
         m.check(ctx, block)
     n_freq = ctx.map_cls.n_freq_for(conf.D, kernel.name, **conf.features.map_params())
-    # output columns: D, or (binning) the bins the training set occupies
-    n_columns = ctx.make_map().fit(ctx.fit_rows).n_columns_ \
+    # output columns: D, or (binning) the bins the training set occupies (the fitted map's
+    # output width, scikit-learn's _n_features_out)
+    n_columns = ctx.make_map().fit(ctx.fit_rows)._n_features_out \
         if ctx.map_cls.tags.sparse_output else conf.D
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
              rid, ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,

@@ -21,7 +21,12 @@ MAP_KERNELS += [("rff", "skewed_chi2", {}), ("rff_pairs", "matern", {}), ("qmc",
                 ("orf", "gaussian", {"layout": "frame"}), ("orf", "arccos0", {"layout": "frame"}),
                 ("ssr", "gaussian", {"radius": "rule"}), ("ssr", "arccos0", {"centre": False}),
                 ("qmc", "gaussian", {"sequence": "generalized_halton"}),
-                ("gauss_hermite", "arccos0", {"nodes": 2})]
+                ("gauss_hermite", "arccos0", {"nodes": 2}),
+                # the peer libraries' families beyond each map's first kernel
+                ("orf", "linear", {}), ("sorf", "linear", {}), ("fastfood", "linear", {}),
+                ("qmc", "linear", {}), ("circulant", "arccos1", {}), ("nystrom", "anova", {}),
+                ("maclaurin", "polynomial", {"h01": True}), ("maclaurin", "exp_dot", {"h01": True}),
+                ("compact", "polynomial", {"up_map": "maclaurin", "down": "gaussian"})]
 
 
 @pytest.mark.parametrize("name,kernel,params", MAP_KERNELS,

@@ -52,7 +52,7 @@ def test_polynomial_gram_matches_scikit_learn(rng, dtype):
     np.testing.assert_allclose(G, ref, rtol=1e-12 if dtype == np.float64 else 1e-4,
                                atol=0 if dtype == np.float64 else 1e-4 * np.abs(ref).max())
     assert Polynomial(gamma=0.25).fit(None).ls == pytest.approx(2.0)
-    np.testing.assert_allclose(k.coefficients(), [0.125, 3 * 0.25 / 1.7**2,
+    np.testing.assert_allclose(k.maclaurin_coefficients(), [0.125, 3 * 0.25 / 1.7**2,
                                                   3 * 0.5 / 1.7**4, 1 / 1.7**6])
 
 
@@ -62,11 +62,12 @@ def test_numba_passes_match_numpy(rng):
     Z[::7, ::5] = 0.0  # the step's midpoint at exactly 0
     tol = np.abs(Z).max(axis=1) * 0.05  # and within a per-row tolerance of 0
     Zt = np.where(np.abs(Z) <= tol[:, None], 0.0, Z)
-    for order, ref, zero in ((0, np.heaviside(Z, 0.5) * 0.3, np.empty(0)),
-                             (0, np.heaviside(Zt, 0.5) * 0.3, tol),
-                             (1, np.maximum(Z, 0) * 0.3, np.empty(0))):
+    for code, ref, zero in ((nbk.ACT_STEP, np.heaviside(Z, 0.5) * 0.3, np.empty(0)),
+                            (nbk.ACT_STEP, np.heaviside(Zt, 0.5) * 0.3, tol),
+                            (nbk.ACT_RELU, np.maximum(Z, 0) * 0.3, np.empty(0)),
+                            (nbk.ACT_IDENTITY, Z * 0.3, np.empty(0))):
         A = Z.copy()
-        nbk.arccos_features_inplace(A, order, 0.3, zero)
+        nbk.activation_inplace(A, code, 0.3, zero)
         np.testing.assert_array_equal(A, ref)
     shift = rng.random(50)
     A = Z.copy()
@@ -181,11 +182,12 @@ def test_tensorsketch_and_scikit_learns_agree_in_distribution():
 @pytest.mark.parametrize("overrides,match", [
     (["kernel=arccos1", "features=rff"], "features=rff is not allowed with kernel=arccos1: it "
      "samples the spectral density of a shift-invariant kernel and arccos1 is not one; use "
-     "features=orf or sorf or fastfood or qmc or arccos or ssr or gauss_hermite or nystrom"),
+     "features=orf or sorf or fastfood or circulant or qmc or arccos or ssr or gauss_hermite or "
+     "nystrom"),
     (["kernel=polynomial", "features=qmc"], "use features=maclaurin or tensorsketch or "
-     "sklearn_polysketch or nystrom"),
+     "sklearn_polysketch or compact or nystrom"),
     (["kernel=gaussian", "features=maclaurin"], "features=maclaurin is not allowed with "
-     "kernel=gaussian: it represents the polynomial kernel"),
+     "kernel=gaussian: it samples the Maclaurin series"),
     (["kernel=laplacian", "features=positive"], "represent the Gaussian"),
     (["kernel=polynomial", "kernel.degree=0"], r"kernel.degree=0 is not allowed: use an integer "
      r"in 1..20"),

@@ -8,7 +8,8 @@
   compiled per kernel (``literally``: only the code a kernel uses);
 * :mod:`~rffbench._numba.reductions`: maxima and sums of the approximation errors;
 * :mod:`~rffbench._numba.hadamard`: the structured maps' fast Walsh-Hadamard transforms;
-* :mod:`~rffbench._numba.binning`: random binning's hashes.
+* :mod:`~rffbench._numba.binning`: random binning's hashes, the intersection kernel's unary
+  codes.
 
 Every function is compiled with ``cache=True`` the first time a run needs it, and only
 then (a module holds no compiled code until its functions are called).  Each public
@@ -16,21 +17,22 @@ function has a plain-numpy reference in the test-suite (``tests/test_numba.py``)
 it is compared against.  The names below are what the rest of rffbench uses
 (``from rffbench import _numba as nbk``).
 """
-from .binning import binning_keys
+from .binning import binning_keys, unary_codes, unary_counts
 from .elementwise import (EXP_MIN_ARG, FAST_TRIG_MAX, FAST_TRIG_MAX_F32, FMA, fast_acos,
                           fast_cos, fast_cos_scalar, fast_exp, fast_exp_f32, fast_exp_f32_scalar,
                           fast_exp_full, fast_exp_full_scalar, fast_exp_scalar, fast_sin,
                           fast_sin_scalar)
-from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_POLY, KERNEL_TILE,
+from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_EXP, DOT_POLY,
+                   INTERSECTION, anova_gram, KERNEL_TILE,
                    L1DIST, MATERN_T_MAX, PROFILE_EXP, PROFILE_EXP_SQRT, PROFILE_MATERN15,
                    PROFILE_MATERN25, PROFILE_NONE, SECH, SQDIST, TILE_COORD, TILE_DOT,
                    TILE_SQDIST, coordinate_gram, dot_profile_inplace, kernel_gram_tiles,
                    kernel_times, sqdist_from_gemm_profile)
 from .hadamard import (ROW_BLOCK, fastfood_project, fwht_columns, fwht_tiles_repeat,
-                       sorf_project)
-from .passes import (GEMM_BLOCK, arccos_features_inplace, cos_offset_scale_inplace,
-                     count_sketches, gemm_cos_offset, gemm_sincos, group_products,
-                     positive_features_inplace, scale_columns_inplace, scale_inplace,
+                       sorf_project, srht_project)
+from .passes import (ACT_IDENTITY, ACT_RELU, ACT_STEP, GEMM_BLOCK, activation_inplace,
+                     cos_offset_scale_inplace, count_sketches, elementary_symmetric,
+                     gemm_cos_offset, gemm_sincos, group_products, positive_features_inplace, scale_columns_inplace, scale_inplace,
                      sincos_pairs_inplace)
 from .reductions import abs_max_sum_sq, max_abs_diff_upper
 
@@ -39,7 +41,9 @@ __all__ = [
     "FAST_TRIG_MAX", "FAST_TRIG_MAX_F32", "FMA", "fast_acos", "GEMM_BLOCK", "KERNEL_TILE", "L1DIST",
     "MATERN_T_MAX", "PROFILE_EXP", "PROFILE_EXP_SQRT", "PROFILE_MATERN15",
     "PROFILE_MATERN25", "PROFILE_NONE", "ROW_BLOCK", "SECH", "SQDIST", "TILE_COORD",
-    "TILE_DOT", "TILE_SQDIST", "abs_max_sum_sq", "arccos_features_inplace",
+    "TILE_DOT", "TILE_SQDIST", "abs_max_sum_sq", "activation_inplace", "ACT_IDENTITY",
+    "ACT_RELU", "ACT_STEP", "anova_gram", "DOT_EXP", "elementary_symmetric", "INTERSECTION",
+    "srht_project", "unary_codes", "unary_counts",
     "binning_keys", "coordinate_gram", "cos_offset_scale_inplace", "count_sketches",
     "dot_profile_inplace", "fast_cos", "fast_cos_scalar", "fast_exp", "fast_exp_f32",
     "fast_exp_f32_scalar", "fast_exp_full", "fast_exp_full_scalar", "fast_exp_scalar",

@@ -1,4 +1,5 @@
-"""Random binning: the hash of each row's bin in each random grid."""
+"""Grids of the inputs: random binning's hash of each row's bin in each random grid, and the
+Maji-Berg unary codes of the intersection kernel."""
 from __future__ import annotations
 
 import math
@@ -22,3 +23,40 @@ def binning_keys(X, pitch, shift, mult, keys):
                 c = np.int64(math.floor((np.float64(X[i, j]) - shift[p, j]) / pitch[p, j]))
                 h += mult[j] * np.uint64(c)
             keys[i, p] = h
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+def unary_counts(X, top, nbins, counts):
+    """counts[i] = the non-zeros of row i's unary codes (unary_codes)."""
+    n, d = X.shape
+    for i in prange(n):
+        c = 0
+        for k in range(d):
+            if top[k] > 0.0:
+                t = min(max(np.float64(X[i, k]), 0.0), top[k]) * nbins[k] / top[k]
+                c += int(math.ceil(t))
+        counts[i] = c
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+def unary_codes(X, top, nbins, first, indptr, values, indices):
+    """The Maji-Berg unary codes of the rows of X as CSR entries (rows start at indptr):
+    coordinate k's value clipped to [0, top[k]], t = x nbins[k] / top[k]; columns
+    first[k] + j for j < ceil(t), value sqrt(top[k] / nbins[k]) times 1 (j < floor t) or the
+    fraction t - floor t (the last)."""
+    n, d = X.shape
+    for i in prange(n):
+        p = indptr[i]
+        for k in range(d):
+            if top[k] > 0.0:
+                t = min(max(np.float64(X[i, k]), 0.0), top[k]) * nbins[k] / top[k]
+                w = math.sqrt(top[k] / nbins[k])
+                full = int(math.floor(t))
+                for j in range(full):
+                    values[p] = w
+                    indices[p] = first[k] + j
+                    p += 1
+                if t > full:
+                    values[p] = w * (t - full)
+                    indices[p] = first[k] + full
+                    p += 1

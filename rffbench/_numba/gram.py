@@ -29,7 +29,8 @@ from numba import literally, prange, types
 from numba.extending import overload
 
 from .blas import gemm
-from .elementwise import FMA, INV_PI, _exp_typed, _like, fast_acos_scalar, fast_exp_scalar
+from .elementwise import (FMA, INV_PI, _exp_typed, _like, fast_acos_scalar, fast_exp_full_scalar,
+                          fast_exp_scalar)
 
 # --------------------------------------------------------------------------
 # the codes
@@ -44,12 +45,13 @@ PROFILE_MATERN25 = 4  # t = a sqrt(s): (1+t+t^2/3) exp(-t)     a = sqrt(5)/l
 MATERN_T_MAX = 800.0
 
 #: coordinate_gram's kernels: how a coordinate's term enters out[i, j]
-SQDIST, L1DIST, CAUCHY, ADDITIVE_CHI2, SECH = 0, 1, 2, 3, 4
+SQDIST, L1DIST, CAUCHY, ADDITIVE_CHI2, SECH, INTERSECTION = 0, 1, 2, 3, 4, 5
 
 #: dot-product kernels (not shift-invariant): profiles of x.y, |x|, |y|
 DOT_ARCCOS0 = 0  # k = 1 - theta / pi                                   (0 if x or y = 0)
 DOT_ARCCOS1 = 1  # k = |x||y| (sin theta + (pi - theta) cos theta) / pi
-DOT_POLY = 2  # k = (a x.y + b)^p
+DOT_POLY = 2  # k = (a x.y + b)^p                                  (p = 1: linear)
+DOT_EXP = 3  # k = exp(a x.y)                                  exponential dot product
 
 #: how a tile's kernel values are made: a GEMM of the tile then the squared-distance
 #: profile; a GEMM then the dot-product profile (arc-cosine, polynomial); the
@@ -180,6 +182,18 @@ def _ov_coordinate_row(x, Yt, j0, row, kind, profile, a):
                 for j in range(m):
                     e = fast_exp_scalar(-abs(a * (x64 - yk[j])))
                     row[j] = row[j] * (2.0 * e / (1.0 + e * e))
+    elif code == INTERSECTION:  # sum_k min(x_k, y_k) (a = 1/l): vectorised min
+        def impl(x, Yt, j0, row, kind, profile, a):
+            m = row.shape[0]
+            for j in range(m):
+                row[j] = 0.0
+            for k in range(x.shape[0]):
+                xk = x[k]
+                yk = Yt[k, j0:j0 + m]
+                for j in range(m):
+                    row[j] += min(xk, yk[j])
+            for j in range(m):
+                row[j] *= a
     else:
         raise nb.core.errors.TypingError(f"unknown coordinate kind {code}")
     return impl
@@ -207,7 +221,10 @@ def _ov_dot_profile_row(row, xn, yn, profile, a, b, p):
     if code == DOT_POLY:
         def impl(row, xn, yn, profile, a, b, p):
             m = row.shape[0]
-            if p == 2.0:  # the default degree, and 3 and 4, by multiplications (vectorised)
+            if p == 1.0:  # the linear kernel
+                for j in range(m):
+                    row[j] = a * np.float64(row[j]) + b
+            elif p == 2.0:  # the default degree, and 3 and 4, by multiplications (vectorised)
                 for j in range(m):
                     t = a * np.float64(row[j]) + b
                     row[j] = t * t
@@ -223,6 +240,11 @@ def _ov_dot_profile_row(row, xn, yn, profile, a, b, p):
             else:
                 for j in range(m):
                     row[j] = (a * np.float64(row[j]) + b) ** p
+        return impl
+    if code == DOT_EXP:  # the argument can be positive: the full-range exp (vectorised)
+        def impl(row, xn, yn, profile, a, b, p):
+            for j in range(row.shape[0]):
+                row[j] = fast_exp_full_scalar(a * np.float64(row[j]))
         return impl
     if code not in (DOT_ARCCOS0, DOT_ARCCOS1):
         raise nb.core.errors.TypingError(f"unknown dot-product profile {code}")
@@ -476,3 +498,32 @@ def kernel_gram_tiles(X, Y, Yt, xaux, yaux, out, tile, kind, profile, a, b, p):
     """out <- K(X, Y)[:out.shape[0], :out.shape[1]] through the same tiles as
     ``kernel_times`` (X, Y padded to multiples of KERNEL_TILE rows)."""
     _gram_tiles_for(int(tile), int(kind), int(profile))(X, Y, Yt, xaux, yaux, out, a, b, p)
+
+
+# --------------------------------------------------------------------------
+# the ANOVA kernel: an elementary symmetric polynomial of the coordinates' products
+# --------------------------------------------------------------------------
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def anova_gram(X, Yt, p, a, out):
+    """out[i, j] = a * e_p(x_i * y_j), e_p the elementary symmetric polynomial of degree p
+    of the coordinate products x_ik y_jk (sum over the k_1 < ... < k_p of their product),
+    by the recursion e_t <- e_t + x_k y_k e_(t-1) over the coordinates k, the inner loop
+    over the columns j (vectorised); Yt = Y.T (d, m), C-contiguous; float64 accumulators."""
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        E = np.zeros((p + 1, m))
+        for j in range(m):
+            E[0, j] = 1.0
+        for k in range(d):
+            xk = np.float64(X[i, k])
+            if xk == 0.0:
+                continue
+            yk = Yt[k]
+            for t in range(min(k + 1, p), 0, -1):
+                lo = E[t - 1]
+                hi = E[t]
+                for j in range(m):
+                    hi[j] += xk * yk[j] * lo[j]
+        for j in range(m):
+            out[i, j] = a * E[p, j]

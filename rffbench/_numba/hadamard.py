@@ -1,4 +1,4 @@
-"""Structured projections (sorf, fastfood) by the fast Walsh-Hadamard transform.
+"""Structured projections (sorf, fastfood, srht) by the fast Walsh-Hadamard transform.
 
 Rows are transformed ROW_BLOCK at a time: the FWHT works on (L, ROW_BLOCK) tiles, every
 butterfly a SIMD operation across rows whatever the stride h.
@@ -157,3 +157,24 @@ def fastfood_project(X, Bsign, Perm, G, S, scale, out):
                     W[k, t] = V[src, t] * g
             _fwht_cols(W)
             _store_tile(W, i0, r, b * L, scale, S[b], out)
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def srht_project(X, signs, rows, scale, out):
+    """out[i, b*L + k] = scale * (H signs[b] x_i)[rows[b, k]], x_i zero-padded to L: the
+    subsampled randomized Hadamard transform, block b keeping the rows ``rows[b]`` of its
+    transform (H unnormalised); only the first out.shape[1] columns are written."""
+    n = X.shape[0]
+    B, L = signs.shape
+    D = out.shape[1]
+    for ib in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        i0 = ib * ROW_BLOCK
+        r = min(ROW_BLOCK, n - i0)
+        V = np.empty((L, ROW_BLOCK))
+        for b in range(B):
+            _load_tile(X, i0, r, signs[b], V)
+            _fwht_cols(V)
+            for k in range(min(L, D - b * L)):
+                src = rows[b, k]
+                for t in range(r):
+                    out[i0 + t, b * L + k] = scale * V[src, t]

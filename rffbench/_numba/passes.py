@@ -88,24 +88,33 @@ def scale_inplace(Z, scale):
             Z[i, j] = scale * Z[i, j]
 
 
+#: activations of Gaussian directions (activation_inplace): the arc-cosine kernels' step and
+#: ReLU (orders 0 and 1), and the identity of the linear kernel's random projections
+ACT_STEP, ACT_RELU, ACT_IDENTITY = 0, 1, 2
+
+
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
-def arccos_features_inplace(Z, order, scale, zero_below):
-    """Z <- scale * step(Z) (order 0) or scale * max(Z, 0) (order 1), step(0) = 1/2: the
-    midpoint, so that step(t) + step(-t) = 1 for every t (it matters only for directions
-    with atoms, e.g. a Gauss-Hermite grid, where w.x = 0 has positive probability).  Order 0:
-    |Z[i, j]| <= zero_below[i] counts as 0 (zero_below empty: none)."""
+def activation_inplace(Z, code, scale, zero_below):
+    """Z <- scale * step(Z) (ACT_STEP), scale * max(Z, 0) (ACT_RELU) or scale * Z
+    (ACT_IDENTITY).  step(0) = 1/2: the midpoint, so that step(t) + step(-t) = 1 for every
+    t (it matters only for directions with atoms, e.g. a Gauss-Hermite grid, where w.x = 0
+    has positive probability); |Z[i, j]| <= zero_below[i] counts as 0 (zero_below empty:
+    none)."""
     n, m = Z.shape
     tol = zero_below.shape[0] > 0
     for i in prange(n):
         row = Z[i]
-        if order == 0:
+        if code == ACT_STEP:
             lim = zero_below[i] if tol else 0.0
             for j in range(m):
                 v = row[j]
                 row[j] = 0.5 * scale if abs(v) <= lim else (scale if v > 0 else 0.0)
-        else:
+        elif code == ACT_RELU:
             for j in range(m):
                 row[j] = scale * row[j] if row[j] > 0 else 0.0
+        else:
+            for j in range(m):
+                row[j] = scale * row[j]
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
@@ -157,3 +166,23 @@ def scale_columns_inplace(Z, s):
         row = Z[i]
         for j in range(m):
             row[j] = row[j] * s[j]
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+def elementary_symmetric(X, R, p, scale, out):
+    """out[i, f] = scale * e_p(R[f] * x_i), e_p the elementary symmetric polynomial of degree
+    p (random features of the ANOVA kernel: E e_p(r * x) e_p(r * y) = e_p(x * y) for
+    Rademacher r), by the recursion e_t <- e_t + r_k x_k e_(t-1) over the coordinates."""
+    n, d = X.shape
+    D = out.shape[1]
+    for i in prange(n):
+        e = np.empty(p + 1)
+        for f in range(D):
+            e[0] = 1.0
+            for t in range(1, p + 1):
+                e[t] = 0.0
+            for k in range(d):
+                v = np.float64(R[f, k]) * X[i, k]
+                for t in range(min(k + 1, p), 0, -1):
+                    e[t] += v * e[t - 1]
+            out[i, f] = scale * e[p]

@@ -10,14 +10,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..registry import Registry, subclass_check
-from . import (activation, binning, fourier, leverage, nystrom, peers, polynomial, qmc,
-               quadrature, structured)
+from . import (activation, binning, fourier, intersection, leverage, nystrom, peers,
+               polynomial, qmc, quadrature, sketch, structured)
 from .fourier import FeatureMap, FourierMap, MapTags
 
 #: the modules of rffbench's maps, each listing its maps in ``MAPS`` (a new map in one of
 #: them is its class and its MAPS entry; a new module, one entry here)
-FAMILIES = (fourier, structured, qmc, binning, activation, polynomial, quadrature, leverage,
-            nystrom, peers)
+FAMILIES = (fourier, structured, qmc, binning, activation, polynomial, sketch, intersection,
+            quadrature, leverage, nystrom, peers)
 
 FEATURE_MAPS = Registry("rffbench.feature_maps", "features",
                         {cls.name: cls for module in FAMILIES for cls in module.MAPS},

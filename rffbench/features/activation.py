@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from .. import _numba as nbk
 from .formulas import positive_variance
-from .fourier import ZERO_TOL, FeatureMap, project_into
+from .fourier import ZERO_TOL, FeatureMap, activate, project_into
 
 
 class ActivationMap(FeatureMap):
@@ -60,8 +60,7 @@ class ArcCosineFeatures(ActivationMap):
     def _activate(self, X, out):
         wmax = np.abs(self._as("random_weights_", X.dtype)).max(axis=1)
         bound = np.asarray(abs(X) @ wmax, dtype=np.float64)  # |w.x| per row (fourier.ZERO_TOL)
-        nbk.arccos_features_inplace(out, self.kernel_.order, math.sqrt(2.0 / self.n_components),
-                                    ZERO_TOL * bound)
+        activate(self.kernel_, out, self.n_components, ZERO_TOL * bound)
 
 
 class PositiveRandomFeatures(ActivationMap):

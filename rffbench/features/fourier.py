@@ -261,7 +261,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         ``params``, or None where no formula is known.  Here: the i.i.d. family the map
         declares (``tags.variance``: Sutherland & Schneider 2015); a map with its own formula
         overrides it (positive, orf)."""
-        if cls.tags.variance not in VARIANCE_TERMS:
+        if cls.tags.variance not in VARIANCE_TERMS or not kernel.shift_invariant:
             return None
         delta = x - y
         return VARIANCE_TERMS[cls.tags.variance](kernel.k_of_delta(delta),
@@ -449,9 +449,10 @@ class FourierMap(FeatureMap):
     the cosine pass is shared.  ``pairs`` (class attribute or parameter)
     selects cos/sin pairs (D/2 frequencies) or cos + offset (D frequencies).
 
-    The arc-cosine kernels are Gaussian integrals too (k = 2 E g(w.x) g(w.y), w ~ N(0,
-    I / l^2), g = step or relu): for them a map whose KERNELS include them applies
-    sqrt(2/D) g to its D directions instead of the cosine (``pairs`` does not apply).
+    The arc-cosine and linear kernels are Gaussian integrals too (k = c E g(w.x) g(w.y), w ~
+    N(0, I / l^2), g = step or relu with c = 2, the identity with c = 1: random projections):
+    for them a map whose KERNELS include them applies sqrt(c/D) g to its D directions
+    instead of the cosine (``pairs`` does not apply; :func:`activate`).
     """
 
     pairs = False
@@ -505,9 +506,7 @@ class FourierMap(FeatureMap):
             # a projection within ZERO_TOL of its bound is 0 (the step's midpoint): structured
             # or grid directions can be exactly orthogonal to a point, and rounding alone
             # (different in float32 and float64) would pick the side
-            nbk.arccos_features_inplace(out, self.kernel_.order,
-                                        math.sqrt(2.0 / self.n_components),
-                                        ZERO_TOL * self.projection_bound(X))
+            activate(self.kernel_, out, self.n_components, ZERO_TOL * self.projection_bound(X))
             return
         if self.kernel_.warps:  # shift-invariant in warped coordinates (skewed chi2)
             self.kernel_.check_domain(X)
@@ -562,6 +561,14 @@ class RandomFourierPairs(RandomFourierFeatures):
     def check_params(cls, n_components, kernel=None, **params):
         super().check_params(n_components, kernel)
         check_even(cls.name, n_components)
+
+
+def activate(kernel, out, n_components, zero_below):
+    """out (X @ W^T of Gaussian directions) <- sqrt(c / D) g(out) for a kernel k = c E[g(w.x)
+    g(w.y)] (``kernel.activation`` g, ``kernel.activation_weight`` c: arc-cosine, linear);
+    |w.x| <= zero_below[i] counts as 0 for the step."""
+    nbk.activation_inplace(out, kernel.activation,
+                           math.sqrt(kernel.activation_weight / n_components), zero_below)
 
 
 def maps_for_kernel(kname):

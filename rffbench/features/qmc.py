@@ -60,7 +60,7 @@ class QuasiMonteCarloFeatures(FourierMap):
     tags = {"variance": None}  # not i.i.d.: no exact variance formula, no published bound
     CONFIG_PARAMS = ("pairs", "sequence")
     constraints = {"sequence": OneOf(SEQUENCES)}
-    EXTRA_KERNELS = ("arccos0", "arccos1")
+    EXTRA_KERNELS = ("arccos0", "arccos1", "linear")
     KERNEL_NEEDS = ("frequencies_from_uniform",)
 
     def get_tags(self):

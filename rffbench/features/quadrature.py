@@ -172,7 +172,7 @@ class SphericalRadialFeatures(FeatureMap):
         else:
             out[:, m:] = out[:, :m]
             out[:, m:] *= -1.0
-            nbk.arccos_features_inplace(out, self.kernel_.order, 1.0, ZERO_TOL * bound)
+            nbk.activation_inplace(out, self.kernel_.activation, 1.0, ZERO_TOL * bound)
         nbk.scale_columns_inplace(out, np.concatenate([w, w]))
 
 

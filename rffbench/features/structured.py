@@ -1,9 +1,11 @@
-"""Orthogonal and structured Gaussian maps (docs/theory.md, section 5): ``orf``, ``sorf``, ``fastfood``.
+"""Orthogonal and structured Gaussian maps (docs/theory.md, section 5): ``orf``, ``sorf``,
+``fastfood``, ``circulant``.
 
-All three replace the i.i.d. Gaussian frequency matrix of ``rff`` and keep
+All four replace the i.i.d. Gaussian frequency matrix of ``rff`` and keep
 its cosine pass (cos/sin pairs with ``pairs=True``, the default, or cos +
-offset).  Gaussian kernel, and the arc-cosine kernels (Gaussian integrals over
-the same directions; step / relu instead of the cosine, ``FourierMap``):
+offset).  Gaussian kernel, and the arc-cosine and linear kernels (Gaussian integrals over
+the same directions; step / relu / identity instead of the cosine, ``FourierMap``: for the
+linear kernel these are Johnson-Lindenstrauss projections, as in pyrfm's tests):
 orthogonality is unbiased only for the isotropic Gaussian law.
 
 * ``orf`` (Yu et al., NIPS 2016): per block of d frequencies W = (1/l) S Q, Q
@@ -24,6 +26,11 @@ orthogonality is unbiased only for the isotropic Gaussian law.
   coordinate variance 1/l^2 is sqrt(L).)  Slightly biased: its frequencies
   are only approximately Gaussian (the bias vanishes as L grows; see the
   test-suite's documented tolerance).
+* ``circulant`` (signed circulant random features, Feng, Hu & Liao, IJCAI 2015): per block
+  of d frequencies W = (1/l) diag(s) circ(g), g ~ N(0, I_d), s Rademacher: row k is the
+  cyclic shift of g by k with sign s_k, each row exactly N(0, I / l^2) (dependent within a
+  block), so unbiased; W x is a circular convolution, by FFTs (scipy.fft), O(D log d) time,
+  O(D) memory.
 * ``fastfood`` (Le, Sarlos, Smola, ICML 2013): V = (1/(l sqrt(L))) S H G Pi H B
   per block, B Rademacher, Pi a permutation, G diagonal N(0, 1), S_ii = s_i /
   ||G||_F with s_i ~ chi_L, so row i has norm s_i / l exactly like a Gaussian
@@ -33,7 +40,9 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
+import scipy.fft
 
 from .. import _numba as nbk
 from .. import memory
@@ -48,6 +57,8 @@ def next_pow2(d):
 
 #: the kernels that are integrals over isotropic Gaussian directions
 GAUSSIAN_DIRECTION_KERNELS = ("gaussian", "arccos0", "arccos1")
+#: ... and the linear kernel: its maps are random projections (identity activation)
+PROJECTION_KERNELS = GAUSSIAN_DIRECTION_KERNELS + ("linear",)
 
 
 class GaussianOnlyMap(FourierMap):
@@ -62,10 +73,10 @@ class GaussianOnlyMap(FourierMap):
 
     CONFIG_PARAMS = ("pairs",)
     tags = {"variance": None}  # not i.i.d.: no exact variance formula, no published bound
-    KERNELS = GAUSSIAN_DIRECTION_KERNELS
+    KERNELS = PROJECTION_KERNELS
     KERNEL_REASON = ("it builds orthogonal/structured Gaussian directions, unbiased only for the "
                      "kernels that integrate over an isotropic Gaussian (gaussian, arccos0, "
-                     "arccos1); use features=rff or qmc")
+                     "arccos1, linear); use features=rff or qmc")
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
                  random_state=None, chunk_rows=None, pairs=True):
@@ -135,13 +146,24 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
         return np.vstack(blocks)[:m] / self.kernel_.ls, None
 
 
-class _FWHTMap(GaussianOnlyMap):
+class _StructuredMap(GaussianOnlyMap):
+    """A map whose directions are never stored as a dense W (sorf, fastfood, circulant): its
+    ``_draw`` sets ``max_row_norm_``, the largest |w|; sparse input is densified one chunk
+    of rows at a time."""
+
+    tags = {"sparse_input": False}
+
+    def projection_bound(self, X):
+        """|w.x| <= max_i |w_i| ||x||_2 (Cauchy-Schwarz), O(n d)."""
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        return norms * self.max_row_norm_
+
+
+class _FWHTMap(_StructuredMap):
     """Shared part of sorf and fastfood: padding, memory check, the projection.
 
     Parameters are kept in the input's dtype (attributes) and passed to numba in
     float64; sparse input is densified one chunk of rows at a time."""
-
-    tags = {"sparse_input": False}
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
@@ -158,11 +180,6 @@ class _FWHTMap(GaussianOnlyMap):
         memory.require(need + 8 * rows * L, "dataset.d", d,
                        f"features={self.name} (kernel={self.kernel_.name}) pads d to {L}")
         return L, -(-m // L)
-
-    def projection_bound(self, X):
-        """|w.x| <= max_i |w_i| ||x||_2 (Cauchy-Schwarz), O(n d)."""
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-        return norms * self.max_row_norm_
 
 
 class StructuredOrthogonalRandomFeatures(_FWHTMap):
@@ -217,5 +234,43 @@ class Fastfood(_FWHTMap):
                              self._as("chi_scale_", f64), self._scale, out)
 
 
+class SignedCirculant(_StructuredMap):
+    """Signed circulant random features (Feng, Hu & Liao 2015): per block of d frequencies
+    the rows of (1/l) diag(s) circ(g), projected by FFTs.
+
+    Attributes: ``spectra_`` (B, d // 2 + 1) complex, the FFTs of the g's; ``signs_`` (B, d)."""
+
+    name = "circulant"
+
+    @classmethod
+    def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
+        """Per block the spectrum (d complex values) and, per chunk of rows, the inputs' and
+        products' spectra (about 3 d complex values a row), and the output."""
+        m = cls.n_freq_for(n_components, **params)
+        B = -(-m // max(d, 1))
+        rows = max(1, (1 << 22) // n_components)
+        return 16.0 * (B * d + 3 * min(rows, max(n_rows, 1)) * d) \
+            + float(n_rows) * n_components * itemsize
+
+    def _draw(self, d, m, rng):
+        B = -(-m // d)
+        g = rng.standard_normal((B, d))
+        self.spectra_ = np.fft.rfft(g, axis=1)
+        self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=(B, d)).astype(self._dtype)
+        self.max_row_norm_ = float(np.linalg.norm(g, axis=1).max()) / self.kernel_.ls
+        return None, None
+
+    def _project(self, X, out):
+        n, d = X.shape
+        m = out.shape[1]
+        workers = numba.get_num_threads()
+        Xf = scipy.fft.rfft(np.asarray(X, dtype=np.float64), axis=1, workers=workers)
+        s = self._as("signs_", np.float64) / self.kernel_.ls
+        for b in range(self.spectra_.shape[0]):
+            width = min(d, m - b * d)
+            conv = scipy.fft.irfft(Xf * self.spectra_[b], n=d, axis=1, workers=workers)
+            out[:, b * d:b * d + width] = conv[:, :width] * s[b, :width]
+
+
 #: the maps this module registers (rffbench.features collects them)
-MAPS = (OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures, Fastfood)
+MAPS = (OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures, Fastfood, SignedCirculant)

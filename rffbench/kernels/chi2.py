@@ -1,5 +1,5 @@
-"""Chi-squared kernels for non-negative data (histograms, counts, pixels): additive
-chi2 and skewed chi2 (Li, Ionescu & Sminchisescu 2010)."""
+"""Kernels for non-negative data (histograms, counts, pixels): additive chi2, skewed chi2
+(Li, Ionescu & Sminchisescu 2010) and the intersection (min) kernel (Maji & Berg 2009)."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,6 +22,20 @@ class AdditiveChi2(NotShiftInvariant):
 
     def tile_spec(self):
         return TileSpec(nbk.TILE_COORD, nbk.ADDITIVE_CHI2, nbk.PROFILE_NONE, 1.0 / self.ls)
+
+
+class Intersection(NotShiftInvariant):
+    """Intersection (histogram, min) kernel k(x, y) = sum_i min(x_i, y_i) of x / l, y / l,
+    for non-negative data (Swain & Ballard 1991; Maji & Berg 2009's additive classifiers)."""
+
+    name = "intersection"
+    input_floor_inclusive = True
+
+    def input_floor(self):
+        return 0.0
+
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_COORD, nbk.INTERSECTION, nbk.PROFILE_NONE, 1.0 / self.ls)
 
 
 class SkewedChi2(Kernel):
@@ -81,4 +95,4 @@ class SkewedChi2(Kernel):
 
 
 #: the kernels this module registers (rffbench.kernels collects them)
-KERNELS = (AdditiveChi2, SkewedChi2)
+KERNELS = (AdditiveChi2, SkewedChi2, Intersection)

@@ -1,5 +1,6 @@
 """Kernels that are not shift-invariant and depend on x.y, |x| and |y|: the arc-cosine
-kernels (Cho & Saul 2009) and the polynomial kernel."""
+kernels (Cho & Saul 2009), the linear, polynomial and exponential dot-product kernels; and
+the ANOVA kernel (a sum over coordinate subsets of products)."""
 from __future__ import annotations
 
 import math
@@ -49,21 +50,49 @@ class DotProductKernel(NotShiftInvariant):
         return TileSpec(nbk.TILE_DOT, 0, self.PROFILE, *self._profile_args())
 
 
-class ArcCosine0(DotProductKernel):
-    """Arc-cosine kernel of order 0 (Cho & Saul 2009): k(x, y) = 1 - theta / pi, theta the angle
-    between x and y; features step(w.x), w ~ N(0, I)."""
+class GaussianDirectionKernel(DotProductKernel):
+    """A dot-product kernel that is a Gaussian integral, k(x, y) = c E[g(w.x) g(w.y)] with
+    w ~ N(0, I / l^2): the maps that draw Gaussian (or orthogonal, structured) directions
+    represent it by sqrt(c / D) g(W x), ``activation`` g (rffbench._numba.ACT_*) and
+    ``activation_weight`` c."""
 
-    name = "arccos0"
-    order = 0
-    PROFILE = nbk.DOT_ARCCOS0
+    activation = nbk.ACT_IDENTITY
+    activation_weight = 1.0
 
     def sample_frequencies(self, n, d, rng):
-        """Gaussian directions N(0, I / l^2): k(x, y) = 2 E[step(w.x) step(w.y)] (order 0),
-        2 E[relu(w.x) relu(w.y)] (order 1)."""
+        """Gaussian directions N(0, I / l^2)."""
         return rng.standard_normal((n, d)) / self.ls
 
     def frequencies_from_uniform(self, U, d):
         return ndtri(U[:, :d]) / self.ls
+
+
+class Linear(GaussianDirectionKernel):
+    """Linear kernel k(x, y) = x.y / l^2 (scikit-learn's linear_kernel at l = 1).  As
+    E[(w.x)(w.y)] with w ~ N(0, I / l^2), the Gaussian and structured maps (orf, sorf,
+    fastfood, qmc) represent it as random projections (Johnson-Lindenstrauss), and so do
+    the sketches (srht, countsketch, gaussian_rp)."""
+
+    name = "linear"
+    PROFILE = nbk.DOT_POLY
+
+    def _profile_args(self):
+        return 1.0 / self.ls**2, 0.0, 1.0
+
+    def maclaurin_coefficients(self, radius=None):
+        """a_N of k = sum_N a_N (x.y)^N: a_1 = 1 / l^2."""
+        return np.array([0.0, 1.0 / self.ls**2])
+
+
+class ArcCosine0(GaussianDirectionKernel):
+    """Arc-cosine kernel of order 0 (Cho & Saul 2009): k(x, y) = 1 - theta / pi, theta the angle
+    between x and y; k = 2 E[step(w.x) step(w.y)], w ~ N(0, I / l^2)."""
+
+    name = "arccos0"
+    order = 0
+    activation = nbk.ACT_STEP
+    activation_weight = 2.0
+    PROFILE = nbk.DOT_ARCCOS0
 
 
 class ArcCosine1(ArcCosine0):
@@ -72,6 +101,7 @@ class ArcCosine1(ArcCosine0):
 
     name = "arccos1"
     order = 1
+    activation = nbk.ACT_RELU
     PROFILE = nbk.DOT_ARCCOS1
 
 
@@ -102,7 +132,7 @@ class Polynomial(DotProductKernel):
     def describe(self):
         return f"polynomial(degree={self.degree}, coef0={self.coef0:g})"
 
-    def coefficients(self):
+    def maclaurin_coefficients(self, radius=None):
         """a_N of k = sum_N a_N (x.y)^N, N = 0..degree (binomial expansion)."""
         p, c, g = self.degree, float(self.coef0), 1.0 / self.ls**2
         return np.array([math.comb(p, N) * c ** (p - N) * g**N for N in range(p + 1)])
@@ -132,5 +162,94 @@ class Polynomial(DotProductKernel):
                         f"overflow; use {fix} or a lower kernel.degree")
 
 
+class ExponentialDot(DotProductKernel):
+    """Exponential dot-product kernel k(x, y) = exp(x.y / l^2), gamma = 1 / l^2: the kernel
+    Random Maclaurin features were made for (Kar & Karnick 2012), a_N = gamma^N / N!; the
+    Gaussian kernel is exp(-|x|^2 / 2l^2) exp(-|y|^2 / 2l^2) times it."""
+
+    name = "exp_dot"
+    PROFILE = nbk.DOT_EXP
+    GAMMA = (1.0, 2)
+    #: the Maclaurin series is cut where its tail is below this fraction of exp(gamma R^2)
+    SERIES_TAIL = 1e-16
+
+    def _profile_args(self):
+        return 1.0 / self.ls**2, 0.0, 0.0
+
+    def maclaurin_coefficients(self, radius):
+        """a_N = gamma^N / N! for N = 0..P, P the first degree whose tail sum_(N > P)
+        (gamma R^2)^N / N! is below SERIES_TAIL exp(gamma R^2) for |x|, |y| <= R = radius:
+        the series cut below float64's resolution of the largest kernel value."""
+        g = 1.0 / self.ls**2
+        lam = g * float(radius) ** 2
+        log_lam = math.log(lam) if lam > 0 else -math.inf
+        N = 1
+        # the tail after N is below 2 lam^(N+1) / (N+1)! once N + 2 > 2 lam (a geometric
+        # series of ratio <= 1/2); in logs, so that no large lam overflows
+        while N < 1000 and not (N + 2 > 2 * lam and math.log(2.0) + (N + 1) * log_lam
+                                - math.lgamma(N + 2) <= math.log(self.SERIES_TAIL) + lam):
+            N += 1
+        n = np.arange(N + 1)
+        with np.errstate(over="ignore", divide="ignore"):
+            return np.exp(n * math.log(g) - np.array([math.lgamma(k + 1) for k in n]))
+
+    def check_values(self, radius, what="the data"):
+        """exp(x.y / l^2) <= exp(R^2 / l^2): refused beyond MAX_KERNEL_VALUE (overflow of
+        the errors' squares and variances), naming the lengthscale that fits."""
+        ls = self.ls
+        top = radius * radius / ls**2
+        if top <= math.log(MAX_KERNEL_VALUE):
+            return
+        fix = radius / math.sqrt(math.log(MAX_KERNEL_VALUE)) * 1.001
+        raise DataError(f"kernel=exp_dot(lengthscale={ls:.3g}): its values on {what} (norms "
+                        f"up to {radius:.3g}) reach exp({top:.3g}), beyond "
+                        f"{MAX_KERNEL_VALUE:g} where the errors' squares and variances "
+                        f"overflow; use kernel.lengthscale >= {fix:.4g}")
+
+
+class Anova(NotShiftInvariant):
+    """ANOVA kernel of degree p: k(x, y) = sum over the coordinate sets k_1 < ... < k_p of
+    prod_t x_kt y_kt / l^2, the elementary symmetric polynomial e_p of the products x_k y_k
+    (Blondel et al. 2016's factorization machines' kernel; random features: pyrfm's
+    RandomKernel, E e_p(r * x) e_p(r * y) = k for Rademacher r).  Exact Gram by the
+    recursion over the coordinates, O(n m d p).
+
+    Parameters
+    ----------
+    degree : int, default 2
+        p, the size of the coordinate sets (at most d).
+    """
+
+    name = "anova"
+    constraints = {"degree": Polynomial.constraints["degree"]}  # one key: kernel.degree
+
+    def __init__(self, lengthscale="median", degree=2, gamma=None,
+                 median_subsample=MEDIAN_SUBSAMPLE, random_state=0):
+        super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
+                         random_state=random_state)
+        self.degree = degree
+
+    def describe(self):
+        return f"anova(degree={self.degree})"
+
+    def _gram_into(self, X, Y, out):
+        nbk.anova_gram(X, np.ascontiguousarray(Y.T), int(self.degree),
+                       float(self.ls) ** (-2 * int(self.degree)), out)
+
+    def check_values(self, radius, what="the data"):
+        """|k| <= e_p(|x| * |y|) / l^(2p) <= (R^2 / l^2)^p / p! (Maclaurin's inequality):
+        refused beyond MAX_KERNEL_VALUE."""
+        p, ls = int(self.degree), self.ls
+        if radius <= 0:
+            return
+        log_top = p * math.log10(radius * radius / ls**2) - math.lgamma(p + 1) / math.log(10)
+        if log_top <= math.log10(MAX_KERNEL_VALUE):
+            return
+        fix = radius / math.sqrt((MAX_KERNEL_VALUE * math.factorial(p)) ** (1.0 / p)) * 1.001
+        raise DataError(f"kernel=anova(degree={p}, lengthscale={ls:.3g}): its values on {what} "
+                        f"(norms up to {radius:.3g}) reach 1e{log_top:.0f}, beyond "
+                        f"{MAX_KERNEL_VALUE:g}; use kernel.lengthscale >= {fix:.4g}")
+
+
 #: the kernels this module registers (rffbench.kernels collects them)
-KERNELS = (ArcCosine0, ArcCosine1, Polynomial)
+KERNELS = (Linear, ArcCosine0, ArcCosine1, Polynomial, ExponentialDot, Anova)
