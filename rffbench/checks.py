@@ -195,6 +195,10 @@ class Check(Constraint):
         return list(self._bad)
 
 
+#: a true/false parameter (a map's pairs, centre, h01)
+BOOL = Check(lambda v: isinstance(v, bool), "use true or false", ["yes", 1, None])
+
+
 def check_constraints(obj, prefix, constraints=None):
     """ConfigError for the first attribute of ``obj`` (or key of a dict) that breaks its
     declared constraint (``constraints``, default ``obj.constraints``); ``prefix`` is the
@@ -260,7 +264,7 @@ def declared_keys(classes, keys_of):
     (each class's, prefixed by its name, where classes describe one key differently).  Two
     classes declaring one key with different defaults is a programming error (one key, one
     default); the first class's constraint is the key's."""
-    out = {}
+    out, texts = {}, {}
     for cls in classes:
         docs, cons, defaults = parameter_docs(cls), declared(cls), signature_defaults(cls)
         for k in keys_of(cls):
@@ -269,13 +273,15 @@ def declared_keys(classes, keys_of):
                 if out[k][0] != default:
                     raise TypeError(f"{cls.__name__} declares {k}={default!r}, "
                                     f"{out[k][3][0]} {k}={out[k][0]!r}: one key, one default")
-                if text and text != out[k][2]:  # one key, a meaning per class: both
-                    first = out[k][2] if len(out[k][3]) > 1 else \
-                        f"{out[k][3][0]}: {out[k][2]}"
-                    out[k] = (default, out[k][1], f"{first} {cls.name}: {text}", out[k][3])
                 out[k][3].append(cls.name)
-                continue
-            out[k] = (default, c, text, [cls.name])
+            else:
+                out[k] = (default, c, "", [cls.name])
+            texts.setdefault(k, {})[cls.name] = text
+    for k, by_class in texts.items():  # one key, a meaning per class: each, by name
+        said = {t for t in by_class.values() if t}
+        text = said.pop() if len(said) == 1 else \
+            " ".join(f"{name}: {t}" for name, t in by_class.items() if t)
+        out[k] = (out[k][0], out[k][1], text, out[k][3])
     return out
 
 

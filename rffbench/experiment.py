@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import math
 import os
 import sys
 import zlib
@@ -25,7 +24,7 @@ from .clock import numba_totals
 from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
-from .kernels import Kernel, data_rule, make_kernel
+from .kernels import Kernel, data_rule, make_kernel, max_row_norm
 from .memory import Need, Plan
 from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
@@ -159,19 +158,6 @@ class RunContext:
         return np.random.default_rng([self.cfg.seed, zlib.crc32(purpose.encode())])
 
 
-def _max_norm(X):
-    """The largest Euclidean norm of X's rows (dense or scipy.sparse), chunk by chunk."""
-    import scipy.sparse as sp
-
-    top = 0.0
-    for s in range(0, X.shape[0], 65536):
-        B = X[s:s + 65536]
-        sq = np.asarray(B.multiply(B).sum(axis=1)).ravel() if sp.issparse(B) \
-            else np.einsum("ij,ij->i", B, B, dtype=np.float64)
-        top = max(top, float(sq.max()) if sq.size else 0.0)
-    return math.sqrt(top)
-
-
 def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     """The run's kernel with a numeric lengthscale (median resolved on X_train)."""
     params = kcfg.kernel_params(lengthscale=kcfg.lengthscale, gamma=kcfg.gamma,
@@ -232,7 +218,7 @@ def run(cfg, threads=None, store=None, rid=None):
     else:
         for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
             kernel.check_domain(part, f"dataset={data.name}: {what}")
-        kernel.check_values(max(_max_norm(data.X_train), _max_norm(data.X_test)),
+        kernel.check_values(max(max_row_norm(data.X_train), max_row_norm(data.X_test)),
                             f"dataset={data.name}")
     check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts

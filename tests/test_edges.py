@@ -302,12 +302,12 @@ def test_a_badly_scaled_polynomial_run_is_one_line_not_a_silent_nan(tmp_path, ca
 
 def test_the_polynomial_value_bound_holds(rng):
     """check_values' bound (R^2 / l^2 + c)^p is at least the Gram's largest entry."""
-    from rffbench.experiment import _max_norm
+    from rffbench.kernels import max_row_norm
 
     X = rng.normal(size=(50, 4)) * 3
     k = make_kernel("polynomial", degree=7, coef0=2.0, lengthscale=0.7).fit(None)
     top = np.abs(k.gram(X)).max()
-    R = _max_norm(X)
+    R = max_row_norm(X)
     assert top <= (R * R / 0.49 + 2.0) ** 7 * (1 + 1e-12)
     assert top >= 0.5 * (np.einsum("ij,ij->i", X, X).max() / 0.49 + 2.0) ** 7  # the diagonal
 

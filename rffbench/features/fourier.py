@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _numba as nbk
-from ..checks import Check, Int, declared, require
+from ..checks import BOOL, Int, declared, require
 from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with, make_kernel
 from .formulas import VARIANCE_TERMS
@@ -192,8 +192,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     #: the values of the map's own parameters (rffbench.checks), checked by
     #: :meth:`check_params` for the config (``features.NAME`` for CONFIG_PARAMS, else
     #: ``features.params.NAME``) and the Python API; a subclass adds its own
-    constraints = {"pairs": Check(lambda v: isinstance(v, bool), "use true or false",
-                                  ["yes", 1, None])}
+    constraints = {"pairs": BOOL}
 
     @classmethod
     def all_constraints(cls):

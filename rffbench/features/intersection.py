@@ -63,9 +63,8 @@ class MajiBerg(FeatureMap):
                           f"outputs {d} features", UserWarning, stacklevel=3)
             D = d
         self.n_components_ = D
-        top = np.zeros(d)
+        top = np.zeros(d)  # X: dense, or sparse rows densified by chunks (_DenseRows)
         for Xc in (X.chunks() if isinstance(X, _DenseRows) else [X]):
-            Xc = Xc.toarray() if sp.issparse(Xc) else Xc
             top = np.maximum(top, Xc.max(axis=0) if Xc.shape[0] else 0.0)
         self.top_ = (top / self.kernel_.ls).astype(self._dtype)
         base, extra = divmod(D, d)
@@ -79,7 +78,7 @@ class MajiBerg(FeatureMap):
         self.kernel_.check_domain(X)
         parts = []
         top = self._as("top_", np.float64)
-        for Xc in (_DenseRows(X).chunks() if sp.issparse(X) else [X]):
+        for _, Xc in self._chunks(X):  # sparse rows densified a chunk at a time
             U = np.ascontiguousarray(Xc, dtype=np.float64) / self.kernel_.ls
             counts = np.empty(U.shape[0], dtype=np.int64)
             nbk.unary_counts(U, top, self.n_bins_, counts)

@@ -42,8 +42,9 @@ import scipy.fft
 import scipy.sparse as sp
 
 from .. import _numba as nbk
-from ..checks import Check, Int, OneOf
+from ..checks import BOOL, Int, OneOf
 from ..errors import ConfigError
+from ..kernels import max_row_norm
 from .fourier import FeatureMap
 from .sketch import GaussianRandomProjection, SubsampledHadamard
 
@@ -58,16 +59,6 @@ class _PolynomialMap(FeatureMap):
                  random_state=None, chunk_rows=None):
         super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
-
-
-def max_row_norm(X):
-    """The largest Euclidean norm of the rows of X (dense, CSR, or _DenseRows chunks)."""
-    if sp.issparse(X):
-        return float(np.sqrt(X.multiply(X).sum(axis=1).max())) if X.shape[0] else 0.0
-    if hasattr(X, "chunks"):
-        return max((max_row_norm(c) for c in X.chunks()), default=0.0)
-    return float(np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64).max())) \
-        if X.shape[0] else 0.0
 
 
 def maclaurin_degrees(a, h01):
@@ -101,8 +92,7 @@ class RandomMaclaurin(_PolynomialMap):
     KERNELS = ("polynomial", "exp_dot")
     KERNEL_REASON = ("it samples the Maclaurin series sum_N a_N (x.y)^N of a dot-product "
                      "kernel: polynomial or exp_dot")
-    constraints = {"h01": Check(lambda v: isinstance(v, bool), "use true or false",
-                                ["yes", 1, None])}
+    constraints = {"h01": BOOL}
     EXACT_MSE_SOURCE = ("Random Maclaurin: D Var = sum_N a_N^2 m2^N / q(N) - k^2, m2 = "
                         "|x|^2|y|^2 + 2(x.y)^2 - 2 sum x_i^2 y_i^2")
 
@@ -115,9 +105,16 @@ class RandomMaclaurin(_PolynomialMap):
     def map_params(self):
         return {"h01": self.h01}
 
+    @staticmethod
+    def exact_count(d, h01):
+        """The exact features: sqrt(a_0) and sqrt(a_1) x with the H0/1 heuristic, else none;
+        the other outputs are random."""
+        return d + 1 if h01 else 0
+
     @classmethod
     def check_data(cls, n_components, n_samples, d=None, **params):
-        if params.get("h01") and d is not None and n_components <= d + 1:
+        exact = cls.exact_count(d, params.get("h01")) if d is not None else 0
+        if exact and n_components <= exact:
             raise ConfigError(f"D={n_components} is not allowed for features=maclaurin with "
                               f"features.params.h01=true and d={d}: the H0/1 heuristic takes "
                               f"d + 1 = {d + 1} exact features; use D > {d + 1}")
@@ -134,8 +131,7 @@ class RandomMaclaurin(_PolynomialMap):
         N = np.nonzero(q)[0]
         second = float(np.sum(a[N] ** 2 * m2 ** N / q[N]))
         k_r = float(np.sum(a[N] * xy ** N))
-        D_r = D - (x.size + 1 if h01 else 0)
-        return (second - k_r * k_r) / D_r
+        return (second - k_r * k_r) / (D - cls.exact_count(x.size, h01))
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
@@ -148,13 +144,14 @@ class RandomMaclaurin(_PolynomialMap):
         a = self.kernel_.maclaurin_coefficients(2.0 * max_row_norm(X))
         self.coefficients_ = a.astype(self._dtype)
         q = maclaurin_degrees(a, self.h01)
-        D = self.n_components - (d + 1 if self.h01 else 0)
+        exact = self.exact_count(d, self.h01)
+        D = self.n_components - exact
         if D < 1:  # a run refuses this beforehand (check_data)
             warnings.warn(f"n_components={self.n_components} with h01=True and d={d}: "
                           f"maclaurin outputs the d + 1 exact features and 1 random one "
                           f"({d + 2} features)", UserWarning, stacklevel=3)
             D = 1
-        self.n_components_ = D + (d + 1 if self.h01 else 0)
+        self.n_components_ = D + exact
         if q.sum() > 0:
             N = rng.choice(a.size, size=D, p=q)
             self.weights_ = np.sqrt(a[N] / (q[N] * D)).astype(self._dtype)

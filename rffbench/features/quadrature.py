@@ -46,7 +46,7 @@ import warnings
 import numpy as np
 
 from .. import _numba as nbk
-from ..checks import Check, Int, OneOf
+from ..checks import BOOL, Int, OneOf
 from ..errors import ConfigError
 from .fourier import (ZERO_TOL, FeatureMap, FourierMap, check_even, project_into,
                       trig_kernel)
@@ -93,7 +93,7 @@ class SphericalRadialFeatures(FeatureMap):
     constraints = {
         "radius": OneOf(RADII, text="use one of " + ", ".join(RADII) + " (a radius per simplex "
                                     "vertex, or per rule)"),
-        "centre": Check(lambda v: isinstance(v, bool), "use true or false", ["yes", 1, None]),
+        "centre": BOOL,
     }
 
     name = "ssr"

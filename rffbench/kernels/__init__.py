@@ -44,7 +44,8 @@ from sklearn.base import clone
 from ..errors import ConfigError
 from ..registry import Registry, subclass_check
 from .base import (DIRECT_SQDIST_MAX_D, GRAM_BLOCK_ROWS, LENGTHSCALE_RANGE, MAX_KERNEL_VALUE,
-                   MEDIAN_SUBSAMPLE, Kernel, TileSpec, check_lengthscale, data_rule)
+                   MEDIAN_SUBSAMPLE, Kernel, TileSpec, check_lengthscale, data_rule,
+                   max_row_norm)
 from . import chi2, dot_product, stationary
 from .dot_product import DotProductKernel, NotShiftInvariant
 
@@ -59,7 +60,7 @@ KERNELS = Registry("rffbench.kernels", "kernel",
 globals().update({cls.__name__: cls for module in FAMILIES for cls in module.KERNELS})
 
 __all__ = ["KERNELS", "FAMILIES", "Kernel", "TileSpec", "make_kernel", "kernel_with", "data_rule",
-           "check_lengthscale", "NotShiftInvariant", "DotProductKernel", "DIRECT_SQDIST_MAX_D",
+           "check_lengthscale", "max_row_norm", "NotShiftInvariant", "DotProductKernel", "DIRECT_SQDIST_MAX_D",
            "GRAM_BLOCK_ROWS", "LENGTHSCALE_RANGE", "MAX_KERNEL_VALUE", "MEDIAN_SUBSAMPLE",
            *(cls.__name__ for module in FAMILIES for cls in module.KERNELS)]
 

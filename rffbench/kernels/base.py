@@ -80,6 +80,18 @@ MEDIAN_SUBSAMPLE = 1000
 MAX_KERNEL_VALUE = 1e60
 
 
+def max_row_norm(X):
+    """The largest Euclidean norm of X's rows (dense, scipy.sparse, or anything whose row
+    slices are: the radius a kernel's values are checked at), 65536 rows at a time."""
+    top = 0.0
+    for s in range(0, X.shape[0], 65536):
+        B = X[s:s + 65536]
+        sq = np.asarray(B.multiply(B).sum(axis=1)).ravel() if sp.issparse(B) \
+            else np.einsum("ij,ij->i", B, B, dtype=np.float64)
+        top = max(top, float(sq.max()) if sq.size else 0.0)
+    return math.sqrt(top)
+
+
 class Kernel(BaseEstimator):
     """Base class.  Subclasses set ``name``, ``metric`` and implement the
     spectral pieces.  Estimator-style so that feature maps can hold a kernel

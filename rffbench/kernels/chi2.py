@@ -10,32 +10,35 @@ from .base import MEDIAN_SUBSAMPLE, Kernel, TileSpec
 from .dot_product import NotShiftInvariant
 
 
-class AdditiveChi2(NotShiftInvariant):
+class AdditiveKernel(NotShiftInvariant):
+    """Base of the additive kernels of non-negative data, k(x, y) = sum_i f(x_i / l, y_i / l),
+    evaluated by the coordinate loop of kind ``KIND`` (a = 1 / l: f is homogeneous of degree
+    1)."""
+
+    input_floor_inclusive = True
+    KIND = None
+
+    def input_floor(self):
+        return 0.0
+
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_COORD, self.KIND, nbk.PROFILE_NONE, 1.0 / self.ls)
+
+
+class AdditiveChi2(AdditiveKernel):
     """Additive chi-squared kernel k(x, y) = sum_i 2 x_i y_i / (x_i + y_i) of x / l, y / l, for
     non-negative data; the kernel scikit-learn's AdditiveChi2Sampler approximates."""
 
     name = "additive_chi2"
-    input_floor_inclusive = True
-
-    def input_floor(self):
-        return 0.0
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_COORD, nbk.ADDITIVE_CHI2, nbk.PROFILE_NONE, 1.0 / self.ls)
+    KIND = nbk.ADDITIVE_CHI2
 
 
-class Intersection(NotShiftInvariant):
+class Intersection(AdditiveKernel):
     """Intersection (histogram, min) kernel k(x, y) = sum_i min(x_i, y_i) of x / l, y / l,
     for non-negative data (Swain & Ballard 1991; Maji & Berg 2009's additive classifiers)."""
 
     name = "intersection"
-    input_floor_inclusive = True
-
-    def input_floor(self):
-        return 0.0
-
-    def tile_spec(self):
-        return TileSpec(nbk.TILE_COORD, nbk.INTERSECTION, nbk.PROFILE_NONE, 1.0 / self.ls)
+    KIND = nbk.INTERSECTION
 
 
 class SkewedChi2(Kernel):

@@ -79,10 +79,6 @@ class Linear(GaussianDirectionKernel):
     def _profile_args(self):
         return 1.0 / self.ls**2, 0.0, 1.0
 
-    def maclaurin_coefficients(self, radius=None):
-        """a_N of k = sum_N a_N (x.y)^N: a_1 = 1 / l^2."""
-        return np.array([0.0, 1.0 / self.ls**2])
-
 
 class ArcCosine0(GaussianDirectionKernel):
     """Arc-cosine kernel of order 0 (Cho & Saul 2009): k(x, y) = 1 - theta / pi, theta the angle
