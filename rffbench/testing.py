@@ -35,9 +35,10 @@ The checks (each ``passed``, ``failed`` or ``skipped`` with its reason and numbe
     family-wise false-alarm rate ``alpha``.  Maps that document a bias (class
     tag ``bias``, e.g. sorf, nystrom) are reported, not failed.
 ``variance``
-    for maps that declare a family (``tags.variance`` "rff" or "pairs"): the sample
-    variance of the estimate against the exact formula (Sutherland & Schneider 2015),
-    within ``z`` standard errors of a sample variance (from the sample's fourth moment).
+    for maps that declare a family (``tags.variance`` "rff" or "pairs") or have their own
+    ``exact_mse``: the sample variance of the estimate against the exact formula
+    (Sutherland & Schneider 2015), within ``z`` standard errors of a sample variance (from
+    the sample's fourth moment); skipped with the reason for a map tagged ``heavy_tails``.
 ``bounded``
     for the same maps (every published bound assumes it): |z_i(x)| <= sqrt(2/D).
 """
@@ -322,6 +323,13 @@ def check_feature_map(cls, kernel="gaussian", *, params=None, n_components=32, n
                if hasattr(cls, "exact_mse") else None for i in range(n)]
         var = None if any(v is None for v in mse) else np.array(mse, dtype=np.float64)
         source = f"exact_mse ({cls.exact_mse_source()})" if var is not None else ""
+    heavy = proto.get_tags().heavy_tails
+    if var is not None and heavy:
+        add(Check("variance", "skipped", f"heavy-tailed estimate: {heavy}; a sample variance "
+                  f"over {n_redraws} redraws does not estimate it ({source} is tested at "
+                  "moderate u.v instead)"))
+        add(Check("bounded", "skipped", "no family declared: no published bound applies"))
+        return _finish(report, raise_on_fail)
     if var is None:
         add(Check("variance", "skipped", "the map declares no variance family (tags.variance="
                   "None) and has no exact_mse formula for this kernel"))

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import compose_config, run_cli
 from rffbench.experiment import main as run_main
+from rffbench.kernels import KERNELS
 from rffbench.results import COLUMNS, RECORDS_FILE
 
 APPROX_METRICS = {"max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error",
@@ -68,7 +69,7 @@ def test_bad_input_subprocess(tmp_path, args, match):
 
 
 @pytest.mark.parametrize("args,match", [
-    (["kernel=rbf"], "kernel=rbf is not allowed: use one of additive_chi2, arccos0"),
+    (["kernel=rbf"], "kernel=rbf is not allowed: use one of " + ", ".join(sorted(KERNELS))),
     (["kernel=gausian"], "(did you mean kernel=gaussian?)"),
     (["D=abc"], "D=abc is not allowed: Value 'abc' of type 'str' could not be converted to "
                 "Integer"),

@@ -70,6 +70,8 @@ class PositiveRandomFeatures(ActivationMap):
     name = "positive"
     KERNELS = ("gaussian",)
     KERNEL_REASON = ("exp(w.x - |x|^2) features represent the Gaussian (softmax) kernel only")
+    tags = {"heavy_tails": "each term exp(w.(u + v) - |u|^2 - |v|^2) is log-normal: at large "
+                           "u.v its variance is carried by draws rarer than 1 in 1000"}
     EXACT_MSE_SOURCE = "Choromanski et al. 2021, Lemma 2"
 
     @classmethod

@@ -95,6 +95,10 @@ class MapTags:
     sparse_input: bool = False
     #: transform returns scipy.sparse CSR (binning) instead of a dense array
     sparse_output: bool = False
+    #: None: the sample variance of the estimate over redraws estimates its variance (the
+    #: conformance check compares it with the formula); otherwise why it does not, in words
+    #: (log-normal terms: a few hundred redraws miss the rare large ones that carry it)
+    heavy_tails: Optional[str] = None
 
 
 #: the class attributes the tags replaced -> their tag (a subclass setting one is refused)
