@@ -7,6 +7,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from conftest import compose_config, run_cli
@@ -266,3 +267,46 @@ def test_the_command_line_takes_the_new_names(tmp_path):
     assert bad.returncode != 0
     assert "D=8 is not allowed for features=maclaurin with features.params.h01=true and d=8" \
         in bad.stderr
+
+
+@pytest.mark.slow
+def test_the_maps_preset_pairs_each_new_map_with_its_kernel_and_draws_a_figure_per_kernel(
+        tmp_path):
+    """``python run.py -m experiment=maps`` with four of its rows: each run has the kernel,
+    D and settings of its conf/map_row file, and the report has one maps figure per kernel
+    with maclaurin and its H0/1 variant told apart."""
+    sweep = tmp_path / "maps"
+    p = run_cli("-m", "experiment=maps", "seed=0", "measure.bounds.trials=4",
+                "+map_row=exp_dot_maclaurin,exp_dot_maclaurin_h01,linear_srht,linear_countsketch",
+                f"hydra.sweep.dir={sweep}", timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    df = pd.read_csv(sweep / "report" / "results.csv", low_memory=False)
+    h01 = df["features.params.h01"].astype(object).where(df["features.params.h01"].notna(), False)
+    got = df.assign(h01=h01).groupby(["kernel", "features", "h01"]).D.unique()
+    assert {k: list(v) for k, v in got.items()} == {
+        ("exp_dot", "maclaurin", True): [512], ("exp_dot", "maclaurin", False): [512],
+        ("linear", "countsketch", False): [32], ("linear", "srht", False): [32]}
+    assert set(df[df.kernel == "exp_dot"]["kernel.lengthscale"].astype(float)) == {8.0}
+    assert set(df[df.kernel == "exp_dot"]["dataset.scale"]) == {"max"}
+    for kernel in ("exp_dot", "linear"):
+        assert (sweep / "report" / f"maps__kernel={kernel}.png").stat().st_size > 10_000
+    assert "failed to draw" not in (sweep / "report" / "index.html").read_text()
+
+
+def test_the_bounds_measurement_records_a_maps_own_variance_formula():
+    """variance_theory at the bounds' pairs comes from the map's exact_mse when it declares
+    no i.i.d. family (here countsketch on the linear kernel), and agrees with the sample
+    variance over the trials; the approximation record says the formula is per pair."""
+    df, _ = run(compose_config(["dataset=synthetic", "dataset.n=200", "dataset.d=6",
+                                "kernel=linear", "features=countsketch", "D=4",
+                                "measure.bounds.trials=400", "measure.learning.enabled=false",
+                                "measure.timing.enabled=false"]))
+    b = df[df.measurement == "bounds"]
+    theory = b[b.metric == "variance_theory"].set_index("dist")
+    emp = b[(b.metric == "variance_empirical")].set_index("dist")
+    assert len(theory) >= 3 and theory.value.notna().all()
+    assert theory.note.str.contains("Charikar|CountSketch|countsketch|exact").all()
+    z = (emp.value - theory.value).abs() / emp.spread
+    assert (z < 4.5).all(), pd.DataFrame({"emp": emp.value, "theory": theory.value, "z": z})
+    a = df[(df.measurement == "approximation") & (df.metric == "expected_rel_fro_error")]
+    assert "has an exact variance per pair" in a.note.iloc[0]

@@ -16,6 +16,7 @@ from rffbench.report import approximation as rapprox
 from rffbench.report import bounds as rbounds
 from rffbench.report import figures, grouping
 from rffbench.report import learning as rlearning
+from rffbench.report import maps as rmaps
 from rffbench.report.collect import collect
 from rffbench.results import RECORDS_FILE, SCHEMA_VERSION, record, records_frame
 from rffbench.store import write_config
@@ -528,3 +529,53 @@ def test_old_spellings_are_read_in_the_new_ones():
     new = with_added_defaults({"dataset.standardize": None, "dataset.scale": "max"})
     assert new["dataset.scale"] == "max" and "dataset.standardize" not in new
     assert with_added_defaults({})["measure.variance.distances"].startswith("[")  # as JSON
+
+
+def _maps_sweep(root, runs):
+    """runs: [(kernel, map, D, own params)] x seeds 0-2, Gram error 0.1 D^-1/2 (1 + seed/10)
+    times a factor per run (its index + 1)."""
+    want = {}
+    for i, (kernel, feat, D, own) in enumerate(runs):
+        for seed in range(3):
+            conf = dict(kernel=dict(name=kernel), features=dict(name=feat, params=own),
+                        dataset=dict(name="synthetic"), D=D, seed=seed)
+            rid = f"r{i}s{seed}"
+            v = (i + 1) * 0.1 / D ** 0.5 * (1 + seed / 10)
+            want.setdefault((kernel, i), []).append(v)
+            identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
+                            n_train=75, n_test=25, d=3, kernel=kernel, nu=None, lengthscale=1.0,
+                            features=feat, D=D, n_freq=D, n_columns=D, seed=seed,
+                            dtype="float64", threads=2)
+            _write_run(root, rid, conf, identity,
+                       [record("approximation", "rel_fro_error", v)])
+    return want
+
+
+def test_maps_figure_draws_one_file_per_kernel_with_a_maps_own_parameters_in_its_name(tmp_path):
+    """The maps preset pairs maps with kernels (conf/map_row): one file per kernel, its maps
+    side by side (never a map of another kernel), a map's varying own parameter in its
+    name (maclaurin with and without h01), D one value per kernel, medians over seeds."""
+    runs = [("gaussian", "rff", 64, {}), ("gaussian", "orf", 64, {}),
+            ("exp_dot", "maclaurin", 128, {}), ("exp_dot", "maclaurin", 128, {"h01": True}),
+            ("linear", "srht", 8, {}), ("linear", "countsketch", 8, {})]
+    want = _maps_sweep(tmp_path / "s", runs)
+    drawn, why = rmaps.fig_maps(_fig_context(tmp_path / "s"))
+    assert len(drawn) == 3, why
+    names = {d.name: d for d in drawn}
+    assert set(names) == {f"maps__kernel={k}" for k in ("gaussian", "exp_dot", "linear")}
+    for kernel, labels in [("gaussian", {"rff", "orf"}),
+                           ("exp_dot", {"maclaurin", "maclaurin (h01=True)"}),
+                           ("linear", {"srht", "countsketch"})]:
+        (ax,) = names[f"maps__kernel={kernel}"].fig.axes
+        assert {t.get_text() for t in ax.get_xticklabels()} == labels
+        (med,) = [c for c in ax.collections if c.get_gid() == "median"]
+        drawn_medians = sorted(med.get_offsets()[:, 1])
+        assert drawn_medians == pytest.approx(sorted(
+            np.median(v) for (k, _), v in want.items() if k == kernel))
+        assert "D follows kernel" in names[f"maps__kernel={kernel}"].details
+
+
+def test_maps_figure_refuses_a_kernel_whose_maps_differ_in_D(tmp_path):
+    _maps_sweep(tmp_path / "s", [("gaussian", "rff", 64, {}), ("gaussian", "orf", 128, {})])
+    drawn, why = rmaps.fig_maps(_fig_context(tmp_path / "s"))
+    assert not drawn and why.startswith("maps side by side: D varies for a kernel")

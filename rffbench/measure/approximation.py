@@ -283,6 +283,13 @@ class Approximation(Measurement):
             rows.append(record("approximation", "expected_rel_fro_error", exp, "", method="theory",
                                note="RMS over redraws, exact variance formula"))
         else:
+            x, y = (np.asarray(r.toarray() if sp.issparse(r) else r, np.float64).ravel()
+                    for r in (X[:1], Y[-1:]))
+            per_pair = ctx.map_cls.exact_mse(ctx.kernel, x, y, fmap.n_components,
+                                             **ctx.cfg.features.map_params()) is not None
             rows.append(record("approximation", "expected_rel_fro_error", None, method="theory",
-                               note=f"no exact variance formula for features={fmap.name}"))
+                               note=(f"features={fmap.name} has an exact variance per pair "
+                                     "(the bounds measurement's variance_theory), not summed "
+                                     "over the Gram matrix here" if per_pair else
+                                     f"no exact variance formula for features={fmap.name}")))
         return rows

@@ -412,9 +412,14 @@ class Bounds(Measurement):
                 rows.append(record("bounds", "variance_theory", VARIANCE_TERMS[fam](kk, k2) / D,
                                    method="theory", dist=dist,
                                    note=f"exact (Sutherland & Schneider), k={kk:.4g}, k(2 delta)={k2:.4g}"))
-            else:
-                rows.append(record("bounds", "variance_theory", None, method="theory", dist=dist,
-                                   note=f"no exact variance formula for features={map_name}"))
+            else:  # a map's own formula (positive, maclaurin, the linear sketches), if any
+                own = ctx.map_cls.exact_mse(kernel, M64[I[p]], M64[J[p]], D,
+                                           **ctx.cfg.features.map_params())
+                rows.append(record(
+                    "bounds", "variance_theory", own, method="theory", dist=dist,
+                    note=(f"exact ({ctx.map_cls.exact_mse_source()}), k={kk:.4g}"
+                          if own is not None else
+                          f"no exact variance formula for features={map_name}")))
             abs_err = np.abs(pointwise[:, p])
             eps_pair = {delta: float(np.quantile(abs_err, 1.0 - delta)) for delta in deltas}
             for delta in deltas:

@@ -392,6 +392,8 @@ class Figure:
     exclude: tuple = ()
     #: panels per file, axes per panel (a panel two axes tall: 2), new_figure's sizes
     max_panels: int = MAX_PANELS
+    #: panel keys that, when they vary, always split the figure into files (one per value)
+    split_first: tuple = ()
     panel_axes: int = 1
     size: dict = {}
     legend_ncol: int = 4
@@ -474,7 +476,7 @@ def draw(spec, ctx):
     if g.x is not None and spec.min_x and not g.require_x(spec.min_x):
         return [], spec.no_panel
     out = []
-    for suffix, fixed, panels in g.files(spec.max_panels):
+    for suffix, fixed, panels in g.files(spec.max_panels, spec.split_first):
         sheet = Sheet(ctx, sel, g, spec.arrange(panels))
         sheet.fig, axes = spec.new_figure(sheet)
         for axs, (label, keys, rows) in zip(axes, sheet.panels):

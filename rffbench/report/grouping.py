@@ -273,15 +273,19 @@ class Grouping:
         return [(self.label(dict(zip(keys, vals))), dict(zip(keys, vals)), g)
                 for vals, g in self._combos(keys, rows)]
 
-    def files(self, max_panels):
+    def files(self, max_panels, split_first=()):
         """[(file suffix, {key: value} of the file, panels)]: the panels split over as few
         files as possible (by a subset of the keys, outermost first on ties) so that each
-        file has at most ``max_panels``."""
+        file has at most ``max_panels``; the keys of ``split_first`` that vary always split
+        files (one file per kernel of the maps figure)."""
         import itertools
 
         best = None
-        for r in range(len(self.keys) + 1):
-            for outer in itertools.combinations(self.keys, r):
+        first = [k for k in split_first if k in self.keys]
+        rest = [k for k in self.keys if k not in first]
+        for r in range(len(rest) + 1):
+            for more in itertools.combinations(rest, r):
+                outer = tuple(k for k in self.keys if k in first or k in more)
                 inner = [k for k in self.keys if k not in outer]
                 groups = self._combos(list(outer))
                 if max(len(self._combos(inner, g)) for _, g in groups) > max_panels:

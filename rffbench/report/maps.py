@@ -1,5 +1,5 @@
 """A figure across measurements: every map's value of each metric side by side, at one
-D (the maps preset).
+D per kernel (the maps preset), one file per kernel.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ class Maps(Figure):
     """Every map's value of each metric side by side (one panel per metric), at one D."""
 
     name, title = "maps", "Feature maps side by side"
-    x, row_cols, max_panels, legend_ncol, min_x = "features", ("quantity",), 6, 2, 0
+    x, row_cols, max_panels, legend_ncol, min_x = "map", ("quantity",), 6, 2, 0
+    split_first = ("kernel",)  # one file per kernel: its maps side by side
     share_x = share_y = False  # x: the maps by name; each panel its own metric
 
     def select(self, ctx):
@@ -52,10 +53,17 @@ class Maps(Figure):
         if not parts:
             return "maps side by side: needs a metric of >= 2 feature maps"
         rows = pd.concat(parts, ignore_index=True)
-        if rows.D.nunique() > 1:
-            return ("maps side by side: D varies in this sweep (the maps are compared at each "
-                    "D by error_vs_D, bounds_vs_D and learning_vs_D)")
-        return Selection(rows=rows, measurements=sorted(rows.measurement.unique()))
+        if rows.groupby("kernel").D.nunique().max() > 1:
+            return ("maps side by side: D varies for a kernel in this sweep (the maps are "
+                    "compared at each D by error_vs_D, bounds_vs_D and learning_vs_D)")
+        # a map's own parameters that vary (maclaurin with and without h01) name the bar
+        own = [c for c in rows.columns if c.startswith("features.")
+               and rows[c].nunique(dropna=False) > 1]
+        rows = rows.assign(map=[f + "".join(f" ({c.split('.')[-1]}={fmt(v)})" for c, v in
+                                            zip(own, vals) if not pd.isna(v))
+                                for f, *vals in zip(rows.features, *(rows[c] for c in own))])
+        return Selection(rows=rows, measurements=sorted(rows.measurement.unique()), x="map",
+                         exclude=("features", *own))
 
     def arrange(self, panels):
         order = [lab for _, _, _, lab in MAP_METRICS]
@@ -65,15 +73,14 @@ class Maps(Figure):
         return dict(ncols=min(2, len(sheet.panels)), w=5.4, h=3.0)
 
     def panel(self, sheet, axs, label, keys, sel):
-        (ax,), g = axs, sheet.g
-        med = sel.groupby("features").value.agg(lambda v: summary(v)[0]).sort_values()
+        (ax,) = axs
+        med = sel.groupby("map").value.agg(lambda v: summary(v)[0]).sort_values()
         pos = {f: i for i, f in enumerate(med.index)}
-        ax.scatter(sel.features.map(pos), sel.value, s=14, alpha=0.6, color="tab:blue",
+        ax.scatter(sel["map"].map(pos), sel.value, s=14, alpha=0.6, color="tab:blue",
                    label="one run (seed)")
         ax.scatter(range(len(med)), med.values, marker="_", s=320, color="k",
                    label=center_words(band=False), gid="median")
-        ax.set_xticks(range(len(med)), [g.name("features", f) for f in med.index],
-                      rotation=30, ha="right")
+        ax.set_xticks(range(len(med)), list(med.index), rotation=30, ha="right")
         ax.grid(True, axis="x", alpha=0)
         ax.set(title=label.replace("quantity=", ""))
         ax.set_yscale("log")
@@ -84,7 +91,7 @@ class Maps(Figure):
                 proxy(color="k", marker="_", ms=14, ls="none", label=center_words(band=False))]
 
     def describe(self, sheet):
-        return (f"Each panel one metric, maps sorted by their {center_words(False)[:4]}; "
+        return (f"Each panel one metric, maps sorted by their {center_words(False).split()[0]}; "
                 "learning panels show the model on features (exact kernel ridge is in the "
                 "learning table).")
 
