@@ -310,3 +310,16 @@ def test_the_bounds_measurement_records_a_maps_own_variance_formula():
     assert (z < 4.5).all(), pd.DataFrame({"emp": emp.value, "theory": theory.value, "z": z})
     a = df[(df.measurement == "approximation") & (df.metric == "expected_rel_fro_error")]
     assert "has an exact variance per pair" in a.note.iloc[0]
+
+
+def test_an_anova_degree_above_d_is_refused(tmp_path):
+    """A degree above d sums over no coordinate set (k = 0 everywhere): refused by name,
+    through the API and the command line (exit 2, no records)."""
+    with pytest.raises(ValueError, match=r"kernel.degree=5 is not allowed for kernel=anova .* "
+                                         r"d=3: use a degree in \[1, 3\]"):
+        FEATURE_MAPS["anova_rf"](kernel=make_kernel("anova", degree=5),
+                                 n_components=8).fit(np.ones((4, 3)))
+    r = run_cli("kernel=anova", "kernel.degree=9", "features=anova_rf", *FAST,
+                f"hydra.run.dir={tmp_path}/run")
+    assert r.returncode == 2 and "kernel.degree=9 is not allowed for kernel=anova" in r.stderr
+    assert not (tmp_path / "run" / "records.csv").exists()
