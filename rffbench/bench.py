@@ -308,6 +308,7 @@ PRODUCT_KERNELS = {
     "gaussian": ("exp",), "laplacian": ("exp",), "matern": ("sqrt", "exp"),
     "cauchy": ("d x divide",), "arccos1": ("arccos", "sqrt"), "polynomial": (),
     "additive_chi2": ("d x divide",), "skewed_chi2": ("d x exp", "d x divide"),
+    "linear": (), "exp_dot": ("exp",), "intersection": (),
 }
 
 

@@ -113,6 +113,47 @@ def _ov_profile_row(row, profile, a):
     return impl
 
 
+@nb.njit(inline="always")
+def _abs_diff(u, v):
+    return abs(u - v)
+
+
+@nb.njit(inline="always")
+def _min2(u, v):
+    return min(u, v)
+
+
+@nb.njit(inline="always", fastmath=FMA)
+def coordinate_sum(x, Yt, j0, row, term):
+    """row[j] <- sum_k term(x_k, y_{j0 + j, k}) (Yt = Y.T), four coordinates per pass over
+    the row: their terms are summed in registers, so row[] is loaded and stored once per
+    four coordinates (one at a time, the loop is bound by those loads and stores: the
+    L1 distance at d = 16 was 1.7x slower)."""
+    m = row.shape[0]
+    d = x.shape[0]
+    d4 = d - d % 4
+    for k in range(0, d4, 4):
+        x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
+        y0 = Yt[k, j0:j0 + m]
+        y1 = Yt[k + 1, j0:j0 + m]
+        y2 = Yt[k + 2, j0:j0 + m]
+        y3 = Yt[k + 3, j0:j0 + m]
+        if k == 0:
+            for j in range(m):
+                row[j] = (term(x0, y0[j]) + term(x1, y1[j])) + (term(x2, y2[j]) + term(x3, y3[j]))
+        else:
+            for j in range(m):
+                row[j] += (term(x0, y0[j]) + term(x1, y1[j])) + (term(x2, y2[j]) + term(x3, y3[j]))
+    if d4 == 0:
+        for j in range(m):
+            row[j] = 0.0
+    for k in range(d4, d):
+        xk = x[k]
+        yk = Yt[k, j0:j0 + m]
+        for j in range(m):
+            row[j] += term(xk, yk[j])
+
+
 def coordinate_row(x, Yt, j0, row, kind, profile, a):
     """row[j] <- k(x, y_{j0 + j}) accumulated coordinate by coordinate, the inner loop
     over j (vectorised): exact (no cancellation).  Yt = Y.T (d, m), C-contiguous."""
@@ -137,14 +178,7 @@ def _ov_coordinate_row(x, Yt, j0, row, kind, profile, a):
             profile_row(row, profile, a)
     elif code == L1DIST:
         def impl(x, Yt, j0, row, kind, profile, a):
-            m = row.shape[0]
-            for j in range(m):
-                row[j] = 0.0
-            for k in range(x.shape[0]):
-                xk = x[k]
-                yk = Yt[k, j0:j0 + m]
-                for j in range(m):
-                    row[j] += abs(xk - yk[j])
+            coordinate_sum(x, Yt, j0, row, _abs_diff)
             profile_row(row, profile, a)
     elif code == CAUCHY:
         def impl(x, Yt, j0, row, kind, profile, a):
@@ -185,13 +219,7 @@ def _ov_coordinate_row(x, Yt, j0, row, kind, profile, a):
     elif code == INTERSECTION:  # sum_k min(x_k, y_k) (a = 1/l): vectorised min
         def impl(x, Yt, j0, row, kind, profile, a):
             m = row.shape[0]
-            for j in range(m):
-                row[j] = 0.0
-            for k in range(x.shape[0]):
-                xk = x[k]
-                yk = Yt[k, j0:j0 + m]
-                for j in range(m):
-                    row[j] += min(xk, yk[j])
+            coordinate_sum(x, Yt, j0, row, _min2)
             for j in range(m):
                 row[j] *= a
     else:
