@@ -10,9 +10,11 @@ line.  Each test plants a payload that would leave a marker file if it ran.
 import json
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -340,3 +342,57 @@ def test_a_table_past_its_size_limit_is_damaged_not_read(tail_sweep, tmp_path, m
     damaged = [p for p in rep.problems if p[0] == "damaged"]
     assert damaged and all("records.csv" in p[2] and "larger than 1,000 bytes" in p[2]
                            for p in damaged), rep.problems
+
+
+def _their_shape(tmp_path, payload):
+    """A folder laid out as Büchel et al.'s resources/hardware with ``payload`` as
+    letter/fp_err.pkl (fp_acc.pkl: their real file)."""
+    folder = tmp_path / "hw"
+    (folder / "letter").mkdir(parents=True)
+    (folder / "letter" / "fp_err.pkl").write_bytes(payload)
+    real = Path(__file__).parent / "fixtures" / "buechel2024" / "letter" / "fp_acc.pkl"
+    (folder / "letter" / "fp_acc.pkl").write_bytes(real.read_bytes())
+    return folder
+
+
+def test_hostile_dill_pickles_are_refused_in_one_line_and_nothing_runs(tmp_path, monkeypatch):
+    """The reader of Büchel et al.'s dill files (rffbench.published.safe.load_numbers) and
+    its extractor: a pickle that calls os.system, a dill lambda that the pickle itself
+    calls (REDUCE), a lambda left in the numbers, a type outside the stand-ins, a cut
+    file, a file past the size limit and a shared-reference bomb are each refused with
+    one line (exit 2 from the command) and no marker file appears."""
+    import dill
+
+    from rffbench.published.safe import UnsafePickleError, load_numbers
+
+    marker = tmp_path / "RAN"
+    monkeypatch.setenv("RFFBENCH_TEST_MARKER", str(marker))
+    fn = dill.dumps(lambda: open(os.environ["RFFBENCH_TEST_MARKER"], "w"))
+    assert fn.endswith(b".")
+    real = (Path(__file__).parent / "fixtures" / "buechel2024" / "letter" / "fp_err.pkl")
+    a = []
+    for _ in range(60):
+        a = [a, a]
+    cases = {
+        "system": (pickle.dumps(_Marker(marker)), "refused: the pickle names posix.system"),
+        "called lambda": (fn[:-1] + b")R.", "refused: not a readable pickle of numbers "
+                                           "(TypeError"),
+        "lambda left": (dill.dumps({"rff": lambda: 1}), "holds a _Inert"),
+        "type": (b"\x80\x02cdill._dill\n_load_type\nX\x0c\x00\x00\x00FunctionType\x85R.",
+                 "refused: dill._load_type('FunctionType')"),
+        "cut": (real.read_bytes()[:-40], "refused: not a readable pickle of numbers"),
+        "bomb": (pickle.dumps(a, protocol=2), "expands to more than 1,000,000 objects"),
+    }
+    for name, (payload, pattern) in cases.items():
+        with pytest.raises(UnsafePickleError, match=re.escape(pattern)):
+            load_numbers(payload)
+        folder = _their_shape(tmp_path / name.replace(" ", "_"), payload)
+        p = subprocess.run([sys.executable, "-m", "rffbench.published.buechel", str(folder),
+                            "--commit", "abc1234"], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, RFFBENCH_TEST_MARKER=str(marker)))
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and pattern in lines[0], (name, p.stderr)
+        assert "fp_err.pkl" in lines[0] and p.stdout == ""
+    with pytest.raises(UnsafePickleError, match="refused: larger than 1,000 bytes"):
+        load_numbers(real.read_bytes(), limit=1000)
+    assert not marker.exists()

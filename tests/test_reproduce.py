@@ -4,9 +4,11 @@ report's Reproductions section end to end through ``python run.py``."""
 import io
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -303,3 +305,55 @@ def test_yu2016_preset_ratio_through_run_py(tmp_path):
     rows = pd.read_csv(sweep / "report" / "formula_yu2016.csv")
     assert set(rows.features) == {"orf", "rff_pairs"} and set(rows.n_freq) == {16, 64}
     assert Path(sweep / "report" / "formula_yu2016.png").exists()
+
+
+# --------------------------------------------------------------------------
+# Büchel et al. 2024: their dill pickles, read without running them
+# --------------------------------------------------------------------------
+BUECHEL = Path(__file__).parent / "fixtures" / "buechel2024"
+
+
+def test_buechel_csv_is_what_their_files_hold(tmp_path):
+    """The committed CSV is the extraction of their two letter files (kept unchanged in
+    tests/fixtures), byte for byte, and holds every (metric, kernel, method, s) once with
+    their 10 seeds."""
+    from rffbench.published import buechel
+
+    csv = Path(buechel.__file__).with_name("buechel2024.csv")
+    sha = re.search(r"commit ([0-9a-f]{40})", csv.read_text()).group(1)
+    p = subprocess.run([sys.executable, "-m", "rffbench.published.buechel", str(BUECHEL),
+                        "--commit", sha], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == csv.read_text()
+    df = pd.read_csv(csv, comment="#")
+    assert len(df) == 2 * 2 * 3 * 5 and (df.runs == 10).all()
+    assert set(df.n_freq) == {31, 62, 125, 252, 507}  # int(2^s 16) - s
+    err = df[df.metric == "rel_fro_error"].set_index(["kernel", "method", "s"])["mean"]
+    # their Gaussian-kernel errors fall with n_freq for every method
+    for m in ("rff", "orf", "sorf"):
+        assert err.loc[("gaussian", m)].is_monotonic_decreasing
+
+
+def test_the_numbers_reader_rebuilds_their_defaultdicts_as_plain_dicts_without_running_them(
+        tmp_path, monkeypatch):
+    """A dill pickle of defaultdict(lambda: ...) as theirs: the numbers come back in plain
+    dicts, the lambda is never made (a missing key is a KeyError, not a call of it)."""
+    import dill
+
+    from rffbench.published.safe import load_numbers
+
+    marker = tmp_path / "RAN"
+    monkeypatch.setenv("RFFBENCH_TEST_MARKER", str(marker))
+    # no closure (as theirs): the lambda's globals are this module's
+    inner = defaultdict(lambda: open(os.environ["RFFBENCH_TEST_MARKER"], "w"))
+    inner[1] = [0.25, 0.5]
+    data = {"rff": defaultdict(lambda: defaultdict(list), {"rbf": inner})}
+    got = load_numbers(dill.dumps(data))
+    assert got == {"rff": {"rbf": {1: [0.25, 0.5]}}}
+    assert type(got["rff"]) is dict and type(got["rff"]["rbf"]) is dict
+    with pytest.raises(KeyError):
+        got["rff"]["rbf"][2]
+    assert not marker.exists()
+    theirs = load_numbers(BUECHEL / "letter" / "fp_err.pkl")
+    assert set(theirs) == {"rff", "orf", "sorf"}
+    assert all(len(v) == 10 for k in theirs.values() for s in k.values() for v in s.values())

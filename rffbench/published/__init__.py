@@ -25,6 +25,10 @@ samples of the data), each the mean m_s over R redraws of the map.  On the log s
 
 It needs >= 2 seeds in the point's group (the sample's effect cannot be measured from
 one).
+
+``buechel2024.csv`` (Büchel et al. 2024's floating-point baseline on LETTER, extracted by
+:mod:`rffbench.published.buechel`) is stored but not yet a :class:`Paper`: no preset
+matches runs to its points yet.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading pickled numpy arrays from downloaded files without running their code.
+"""Reading pickled numbers from downloaded files without running their code.
 
 ``pickle.load`` on a file from the internet can run anything: a pickle names callables
 (``os.system``) and calls them.  :func:`load_arrays` reads only what a pickle of numpy
@@ -9,6 +9,14 @@ text into bytes) and the pickle
 protocol's own dicts, lists, tuples, strings and numbers.  Any other name, a persistent
 id, an object dtype or a non-array object in the result is refused with
 :class:`UnsafePickleError` before it can be called.
+
+:func:`load_numbers` reads the numbers of a *dill* pickle of (default)dicts of lists, as
+Büchel et al. stored theirs: dill writes a ``defaultdict(lambda: ...)`` as the lambda's
+code object, rebuilt by ``dill._dill._create_code`` and ``_create_function`` with the
+``__main__`` module as its globals.  Those names resolve to inert stand-ins: the code's
+bytes are never made into code, the function is never made, and calling a stand-in (a
+pickle's REDUCE of one) is refused; ``collections.defaultdict`` becomes a plain dict
+(its factory dropped).
 """
 from __future__ import annotations
 
@@ -175,5 +183,109 @@ def load_arrays(source):
     finally:
         if fh is not source:
             fh.close()
+    _check(obj)
+    return obj
+
+
+# --------------------------------------------------------------------------
+# dill pickles of dicts of numbers
+# --------------------------------------------------------------------------
+#: the largest pickle load_numbers reads (their files are 3.5 KB)
+MAX_NUMBERS_BYTES = 16 << 20
+#: the types dill's _load_type may name in a pickle of dicts of lists
+_TYPE_NAMES = {"list", "dict", "tuple", "float", "int"}
+
+
+class _Inert:
+    """What a dill function, code object, type or module name becomes: a label, never
+    callable (REDUCE of it fails), its BUILD state ignored."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def __setstate__(self, state):
+        pass
+
+    def __repr__(self):
+        return f"<inert {self.what}>"
+
+
+def _create_code(*args):
+    return _Inert("code object (not made)")
+
+
+def _create_cell(*args):
+    return _Inert("closure cell (not made)")
+
+
+def _create_function(code=None, *args):
+    if not isinstance(code, _Inert):
+        raise UnsafePickleError("refused: dill._create_function of something other than "
+                                "dill's own code record")
+    return _Inert("function (not made)")
+
+
+def _load_type(name):
+    if name not in _TYPE_NAMES:
+        raise UnsafePickleError(f"refused: dill._load_type({name!r}); only "
+                                f"{', '.join(sorted(_TYPE_NAMES))} are read")
+    return _Inert(f"type {name}")
+
+
+def _defaultdict(factory=None, *items):
+    if items or not (factory is None or isinstance(factory, _Inert)):
+        raise UnsafePickleError("refused: defaultdict with a factory that is not an inert "
+                                "stand-in")
+    return {}
+
+
+#: (module, name) -> stand-in; a lambda's globals (``__builtin__.__main__`` for a script's,
+#: ``module.__dict__`` for a module's) become labels, their modules never imported
+_DILL_NAMES = {("collections", "defaultdict"): _defaultdict,
+               ("dill._dill", "_create_code"): _create_code,
+               ("dill._dill", "_create_cell"): _create_cell,
+               ("dill._dill", "_create_function"): _create_function,
+               ("dill._dill", "_load_type"): _load_type}
+_MAIN = {("__builtin__", "__main__"), ("builtins", "__main__")}
+
+
+class NumbersOnlyUnpickler(pickle.Unpickler):
+    """An Unpickler for dill's pickles of (default)dicts of numbers (module docs)."""
+
+    def find_class(self, module, name):
+        if (module, name) in _DILL_NAMES:
+            return _DILL_NAMES[(module, name)]
+        if (module, name) in _MAIN or name == "__dict__":  # a lambda's globals (not imported)
+            return _Inert(f"globals of {module}")
+        raise UnsafePickleError(f"refused: the pickle names {module}.{name}; only numbers in "
+                                "dicts and lists (dill's defaultdicts of lambdas) are read")
+
+    def persistent_load(self, pid):
+        raise UnsafePickleError("refused: the pickle uses persistent ids")
+
+
+def load_numbers(source, limit=MAX_NUMBERS_BYTES):
+    """The numbers of a (dill) pickle of dicts, lists and tuples: a path or bytes.
+    :class:`UnsafePickleError` (one line) for a file larger than ``limit`` bytes, a name
+    outside the stand-ins, a call of a stand-in, a function or anything but plain
+    containers of numbers and strings in the result, or bytes that are not a pickle.
+    Nothing in the file is run."""
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    else:
+        with open(source, "rb") as fh:
+            data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafePickleError(f"refused: larger than {limit:,} bytes")
+    try:
+        obj = NumbersOnlyUnpickler(io.BytesIO(data), encoding="latin1").load()
+    except UnsafePickleError:
+        raise
+    except MemoryError:
+        raise
+    except Exception as exc:  # cut or crafted: pickle's own errors, or a stand-in called
+        raise UnsafePickleError(f"refused: not a readable pickle of numbers "
+                                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                                ) from None
     _check(obj)
     return obj

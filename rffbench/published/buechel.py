@@ -1,0 +1,155 @@
+"""Extract the floating-point baseline that Büchel et al. (Nature Machine Intelligence 2024)
+stored per seed into ``buechel2024.csv``.
+
+Their repository (github.com/IBM/kernel-approximation-using-analog-in-memory-computing)
+keeps, per dataset, ``imka-ridge-regression/resources/hardware/<dataset>/fp_err.pkl`` and
+``fp_acc.pkl``: dill pickles (``experiments/hardware/hardware_general.py``: ``save``) of
+``{method: {kernel: {s: [one value per seed]}}}``, the inner levels defaultdicts of
+lambdas.  What they hold, read from that script and ``hwkeap/``:
+
+* methods ``rff``, ``orf``, ``sorf`` (``config_<dataset>.yml``: ``rf``; FAVOR+ is only in
+  the attention experiment, not in these files); kernels ``rbf`` (gamma = 0.05,
+  ``hwkeap/utils/misc.py``: ``init_kernel``) and ``arccos0``; s = 1..5 stands for
+  ``int(2**s * d) - s`` frequency vectors (the RBF maps output [cos, sin] of each);
+  seeds 0..9;
+* ``fp_err``: ||K - K_hat||_F / ||K||_F on the first 1,000 rows of their test set (their
+  validation and test halves joined), each split standardised with its own mean and
+  standard deviation;
+* ``fp_acc``: the test accuracy of a ridge classifier (alpha = 0.5, an intercept, targets
+  0/1, predictions rounded after clipping to [0, 1]) trained on the features of their
+  training set.
+
+The files are read with :func:`rffbench.published.safe.load_numbers`: the lambdas are
+never rebuilt, nothing of the file runs::
+
+    python -m rffbench.published.buechel DIR --commit SHA > rffbench/published/buechel2024.csv
+
+(DIR: their ``resources/hardware``; ``--datasets``: the ones rffbench has, letter.)
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import pickle
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import first_line, os_error_text
+from .safe import UnsafePickleError, load_numbers
+
+#: their dataset names -> d (``config_<dataset>.yml``), and the rffbench name where
+#: rffbench has the data
+DIMS = {"letter": 16, "magic": 10, "eeg": 14, "skin": 3, "cod-rna": 8, "ijcnn1": 22}
+HAVE = {"letter": "letter"}
+KERNELS = {"rbf": "gaussian", "arccos0": "arccos0"}
+METHODS = ("rff", "orf", "sorf")
+S_VALUES = (1, 2, 3, 4, 5)
+#: file stem -> (metric, its words)
+FILES = {"fp_err": "rel_fro_error", "fp_acc": "test_accuracy"}
+
+HEADER = """\
+# paper: Büchel, Camposampiero, Vasilopoulos, Lammie, Le Gallo, Rahimi & Sebastian, "Kernel approximation using analogue in-memory computing", Nature Machine Intelligence 2024 (doi:10.1038/s42256-024-00943-2); code and data MIT-licensed
+# source: https://github.com/IBM/kernel-approximation-using-analog-in-memory-computing commit {commit}, files imka-ridge-regression/resources/hardware/<dataset>/fp_err.pkl and fp_acc.pkl (the floating-point baseline of their Supplementary Figures 1-6, per seed)
+# extracted: python -m rffbench.published.buechel resources/hardware --commit {commit} (dill pickles read by rffbench.published.safe.load_numbers: nothing in them is run)
+# quantity: rel_fro_error = ||K - K_hat||_F / ||K||_F on the first 1,000 test rows; test_accuracy = binary ridge classifier (alpha 0.5) on the features; z-scored data (each split by its own statistics); rbf = Gaussian kernel with gamma 0.05 (lengthscale sqrt(10)); n_freq = int(2^s d) - s frequency vectors (Gaussian: [cos, sin] of each); frequencies from a normal truncated at +-3 (rff), QR of a truncated normal scaled by chi_d (orf), three signed Hadamard blocks (sorf)
+# columns: mean, sd (ddof 1) and median over the seeds' values; distinct = distinct values
+"""
+
+
+class ExtractError(ValueError):
+    """Files that are not Büchel et al.'s fp_err / fp_acc: one line naming what is wrong."""
+
+
+def points(data, where, dataset):
+    """Rows of one file's dict {method: {kernel: {s: [values]}}}."""
+    d = DIMS[dataset]
+    rows = []
+
+    def level(obj, at, what, known):
+        if not isinstance(obj, dict):
+            raise ExtractError(f"{at} is a {type(obj).__name__}, not a dict of {what}s")
+        unknown = [k for k in obj if k not in known]
+        if unknown:
+            raise ExtractError(f"{at}: unknown {what} {unknown[0]!r} (known: "
+                               f"{', '.join(map(str, known))})")
+        return obj.items()
+
+    for method, kernels in level(data, where, "method", METHODS):
+        for kernel, by_s in level(kernels, f"{where}/{method}", "kernel", KERNELS):
+            for s, values in level(by_s, f"{where}/{method}/{kernel}", "s", S_VALUES):
+                at = f"{where}/{method}/{kernel}/{s}"
+                if not isinstance(values, list) or len(values) < 2 or not all(
+                        isinstance(v, float) and math.isfinite(v) for v in values):
+                    raise ExtractError(f"{at}: not a list of >= 2 finite numbers")
+                v = np.asarray(values, dtype=np.float64)
+                rows.append(dict(dataset=HAVE.get(dataset, dataset), d=d,
+                                 kernel=KERNELS[kernel], method=method, s=s,
+                                 n_freq=int(2 ** s * d) - s, runs=v.size,
+                                 distinct=int(np.unique(v).size), mean=float(v.mean()),
+                                 sd=float(v.std(ddof=1)), median=float(np.median(v))))
+    return rows
+
+
+def extract(folder, datasets=tuple(HAVE)):
+    """DataFrame of every stored point of ``datasets`` under ``folder`` (their
+    resources/hardware): dataset, d, kernel, method, s, n_freq, metric, runs, distinct,
+    mean, sd, median."""
+    import pandas as pd
+
+    rows = []
+    for ds in datasets:
+        for stem, metric in FILES.items():
+            path = Path(folder) / ds / f"{stem}.pkl"
+            try:
+                data = load_numbers(path)
+            except UnsafePickleError as exc:
+                raise ExtractError(f"{path}: {first_line(exc)}") from None
+            rows += [dict(r, metric=metric) for r in points(data, str(path), ds)]
+    cols = ["dataset", "d", "kernel", "method", "s", "n_freq", "metric", "runs", "distinct",
+            "mean", "sd", "median"]
+    return pd.DataFrame(rows)[cols].sort_values(["dataset", "metric", "kernel", "method", "s"],
+                                                ignore_index=True)
+
+
+def _commit(value):
+    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", value):
+        raise argparse.ArgumentTypeError(f"--commit={value!r}: use the repository commit's "
+                                         "hash (7 to 40 hexadecimal digits)")
+    return value
+
+
+def _dataset(value):
+    if value not in DIMS:
+        raise argparse.ArgumentTypeError(f"--datasets={value!r}: use one of "
+                                         f"{', '.join(DIMS)}")
+    return value
+
+
+def main(argv=None):
+    prog = "python -m rffbench.published.buechel"
+    ap = argparse.ArgumentParser(prog=prog, description="their fp_err.pkl / fp_acc.pkl -> CSV "
+                                                        "on stdout")
+    ap.add_argument("folder", help="their imka-ridge-regression/resources/hardware")
+    ap.add_argument("--commit", required=True, type=_commit,
+                    help="the repository commit the files come from")
+    ap.add_argument("--datasets", nargs="+", type=_dataset, default=list(HAVE),
+                    help="datasets to extract (default: the ones rffbench has: letter)")
+    args = ap.parse_args(argv)
+    try:
+        df = extract(args.folder, args.datasets)
+    except OSError as exc:
+        print(f"{prog}: error: {os_error_text(exc, 'cannot read the file')}", file=sys.stderr)
+        return 2
+    except (pickle.UnpicklingError, ExtractError) as exc:  # refused, or not their files
+        print(f"{prog}: error: {first_line(exc)}", file=sys.stderr)
+        return 2
+    sys.stdout.write(HEADER.format(commit=args.commit))
+    df.to_csv(sys.stdout, index=False, float_format="%.8g")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
