@@ -316,7 +316,7 @@ def test_an_anova_degree_above_d_is_refused(tmp_path):
     """A degree above d sums over no coordinate set (k = 0 everywhere): refused by name,
     through the API and the command line (exit 2, no records)."""
     with pytest.raises(ValueError, match=r"kernel.degree=5 is not allowed for kernel=anova .* "
-                                         r"d=3: use a degree in \[1, 3\]"):
+                                         r"d=3 \(3 feature\(s\)\): use a degree in \[1, 3\]"):
         FEATURE_MAPS["anova_rf"](kernel=make_kernel("anova", degree=5),
                                  n_components=8).fit(np.ones((4, 3)))
     r = run_cli("kernel=anova", "kernel.degree=9", "features=anova_rf", *FAST,

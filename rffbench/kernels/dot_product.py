@@ -234,8 +234,8 @@ class Anova(NotShiftInvariant):
         d = None if X is None else X.shape[1]
         if d is not None and int(self.degree) > d:
             raise ConfigError(f"kernel.degree={int(self.degree)} is not allowed for kernel=anova "
-                              f"on {what} with d={d}: use a degree in [1, {d}] (a degree above "
-                              "d sums over no coordinate set: k = 0 everywhere)")
+                              f"on {what} with d={d} ({d} feature(s)): use a degree in [1, {d}] "
+                              "(a degree above d sums over no coordinate set: k = 0 everywhere)")
 
     def _gram_into(self, X, Y, out):
         nbk.anova_gram(X, np.ascontiguousarray(Y.T), int(self.degree),
