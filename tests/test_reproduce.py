@@ -357,3 +357,60 @@ def test_the_numbers_reader_rebuilds_their_defaultdicts_as_plain_dicts_without_r
     theirs = load_numbers(BUECHEL / "letter" / "fp_err.pkl")
     assert set(theirs) == {"rff", "orf", "sorf"}
     assert all(len(v) == 10 for k in theirs.values() for s in k.values() for v in s.values())
+
+
+# ---- Büchel et al. 2024 ----------------------------------------------------------------
+BUECHEL2024 = PAPERS["buechel2024"]
+B24 = ["experiment=buechel2024"]
+
+
+@pytest.mark.parametrize("row,kernel,features,method,ls", [
+    ("gaussian_rff", "gaussian", "rff_pairs", "rff", np.sqrt(10.0)),
+    ("gaussian_sorf", "gaussian", "sorf", "sorf", np.sqrt(10.0)),
+    ("arccos0_rff", "arccos0", "arccos", "rff", 1.0),
+    ("arccos0_orf", "arccos0", "orf", "orf", 7.5),  # any lengthscale: directions only
+])
+def test_the_buechel_preset_matches_their_points(row, kernel, features, method, ls):
+    """Their s indexes n_freq = int(2^s d) - s (s = 3: 125 at d = 16); n_train and the
+    arc-cosine lengthscale do not matter; only the error points are compared."""
+    cfg = _flat([*B24, f"+buechel_method={row}", "D=125"])
+    ident = dict(dataset="letter", d=16, kernel=kernel, lengthscale=ls, n_train=15000,
+                 features=features, n_freq=125)
+    assert BUECHEL2024.match(cfg, ident) == (dict(dataset="letter", kernel=kernel,
+                                                  method=method, n=3), [])
+    pts = BUECHEL2024.points
+    assert len(pts) == 30 and set(pts.metric) == {"rel_fro_error"}
+
+
+@pytest.mark.parametrize("overrides,ident,reason", [
+    (["dataset.scale=max"], {}, "dataset.scale=max (the paper: dataset.scale=standardize"),
+    (["measure.approximation.n_points=500"], {}, "measure.approximation.n_points=500"),
+    (["measure.approximation.cross=halves"], {}, "measure.approximation.cross=halves"),
+    ([], {"lengthscale": 1.0}, "lengthscale=1 (the paper: gamma = 0.05"),
+    ([], {"n_freq": 64}, "n_freq=64 is not one of the paper's frequency vectors n_freq = "
+                         "int(2^s d) - s: 31, 62, 125, 252, 507"),
+])
+def test_a_run_off_their_protocol_is_not_compared_and_says_why(overrides, ident, reason):
+    cfg = _flat([*B24, "+buechel_method=gaussian_rff", *overrides])
+    base = dict(dataset="letter", d=16, kernel="gaussian", lengthscale=np.sqrt(10.0),
+                n_train=15000, features="rff_pairs", n_freq=31)
+    point, reasons = BUECHEL2024.match(cfg, {**base, **ident})
+    assert point is None and any(reason in r for r in reasons), reasons
+
+
+@needs_letter
+@pytest.mark.slow
+def test_the_buechel_preset_reproduces_through_run_py(tmp_path):
+    """Two methods at their smallest size, 3 seeds x 10 redraws, through run.py: both
+    published means agree and the report's section names their files and ours."""
+    sweep = tmp_path / "s"
+    p = run_cli("-m", "experiment=buechel2024", "+buechel_method=gaussian_rff,arccos0_sorf",
+                "D=31", "seed=0,1,2", f"hydra.sweep.dir={sweep}", timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = pd.read_csv(sweep / "report" / "reproduction_buechel2024.csv")
+    assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos0", "sorf")}
+    assert (res.verdict == "agrees").all() and (res.seeds == 3).all()
+    assert (res.redraws == 30).all() and (res.n_freq == 31).all()
+    md = (sweep / "report" / "summary.md").read_text()
+    assert "2 published points compared: 2 agree, 0 differ" in md
+    assert "| letter | gaussian | rff | rff_pairs | 1 | 31 |" in md

@@ -146,7 +146,8 @@ def published_section(paper, ctx, runs):
     notes = [f"{m}: {paper.notes[m]}" for m in sorted(set(res.method)) if m in paper.notes]
     if not differ.empty:
         sec.text.append("Where ours differ: " + "; ".join(
-            f"{r.dataset} {r.kernel} {r.method} n={r.n}: ours / published = {r.ratio:.3f}, "
+            f"{r.dataset} {r.kernel} {r.method} {paper.n_column}={r.n}: ours / published = "
+            f"{r.ratio:.3f}, "
             f"published {r.published:.4g} outside [{r.pi_lo:.4g}, {r.pi_hi:.4g}]"
             for r in differ.itertuples()) + ". What differs in the implementation, per "
             "method: " + " ".join(notes or ["nothing known"]))
@@ -191,7 +192,8 @@ def _table(paper, res):
 
     frame = pd.DataFrame({
         "dataset": res.dataset, "kernel": res.kernel, "method": res.method,
-        "rffbench map": res.features, "n": res.n.map(str), "n_freq": res.n_freq.map(str),
+        "rffbench map": res.features, paper.n_column: res.n.map(str),
+        "n_freq": res.n_freq.map(str),
         "published mean [95% CI]": [_ci(r.published, r.pub_lo, r.pub_hi)
                                     for r in res.itertuples()],
         "published runs (distinct)": [f"{r.pub_runs} ({r.pub_distinct})"
