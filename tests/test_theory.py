@@ -181,6 +181,14 @@ def test_estimate_mse_formulas():
     assert estimate_mse("positive", k, x, -x, 64) == 0.0  # exact at x = -y, never < 0
     assert estimate_mse("rff", make_kernel("arccos1", lengthscale=1.0).fit(None), x, y, 64) \
         is None
+    # a kernel shift-invariant in warped coordinates (skewed chi2: log(x + c)): the formula
+    # takes k and k(2 delta) there, as the Gram matrix does (it took raw x - y: 0.0140 for
+    # 0.0095 at this pair)
+    sk = make_kernel("skewed_chi2", lengthscale=1.0).fit(None)
+    u, v = np.array([0.2, 3.0]), np.array([1.5, 0.1])
+    want = VARIANCE_TERMS["rff"](sk.gram(u[None], v[None])[0, 0],
+                                 sk.gram_twice(u[None], v[None])[0, 0]) / 64
+    assert estimate_mse("rff", sk, u, v, 64) == pytest.approx(want, rel=1e-12)
 
 
 @pytest.mark.parametrize("features,source", [

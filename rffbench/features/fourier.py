@@ -266,7 +266,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         overrides it (positive, orf)."""
         if cls.tags.variance not in VARIANCE_TERMS or not kernel.shift_invariant:
             return None
-        delta = x - y
+        delta = kernel.warp(x) - kernel.warp(y)  # where the kernel is shift-invariant
         return VARIANCE_TERMS[cls.tags.variance](kernel.k_of_delta(delta),
                                             kernel.k_of_delta(2.0 * delta)) / D
 
