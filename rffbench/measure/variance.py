@@ -111,8 +111,7 @@ def _pairs(ctx, cfg):
 def _theory(ctx, X, Y):
     """The exact MSE of the run's map at each pair (rows of X, Y), None where rffbench knows
     no formula (:func:`rffbench.theory.estimate_mse`)."""
-    params = dict(ctx.map_params)
-    params.pop("kernel", None)
+    params = ctx.cfg.features.map_params()
     if getattr(ctx.kernel, "warps", False):
         return [None] * X.shape[0]
     with np.errstate(over="ignore"):

@@ -153,9 +153,14 @@ def _quffka_n(n_freq, d):
     return None if n_freq % step else n_freq // step
 
 
+def buechel_n_freq(s, d):
+    """Büchel et al.'s frequency vectors at their s (s stands for log2(n_freq / d))."""
+    return int(2 ** s * d) - s
+
+
 def _buechel_s(n_freq, d):
-    """s of n_freq = int(2^s d) - s (Büchel et al.: s stands for log2(n_freq / d)), or None."""
-    return next((s for s in range(1, 13) if int(2 ** s * d) - s == n_freq), None)
+    """s of n_freq = int(2^s d) - s, or None."""
+    return next((s for s in range(1, 13) if buechel_n_freq(s, d) == n_freq), None)
 
 
 def _gamma_over_d(d):

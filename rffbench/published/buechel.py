@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import pickle
-import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import first_line, os_error_text
+from ..errors import first_line
+from . import buechel_n_freq
+from .extract import ExtractError, commit_hash, finish, level
 from .safe import UnsafePickleError, load_numbers
 
 #: their dataset names -> d (``config_<dataset>.yml``), and the rffbench name where
@@ -47,7 +47,7 @@ HAVE = {"letter": "letter"}
 KERNELS = {"rbf": "gaussian", "arccos0": "arccos0"}
 METHODS = ("rff", "orf", "sorf")
 S_VALUES = (1, 2, 3, 4, 5)
-#: file stem -> (metric, its words)
+#: file stem -> the metric it holds
 FILES = {"fp_err": "rel_fro_error", "fp_acc": "test_accuracy"}
 
 HEADER = """\
@@ -59,24 +59,10 @@ HEADER = """\
 """
 
 
-class ExtractError(ValueError):
-    """Files that are not Büchel et al.'s fp_err / fp_acc: one line naming what is wrong."""
-
-
 def points(data, where, dataset):
     """Rows of one file's dict {method: {kernel: {s: [values]}}}."""
     d = DIMS[dataset]
     rows = []
-
-    def level(obj, at, what, known):
-        if not isinstance(obj, dict):
-            raise ExtractError(f"{at} is a {type(obj).__name__}, not a dict of {what}s")
-        unknown = [k for k in obj if k not in known]
-        if unknown:
-            raise ExtractError(f"{at}: unknown {what} {unknown[0]!r} (known: "
-                               f"{', '.join(map(str, known))})")
-        return obj.items()
-
     for method, kernels in level(data, where, "method", METHODS):
         for kernel, by_s in level(kernels, f"{where}/{method}", "kernel", KERNELS):
             for s, values in level(by_s, f"{where}/{method}/{kernel}", "s", S_VALUES):
@@ -87,7 +73,7 @@ def points(data, where, dataset):
                 v = np.asarray(values, dtype=np.float64)
                 rows.append(dict(dataset=HAVE.get(dataset, dataset), d=d,
                                  kernel=KERNELS[kernel], method=method, s=s,
-                                 n_freq=int(2 ** s * d) - s, runs=v.size,
+                                 n_freq=buechel_n_freq(s, d), runs=v.size,
                                  distinct=int(np.unique(v).size), mean=float(v.mean()),
                                  sd=float(v.std(ddof=1)), median=float(np.median(v))))
     return rows
@@ -114,13 +100,6 @@ def extract(folder, datasets=tuple(HAVE)):
                                                 ignore_index=True)
 
 
-def _commit(value):
-    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", value):
-        raise argparse.ArgumentTypeError(f"--commit={value!r}: use the repository commit's "
-                                         "hash (7 to 40 hexadecimal digits)")
-    return value
-
-
 def _dataset(value):
     if value not in DIMS:
         raise argparse.ArgumentTypeError(f"--datasets={value!r}: use one of "
@@ -133,22 +112,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog=prog, description="their fp_err.pkl / fp_acc.pkl -> CSV "
                                                         "on stdout")
     ap.add_argument("folder", help="their imka-ridge-regression/resources/hardware")
-    ap.add_argument("--commit", required=True, type=_commit,
+    ap.add_argument("--commit", required=True, type=commit_hash,
                     help="the repository commit the files come from")
     ap.add_argument("--datasets", nargs="+", type=_dataset, default=list(HAVE),
                     help="datasets to extract (default: the ones rffbench has: letter)")
     args = ap.parse_args(argv)
-    try:
-        df = extract(args.folder, args.datasets)
-    except OSError as exc:
-        print(f"{prog}: error: {os_error_text(exc, 'cannot read the file')}", file=sys.stderr)
-        return 2
-    except (pickle.UnpicklingError, ExtractError) as exc:  # refused, or not their files
-        print(f"{prog}: error: {first_line(exc)}", file=sys.stderr)
-        return 2
-    sys.stdout.write(HEADER.format(commit=args.commit))
-    df.to_csv(sys.stdout, index=False, float_format="%.8g")
-    return 0
+    return finish(prog, lambda: extract(args.folder, args.datasets),
+                  HEADER.format(commit=args.commit))
 
 
 if __name__ == "__main__":

@@ -14,13 +14,12 @@ runs repeat: the ghalton sequence is seeded by the clock in seconds)::
 from __future__ import annotations
 
 import argparse
-import pickle
-import re
 import sys
 
 import numpy as np
 
-from ..errors import first_line, os_error_text
+from .extract import ExtractError, commit_hash, finish
+from .extract import level as walk
 from .safe import load_arrays
 
 #: their dataset names -> (rffbench dataset name, d, first rows sampled from, rows per
@@ -51,14 +50,7 @@ def extract(path):
     rows = []
 
     def level(obj, where, what, known=None):
-        if not isinstance(obj, dict):
-            raise ExtractError(f"{where} is a {type(obj).__name__}, not a dict of {what}s: "
-                               "not quffka's All_KA")
-        unknown = [k for k in obj if known is not None and k not in known]
-        if unknown:
-            raise ExtractError(f"{where}: unknown {what} {unknown[0]!r} (known: "
-                               f"{', '.join(known)}): not quffka's All_KA")
-        return obj.items()
+        return walk(obj, where, what, known, whose=": not quffka's All_KA")
 
     for ds, kernels in level(data, "the top level", "dataset", DATASETS):
         name, d, first, samples = DATASETS[ds]
@@ -89,40 +81,17 @@ def extract(path):
                                           ignore_index=True)
 
 
-class ExtractError(ValueError):
-    """A file that is not quffka's All_KA: one line naming it and what is wrong."""
-
-
-def _commit(value):
-    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", value):
-        raise argparse.ArgumentTypeError(f"--commit={value!r}: use the quffka commit's hash "
-                                         "(7 to 40 hexadecimal digits)")
-    return value
-
 
 def main(argv=None):
     prog = "python -m rffbench.published.quffka"
     ap = argparse.ArgumentParser(prog=prog,
                                  description="All_KA (quffka's stored errors) -> CSV on stdout")
     ap.add_argument("path")
-    ap.add_argument("--commit", required=True, type=_commit,
+    ap.add_argument("--commit", required=True, type=commit_hash,
                     help="the quffka commit the file comes from")
     args = ap.parse_args(argv)
-    try:
-        df = extract(args.path)
-    except OSError as exc:
-        print(f"{prog}: error: {os_error_text(exc, 'cannot read the file')}", file=sys.stderr)
-        return 2
-    except (pickle.UnpicklingError, ExtractError) as exc:  # refused, or not quffka's file
-        print(f"{prog}: error: {args.path}: {first_line(exc)}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # a pickle cut or crafted: its own exceptions (EOFError, ...)
-        print(f"{prog}: error: {args.path}: not a readable pickle ({type(exc).__name__}: "
-              f"{first_line(exc)})", file=sys.stderr)
-        return 2
-    sys.stdout.write(HEADER.format(commit=args.commit))
-    df.to_csv(sys.stdout, index=False, float_format="%.8g")
-    return 0
+    return finish(prog, lambda: extract(args.path), HEADER.format(commit=args.commit),
+                  where=f"{args.path}: ")
 
 
 if __name__ == "__main__":
