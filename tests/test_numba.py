@@ -340,3 +340,91 @@ def test_the_records_name_numbas_threading_layer():
     X = np.random.default_rng(0).standard_normal((64, 3))
     RandomFourierFeatures(kernel="gaussian", n_components=16, random_state=0).fit_transform(X)
     assert f"numba_layer={numba.threading_layer()}" in runtime_env()
+
+
+def _has_avx512():
+    import llvmlite.binding as ll
+
+    return "+avx512f" in ll.get_host_cpu_features().flatten().split(",")
+
+
+def test_wide_vectors_sets_the_preferred_vector_width():
+    """wide_vectors() puts "prefer-vector-width"="512" on the function that calls it
+    (LLVM's tuning for AVX-512 CPUs otherwise vectorises with 256-bit vectors), and the
+    function still computes the same values; on an AVX-512 machine its loop runs on zmm
+    registers, which the same loop without the call does not use."""
+    import numba as nb
+
+    from rffbench._numba.elementwise import FMA, fast_exp_scalar, wide_vectors
+
+    def body(x, out):
+        for j in range(x.shape[0]):
+            out[j] = fast_exp_scalar(x[j])
+
+    def wide(x, out):
+        wide_vectors()
+        body_inline(x, out)
+
+    body_inline = nb.njit(inline="always", fastmath=FMA)(body)
+    narrow_fn = nb.njit(fastmath=FMA, error_model="numpy")(body)
+    wide_fn = nb.njit(fastmath=FMA, error_model="numpy")(wide)
+    x = -np.linspace(0.0, 700.0, 1001)
+    a, b = np.empty_like(x), np.empty_like(x)
+    narrow_fn(x, a)
+    wide_fn(x, b)
+    assert np.array_equal(a, b) and np.allclose(b, np.exp(x), rtol=1e-15, atol=0)
+    attr = '"prefer-vector-width"="512"'
+    assert attr in next(iter(wide_fn.inspect_llvm().values()))
+    assert attr not in next(iter(narrow_fn.inspect_llvm().values()))
+    if _has_avx512():
+        assert "zmm" in next(iter(wide_fn.inspect_asm().values()))
+        assert "zmm" not in next(iter(narrow_fn.inspect_asm().values()))
+
+
+HOT_PATHS = """
+import json, sys
+import numpy as np
+from rffbench._numba import gram, passes
+from rffbench.exact import KernelOperator
+from rffbench.features import RandomFourierFeatures
+from rffbench.kernels import make_kernel
+
+X = np.random.default_rng(0).standard_normal((600, 4))
+for name in ("gaussian", "laplacian", "arccos1"):
+    KernelOperator(make_kernel(name).fit(X), X).matvec(np.ones((600, 1)))
+RandomFourierFeatures(kernel="gaussian", n_components=64, random_state=0).fit_transform(X)
+attr = '"prefer-vector-width"="512"'
+seen = {}
+for f in (gram._times_chunk, gram.sqdist_profile_row, passes._cos_block):
+    ir = f.inspect_llvm()
+    seen[f.__name__] = [len(ir), all(attr in v for v in ir.values()),
+                        min(v.count("zmm") for v in f.inspect_asm().values())]
+json.dump(seen, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_the_hot_loops_are_compiled_for_the_widest_vectors(tmp_path):
+    """The functions whose loops make the exact products' tiles and the rff map's cosine
+    (compiled afresh, in their own process: cached functions carry no IR to read) carry
+    the preferred width, and on an AVX-512 machine run on zmm registers."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    script = tmp_path / "hot.py"
+    script.write_text(HOT_PATHS)
+    out = tmp_path / "seen.json"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, str(script), str(out)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    seen = json.loads(out.read_text())
+    assert set(seen) == {"_times_chunk", "sqdist_profile_row", "_cos_block"}
+    for name, (compiled, marked, zmm) in seen.items():
+        assert compiled >= 1 and marked, (name, seen)
+        if _has_avx512():
+            assert zmm > 0, (name, seen)

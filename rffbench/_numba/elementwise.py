@@ -26,6 +26,10 @@ multiply/add/floor/bit-casts, which LLVM vectorises.
   vectorises; within 1 ulp of numpy's acos over [-1, 1] (tested, with the approach to
   +-1).
 
+* ``wide_vectors()``: called at the top of a compiled function, lets LLVM vectorise its
+  loops with 512-bit vectors on AVX-512 CPUs (8 float64 lanes; LLVM's tuning otherwise
+  stops at 256 bits).  The exact products' tiles and the rff map's cosine blocks call it.
+
 float32 arrays are computed in float64 internally and rounded once on store, except
 the float32 trigonometric rows and exponential (their own reductions below).  The
 row helpers dispatch on the row's dtype when numba types them (overloads), so a
@@ -72,6 +76,25 @@ def _bitcast(src, dst, llvm_type):
         return dst(src), codegen
 
     return cast
+
+
+@intrinsic
+def wide_vectors(typingctx):
+    """Let LLVM vectorise the calling function's loops with the widest vectors the CPU has.
+
+    LLVM's x86 tuning prefers 256-bit vectors on every AVX-512 CPU it knows (a guard
+    against the clock drop of Skylake-era chips), so without this the loops run 4
+    float64 lanes where the machine has 8.  The call sets the function attribute
+    "prefer-vector-width"="512" on the function being compiled (the one whose body
+    holds the call, after numba's inlining); loops that LLVM inlines into a caller
+    follow the caller's attribute, so each compiled function on a hot path calls it.
+    On a CPU without AVX-512 it changes nothing.  (llvmlite's attribute set accepts
+    only flag attributes by name, hence the plain set.add of the key-value string.)"""
+    def codegen(context, builder, signature, args):
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        return context.get_dummy_value()
+
+    return types.none(), codegen
 
 
 _i64_as_f64 = _bitcast(nb.types.int64, nb.types.float64, ir.DoubleType())
@@ -416,3 +439,14 @@ def _ov_like(row, v):
     if row.dtype == types.float32:
         return lambda row, v: F32(v)
     return lambda row, v: np.float64(v)
+
+
+def _same(x, v):
+    """v in the precision of the scalar x (float32 x: float32)."""
+
+
+@overload(_same)
+def _ov_same(x, v):
+    if x == types.float32:
+        return lambda x, v: F32(v)
+    return lambda x, v: np.float64(v)

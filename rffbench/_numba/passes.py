@@ -11,7 +11,7 @@ import numpy as np
 from numba import prange
 
 from .blas import gemm
-from .elementwise import FMA, _cos_row_typed, _sincos_to_typed, fast_exp_full_scalar
+from .elementwise import FMA, _cos_row_typed, _sincos_to_typed, fast_exp_full_scalar, wide_vectors
 
 # Fused projection + cosine: each thread takes blocks of GEMM_BLOCK rows, lets a
 # single-threaded BLAS (``gemm``; the caller limits BLAS to 1 thread)
@@ -23,6 +23,7 @@ GEMM_BLOCK = 64
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
 def _cos_block(X, W, offset, scale, arg_bound, out, i0, i1):
+    wide_vectors()
     gemm(X[i0:i1], W, out[i0:i1], False, False, 0.0)
     for i in range(i0, i1):
         _cos_row_typed(out[i], offset, scale, arg_bound[i])
@@ -39,6 +40,7 @@ def gemm_cos_offset(X, W, offset, scale, arg_bound, out):
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
 def _sincos_block(X, W, scale, arg_bound, out, i0, i1):
+    wide_vectors()
     m = W.shape[1]
     args = np.empty((i1 - i0, m), dtype=X.dtype)
     gemm(X[i0:i1], W, args, False, False, 0.0)
