@@ -89,9 +89,13 @@ def wide_vectors(typingctx):
     holds the call, after numba's inlining); loops that LLVM inlines into a caller
     follow the caller's attribute, so each compiled function on a hot path calls it.
     On a CPU without AVX-512 it changes nothing.  (llvmlite's attribute set accepts
-    only flag attributes by name, hence the plain set.add of the key-value string.)"""
+    only flag attributes by name, hence the plain set.add of the key-value string; an
+    llvmlite whose attributes are not a set gets no attribute: 256-bit vectors, the same
+    values.)"""
     def codegen(context, builder, signature, args):
-        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        attributes = builder.function.attributes
+        if isinstance(attributes, set):
+            set.add(attributes, '"prefer-vector-width"="512"')
         return context.get_dummy_value()
 
     return types.none(), codegen
