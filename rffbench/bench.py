@@ -335,7 +335,10 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
       vectorised exp; mixed: at the SGEMM rate);
     * ``measured_limit_s``: n^2 / 2 pairs x (2d + 4) flops at the GEMM rate plus the kernel's
       transcendental part (PRODUCT_KERNELS) at numpy's rate for it on this machine.
-    Fractions are limit / measured (1 = at the limit)."""
+    Fractions are limit / measured (1 = at the limit).  The linear and polynomial kernels'
+    products go through their explicit features when these are few (``product``;
+    rffbench.exact.KernelOperator): no pair is evaluated, and the pairs' limits do not
+    bound them."""
     from .experiment import apply_threads
     from .exact import KernelOperator
     from .kernels import make_kernel
@@ -367,7 +370,10 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
             prec = "mixed" if impl == "mixed" else "float64"
             lim = pairs * (2 * d + 2 + 10) / rate[prec]
             mlim = pairs * ((2 * d + 4) / rate[prec] + trans / (2 if prec == "mixed" else 1))
-            rows.append(dict(kernel=name, n=n, d=d, impl=impl, threads=threads, time_s=t,
+            M = ops[impl].n_features
+            rows.append(dict(kernel=name, n=n, d=d, impl=impl,
+                             product="tiles" if M is None else f"{M} explicit features",
+                             threads=threads, time_s=t,
                              spread_s=spread, gemm_gflops=rate[prec] / 1e9, limit_s=lim,
                              fraction_of_limit=lim / t, measured_limit_s=mlim,
                              fraction_of_measured_limit=mlim / t))

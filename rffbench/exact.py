@@ -184,6 +184,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             info = out["info"]
             self.times_ = dict(precond_time_s=pc.build_time_s, solve_time_s=info["time_s"])
             self.solver_info_ = dict(info, solver="cg", precision=self.precision,
+                                     features=getattr(op, "n_features", None),
                                      precond_rank=pc.rank,
                                      precond_residual_trace=pc.residual_trace)
             self.n_iter_ = max(info["iterations"], 1)
@@ -553,6 +554,15 @@ def tiled_gram(spec, A, B):
     return out
 
 
+#: a kernel with an explicit feature map of M features (linear, polynomial: its
+#: ``feature_dimension``) takes its products as phi (phi^T V) when n >= FEATURE_ROWS M (the
+#: product then costs 4 n M flops per column against the tiles' n^2 / 2 pairs) and
+#: M <= FEATURES_PER_COORD (d + 1) (phi holds at most that many times the rows' memory:
+#: the polynomial kernel of degree 2 up to d = 29, of degree 3 up to d = 8)
+FEATURE_ROWS = 8
+FEATURES_PER_COORD = 16
+
+
 class KernelOperator:
     """V -> K V for the training Gram K = k(X, X), computed tile by tile, never stored.
 
@@ -564,7 +574,11 @@ class KernelOperator:
     cache; ``precision="mixed"``: float32 tiles, float64 sums); ``fused=False`` or a
     kernel with only ``_gram_into`` (a plug-in): TILE x TILE tiles from Python through
     the kernel's Gram and two numpy GEMVs.  ``columns(idx)`` gives K[:, idx] (n x m),
-    from the same tiles."""
+    from the same tiles.  A kernel with a small explicit feature map (FEATURE_ROWS:
+    the linear kernel, low-degree polynomials in few dimensions) takes its products,
+    columns and diagonal through it instead (``n_features`` is then its size, else
+    None): phi (phi^T V) in float64, whatever ``precision``, equal to the tiles' product
+    to rounding, and no pair is evaluated."""
 
     def __init__(self, kernel, X, tile=TILE, precision="float64", fused=True):
         check_constraints(dict(exact_precision=precision), "model",
@@ -576,6 +590,11 @@ class KernelOperator:
         self.precision = precision
         self.products = 0
         self._buf = np.empty(min(self.tile, self.n) ** 2)  # the Python tiles (and diagonal)
+        d = self.Xw.shape[1]
+        M = kernel.feature_dimension(d) if fused else None
+        self.n_features = M if M is not None and FEATURE_ROWS * M <= self.n and \
+            M <= FEATURES_PER_COORD * (d + 1) else None
+        self.phi = None if self.n_features is None else kernel.explicit_features(self.Xw)
         self.spec = kernel.tile_spec() if fused else None
         if self.spec is None:  # a kernel with only _gram_into: tiles from Python
             return
@@ -590,6 +609,9 @@ class KernelOperator:
 
     def matvec(self, V):
         """K V for V of shape (n, c)."""
+        if self.phi is not None:
+            self.products += 1
+            return self.phi @ (self.phi.T @ np.asarray(V, dtype=np.float64))
         if self.spec is not None:
             self.products += 1
             return tiled_times(self.spec, self.tile_rows, self.tile_rows, V, symmetric=True)
@@ -609,6 +631,8 @@ class KernelOperator:
 
     def diagonal(self):
         """The diagonal k(x_i, x_i) of K, from the diagonal tiles (n T evaluations)."""
+        if self.phi is not None:
+            return np.einsum("ij,ij->i", self.phi, self.phi)
         out = np.empty(self.n)
         for i0 in range(0, self.n, self.tile):
             i1 = min(i0 + self.tile, self.n)
@@ -617,6 +641,8 @@ class KernelOperator:
 
     def columns(self, idx):
         """K[:, idx] (n x len(idx)), computed in row tiles (float64)."""
+        if self.phi is not None:
+            return self.phi @ self.phi[idx].T
         Y = np.ascontiguousarray(self.Xw[idx])
         if self.spec is not None:
             return tiled_gram(self.spec, self.rows, TiledRows(self.spec, Y))

@@ -173,6 +173,29 @@ def check_kernel(name, kernel, X):
         raise fail(f"its Gram on {m} training rows is not positive semidefinite (smallest "
                    f"eigenvalue {ev[0]:.3g}, largest {ev[-1]:.3g}): a kernel's Gram has no "
                    "negative eigenvalue")
+    _check_explicit_features(kernel, S, G, top, fail)
+
+
+def _check_explicit_features(kernel, S, G, top, fail):
+    """A kernel that declares an explicit feature map (``feature_dimension``: exact KRR's
+    products then go through it) must reproduce its Gram: phi phi^T = K to 1e-9 max|K|."""
+    try:
+        M = kernel.feature_dimension(S.shape[1])
+        if M is None:
+            return
+        P = np.asarray(kernel.explicit_features(kernel.inputs(S)), dtype=np.float64)
+    except RffbenchError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise fail(f"its explicit feature map raised {type(exc).__name__}: "
+                   f"{first_line(exc)}") from None
+    if P.shape != (S.shape[0], M) or not np.isfinite(P).all():
+        raise fail(f"explicit_features returned {P.shape} (finite: {np.isfinite(P).all()}); "
+                   f"feature_dimension says ({S.shape[0]}, {M}), finite")
+    err = float(np.max(np.abs(P @ P.T - G))) if G.size else 0.0
+    if err > 1e-9 * max(top, 1e-300):
+        raise fail(f"its explicit features do not reproduce its Gram (max |phi phi^T - K| = "
+                   f"{err:.3g}, max |K| = {top:.3g})")
 
 
 def load_with(loader, cfg, seed, where):

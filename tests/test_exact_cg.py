@@ -30,6 +30,55 @@ def test_operator_equals_dense_gram_for_every_kernel(rng, name):
     np.testing.assert_allclose(op.columns(idx), K[:, idx], rtol=0, atol=1e-13 * np.abs(K).max())
 
 
+@pytest.mark.parametrize("name,params,d", [
+    ("linear", {}, 1), ("linear", {}, 6), ("polynomial", {"degree": 1}, 3),
+    ("polynomial", {}, 1), ("polynomial", {}, 5), ("polynomial", {"degree": 3, "coef0": 0.0}, 4),
+    ("polynomial", {"degree": 4, "coef0": 2.5}, 3)])
+def test_explicit_features_reproduce_the_gram(rng, name, params, d):
+    """phi(X) phi(Y)^T = K(X, Y) to rounding for the kernels with a finite feature map, with
+    feature_dimension(d) columns (the monomials of degree p of (x / l, sqrt(c)): C(d + p, p),
+    C(d + p - 1, p) when c = 0)."""
+    import math
+
+    X, Y = rng.standard_normal((40, d)), rng.standard_normal((25, d))
+    k = make_kernel(name, lengthscale=0.9, **params).fit(X)
+    P, Q = k.explicit_features(k.inputs(X)), k.explicit_features(k.inputs(Y))
+    p = params.get("degree", 2) if name == "polynomial" else 1
+    extra = 1 if name == "polynomial" and params.get("coef0", 1.0) > 0 else 0
+    assert P.shape == (40, k.feature_dimension(d)) == (40, math.comb(d + extra + p - 1, p))
+    K = k.gram(X, Y)
+    np.testing.assert_allclose(P @ Q.T, K, rtol=0, atol=1e-13 * np.abs(K).max())
+
+
+def test_kernels_without_a_finite_feature_map_say_so():
+    k = make_kernel("gaussian").fit(np.eye(3))
+    assert k.feature_dimension(3) is None
+    with pytest.raises(NotImplementedError, match="no explicit feature map"):
+        k.explicit_features(np.eye(3))
+
+
+@pytest.mark.parametrize("name,params,n,features", [
+    ("linear", {}, 301, 4), ("polynomial", {}, 301, 15), ("polynomial", {}, 100, None),
+    ("polynomial", {"degree": 4}, 301, None), ("gaussian", {}, 301, None)])
+def test_operator_goes_through_few_explicit_features(rng, name, params, n, features):
+    """The operator takes products, columns and the diagonal through the kernel's explicit
+    features when they are few (n >= FEATURE_ROWS M, M <= FEATURES_PER_COORD (d + 1)),
+    equal to the Gram's to rounding, and through the tiles otherwise (polynomial degree 2
+    at n = 100: 8 x 15 > 100; degree 4 at d = 4: 70 features, 8 x 70 > 301)."""
+    X = _data(rng, n=n)
+    k = make_kernel(name, lengthscale=0.8, **params).fit(X)
+    op = exact.KernelOperator(k, X)
+    assert op.n_features == features and (op.phi is None) == (features is None)
+    K = k.gram(X)
+    V = rng.standard_normal((n, 2))
+    np.testing.assert_allclose(op.matvec(V), K @ V, rtol=0, atol=1e-13 * np.abs(K).sum(1).max())
+    np.testing.assert_allclose(op.diagonal(), np.diag(K), rtol=0, atol=1e-13 * np.abs(K).max())
+    idx = np.array([0, 7, n - 1])
+    np.testing.assert_allclose(op.columns(idx), K[:, idx], rtol=0, atol=1e-13 * np.abs(K).max())
+    assert op.products == 1
+    assert exact.KernelOperator(k, X, fused=False).n_features is None  # the Python tiles
+
+
 def test_operator_is_exactly_symmetric(rng):
     X = _data(rng)
     op = exact.KernelOperator(make_kernel("gaussian", lengthscale=0.5).fit(X), X, tile=50)
@@ -80,7 +129,8 @@ def test_full_rank_preconditioner_converges_at_once(rng):
     assert info["converged"] and info["iterations"] <= 2
 
 
-@pytest.mark.parametrize("name,lam", [("gaussian", 1e-3), ("matern", 1e-2), ("arccos1", 1e-2)])
+@pytest.mark.parametrize("name,lam", [("gaussian", 1e-3), ("matern", 1e-2), ("arccos1", 1e-2),
+                                      ("polynomial", 1e-2), ("linear", 1e-2)])
 def test_cg_agrees_with_cholesky_to_the_tolerance(rng, name, lam):
     """y - (K + lam I) a = r gives K (a_cg - a_chol) = -K (K + lam I)^-1 r, whose norm is
     at most ||r|| <= tol ||y||: the fitted values agree to the tolerance per column."""
@@ -94,6 +144,8 @@ def test_cg_agrees_with_cholesky_to_the_tolerance(rng, name, lam):
                         random_state=0).fit(X, Y)
     info = cg.solver_info_
     assert info["solver"] == "cg" and info["converged"] and info["residual"] <= tol
+    # polynomial (degree 2) and linear at d = 5: products through 21 and 5 explicit features
+    assert info["features"] == {"polynomial": 21, "linear": 5}.get(name)
     K = k.gram(X)
     true_res = Y - (K @ cg.dual_coef_ + lam * cg.dual_coef_)
     norms = np.linalg.norm(Y, axis=0)

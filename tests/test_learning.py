@@ -92,6 +92,33 @@ def test_exact_cg_agrees_with_cholesky_in_a_run():
     assert "float64 tiles" in b.note["solve_time_s"]
 
 
+def test_exact_cg_through_explicit_features_from_the_command_line(tmp_path):
+    """`python run.py kernel=polynomial model.exact_solver=cg`: the products go through the
+    kernel's 15 explicit features (degree 2, d = 4), the records say so, and the test
+    RMSE is Cholesky's to the tolerance; the Gaussian kernel's note names the tiles."""
+    from conftest import run_cli
+
+    base = ["dataset=synthetic", "dataset.n=1600", "dataset.d=4", "D=64", *ONLY,
+            "model.lam=0.01"]
+    runs = {}
+    for name, extra in (("cg", ["model.exact_solver=cg", "model.precond_rank=50",
+                                "model.cg_tol=1e-9"]),
+                        ("chol", ["model.exact_solver=cholesky"])):
+        out = tmp_path / name
+        p = run_cli("kernel=polynomial", "features=tensorsketch", *base, *extra,
+                    f"hydra.run.dir={out}")
+        assert p.returncode == 0, p.stderr[-2000:]
+        df = pd.read_csv(next(out.rglob(RECORDS_FILE)))
+        runs[name] = df[df.method == "exact_krr"].set_index("metric")
+    b, a = runs["cg"], runs["chol"]
+    assert "through the kernel's 15 explicit features" in b.note["solve_time_s"]
+    assert b.value["cg_residual"] <= 1e-9
+    assert b.value["test_rmse"] == pytest.approx(a.value["test_rmse"], rel=1e-6)
+    g = learning("dataset=synthetic", "dataset.n=400", "dataset.d=4", "D=16",
+                 "model.exact_solver=cg", "model.precond_rank=50")
+    assert "numba tiles" in g[g.method == "exact_krr"].set_index("metric").note["solve_time_s"]
+
+
 def test_exact_cg_not_converged_is_a_record_not_an_answer():
     df = learning("dataset=synthetic", "dataset.n=800", "dataset.d=3", "D=32", "model.lam=1e-6",
                   "model.exact_solver=cg", "model.cg_max_iter=2", "model.precond_rank=2")

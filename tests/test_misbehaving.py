@@ -81,6 +81,18 @@ def test_a_misbehaving_plugin_is_one_line(wrong, tmp_path, capsys, key, name, ma
     assert not (out / RECORDS_FILE).exists()
 
 
+def test_a_kernel_whose_explicit_features_miss_its_gram_is_one_line(wrong, tmp_path, capsys):
+    """A plug-in kernel that declares an explicit feature map (exact KRR's products would
+    go through it) whose phi phi^T is not its Gram: refused before any measurement."""
+    out = tmp_path / "out"
+    cfg = compose_config(["kernel.name=wrong_plugins:WrongFeatures", "features=nystrom"] + SMALL)
+    assert run_main(cfg, out) == 2
+    err = capsys.readouterr().err.strip()
+    assert "wrong_plugins:WrongFeatures" in err and len(err.splitlines()) == 1, err
+    assert "its explicit features do not reproduce its Gram (max |phi phi^T - K| =" in err, err
+    assert not (out / RECORDS_FILE).exists()
+
+
 def test_string_class_labels_are_classes(wrong, tmp_path):
     """Labels given as strings are a valid classification dataset (encoded 0..k-1)."""
     from rffbench.config import DatasetConfig

@@ -337,6 +337,17 @@ class Kernel(BaseEstimator):
             self._gram_into(X, Y, out)
         return out
 
+    def feature_dimension(self, d):
+        """M when k(x, y) = phi(x).phi(y) for an explicit map phi of M features of the
+        ``inputs`` rows (the linear and polynomial kernels), else None: exact kernel
+        products can then go through phi (:class:`rffbench.exact.KernelOperator`)."""
+        return None
+
+    def explicit_features(self, X):
+        """phi(X) (n x M, float64) for rows prepared by ``inputs``: phi(X) phi(Y)^T = K(X, Y)
+        to rounding; only for kernels whose ``feature_dimension`` is not None."""
+        raise NotImplementedError(f"{type(self).__name__} has no explicit feature map")
+
     def tile_spec(self):
         """How the numba code evaluates this kernel (a :class:`TileSpec`), or None: a
         kernel without one (a plug-in) implements ``_gram_into`` and its products go

@@ -3,6 +3,7 @@ kernels (Cho & Saul 2009), the linear, polynomial and exponential dot-product ke
 the ANOVA kernel (a sum over coordinate subsets of products)."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -79,6 +80,13 @@ class Linear(GaussianDirectionKernel):
     def _profile_args(self):
         return 1.0 / self.ls**2, 0.0, 1.0
 
+    def feature_dimension(self, d):
+        return d
+
+    def explicit_features(self, X):
+        """x / l: x.y / l^2 is their dot product."""
+        return np.asarray(X, dtype=np.float64) / self.ls
+
 
 class ArcCosine0(GaussianDirectionKernel):
     """Arc-cosine kernel of order 0 (Cho & Saul 2009): k(x, y) = 1 - theta / pi, theta the angle
@@ -135,6 +143,28 @@ class Polynomial(DotProductKernel):
 
     def _profile_args(self):
         return 1.0 / self.ls**2, float(self.coef0), float(self.degree)
+
+    def feature_dimension(self, d):
+        """The monomials of degree p of x' = (x / l, sqrt(c)): C(d + p, p) (c = 0: of x / l
+        alone, C(d + p - 1, p))."""
+        return math.comb(d + (1 if self.coef0 > 0 else 0) + self.degree - 1, self.degree)
+
+    def explicit_features(self, X):
+        """(x'.y')^p = sum over multisets A of p coordinates of (p! / prod_i A_i!) x'^A y'^A
+        (the multinomial theorem), x' = (x / l, sqrt(c)): one feature sqrt(p! / prod A_i!) x'^A
+        per multiset A."""
+        X = np.asarray(X, dtype=np.float64) / self.ls
+        if self.coef0 > 0:
+            X = np.hstack([X, np.full((X.shape[0], 1), math.sqrt(float(self.coef0)))])
+        p = int(self.degree)
+        sets = np.array(list(itertools.combinations_with_replacement(range(X.shape[1]), p)),
+                        dtype=np.intp).reshape(-1, p)
+        weights = np.array([math.sqrt(math.factorial(p) / math.prod(
+            math.factorial(c) for c in np.unique(A, return_counts=True)[1])) for A in sets])
+        out = X[:, sets[:, 0]] * weights
+        for t in range(1, p):
+            out *= X[:, sets[:, t]]
+        return out
 
     def check_values(self, radius, what="the data"):
         """|k(x, y)| <= (R^2 / l^2 + c)^p for |x|, |y| <= R (Cauchy-Schwarz): a badly scaled

@@ -360,6 +360,15 @@ CG_TRAIN_NOTE = "cg without the Gram"
 PRECISION_NOTES = {"float64": "float64 tiles",
                    "mixed": "mixed precision: float32 tiles, float64 sums and recurrences"}
 
+def products_note(info, m):
+    """How exact KRR's cg solve made its kernel products (the solver's info)."""
+    if info.get("features"):
+        return (f"{info['products']} kernel products through the kernel's {info['features']} "
+                "explicit features, phi (phi^T v) (no pair evaluated, K never formed; float64)")
+    return (f"{info['products']} fused kernel products (numba tiles, K never stored; "
+            + PRECISION_NOTES[m.exact_precision] + ")")
+
+
 #: the model keys that exact KRR depends on (not name, chunk_rows, epochs, loss)
 EXACT_MODEL_KEYS = ("lam", "lam_grid", "val_size", "center", "exact_max_n", "exact_solver",
                     "cg_tol", "cg_max_iter", "precond_rank", "exact_precision")
@@ -443,9 +452,7 @@ def _exact_rows(ctx, cfg):
                 f"{p['solve_time_s']:.3g} s")),
             ("precond_time_s", lambda p: p["precond_time_s"],
              f"Nystrom preconditioner, rank {info['precond_rank']}"),
-            ("solve_time_s", lambda p: p["solve_time_s"],
-             f"{info['products']} fused kernel products (numba tiles, K never stored; "
-             + PRECISION_NOTES[m.exact_precision] + ")")])
+            ("solve_time_s", lambda p: p["solve_time_s"], products_note(info, m))])
         rows += [
             record("learning", "cg_iterations", info["iterations"], method="exact_krr",
                    note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
