@@ -558,9 +558,17 @@ def tiled_gram(spec, A, B):
 #: ``feature_dimension``) takes its products as phi (phi^T V) when n >= FEATURE_ROWS M (the
 #: product then costs 4 n M flops per column against the tiles' n^2 / 2 pairs) and
 #: M <= FEATURES_PER_COORD (d + 1) (phi holds at most that many times the rows' memory:
-#: the polynomial kernel of degree 2 up to d = 29, of degree 3 up to d = 8)
+#: the polynomial kernel of degree 2 up to d = 30, of degree 3 up to d = 7)
 FEATURE_ROWS = 8
 FEATURES_PER_COORD = 16
+
+
+def explicit_feature_count(kernel, n, d):
+    """M when :class:`KernelOperator` takes ``kernel``'s products on n rows of d coordinates
+    through its explicit features (FEATURE_ROWS), else None."""
+    M = kernel.feature_dimension(d)
+    return M if M is not None and FEATURE_ROWS * M <= n and \
+        M <= FEATURES_PER_COORD * (d + 1) else None
 
 
 class KernelOperator:
@@ -590,10 +598,8 @@ class KernelOperator:
         self.precision = precision
         self.products = 0
         self._buf = np.empty(min(self.tile, self.n) ** 2)  # the Python tiles (and diagonal)
-        d = self.Xw.shape[1]
-        M = kernel.feature_dimension(d) if fused else None
-        self.n_features = M if M is not None and FEATURE_ROWS * M <= self.n and \
-            M <= FEATURES_PER_COORD * (d + 1) else None
+        self.n_features = explicit_feature_count(kernel, self.n, self.Xw.shape[1]) \
+            if fused else None
         self.phi = None if self.n_features is None else kernel.explicit_features(self.Xw)
         self.spec = kernel.tile_spec() if fused else None
         if self.spec is None:  # a kernel with only _gram_into: tiles from Python

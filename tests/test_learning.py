@@ -119,6 +119,27 @@ def test_exact_cg_through_explicit_features_from_the_command_line(tmp_path):
     assert "numba tiles" in g[g.method == "exact_krr"].set_index("metric").note["solve_time_s"]
 
 
+def test_cg_memory_counts_the_explicit_features():
+    """The cg plan's memory includes phi (n x M float64) when the products go through the
+    kernel's explicit features: the polynomial kernel of degree 2 at d = 4 (15 features)
+    needs 8 n 15 bytes more than the same run without them; a Gaussian kernel none."""
+    from types import SimpleNamespace
+
+    from rffbench.config import validate
+    from rffbench.measure import learning as lm
+
+    cfg = validate(compose_config(["dataset=synthetic", "dataset.n=1600", "dataset.d=4",
+                                   "kernel=polynomial", "features=tensorsketch"]))
+    data = SimpleNamespace(X_train=np.zeros((1200, 4)), d=4, n_classes=0)
+    ctx = SimpleNamespace(cfg=cfg, data=data)
+    assert lm._explicit_features_bound(cfg.kernel, 1200, 4) == 15
+    assert lm._explicit_features_bound(cfg.kernel, 100, 4) == 0  # 8 x 15 > 100 rows: tiles
+    gauss = validate(compose_config(["dataset=synthetic", "dataset.n=1600", "dataset.d=4"]))
+    assert lm._explicit_features_bound(gauss.kernel, 1200, 4) == 0
+    assert lm._cg_bytes(ctx) - lm._cg_bytes(SimpleNamespace(cfg=gauss, data=data)) \
+        == 8 * 1200 * 15
+
+
 def test_exact_cg_not_converged_is_a_record_not_an_answer():
     df = learning("dataset=synthetic", "dataset.n=800", "dataset.d=3", "D=32", "model.lam=1e-6",
                   "model.exact_solver=cg", "model.cg_max_iter=2", "model.precond_rank=2")

@@ -42,6 +42,7 @@ from ..errors import ConfigError, RffbenchError
 from ..exact import (
     CG_DEFAULTS,
     CHOLESKY_AUTO_MAX_N,
+    FEATURES_PER_COORD,
     PREDICT_BLOCK_COLS,
     PREDICT_BLOCK_ROWS,
     SYM_CHUNKS,
@@ -50,11 +51,13 @@ from ..exact import (
     check_cg_unused,
     choose_solver,
     default_rank,
+    explicit_feature_count,
     fused_product,
     not_converged_text,
     prepared_times,
 )
 from ..exact import select_lambda as exact_select_lambda
+from ..kernels import KERNELS, Kernel, make_kernel
 from ..memory import Need
 from ..models import MODELS, chunk_rows, decode, encode_targets
 from ..results import record
@@ -121,8 +124,20 @@ def _cholesky_bytes(ctx):
     return 8 * max(n * n, 2 * n_fit * n_fit + (n - n_fit) * n_fit if m.lam == "auto" else 0)
 
 
+def _explicit_features_bound(kcfg, n, d):
+    """The explicit features' count M the cg products will use (0 if none): a built-in
+    kernel's own (unfitted: M depends on its parameters only), a plug-in that declares a
+    feature map at most FEATURES_PER_COORD (d + 1) (its code is not run before its checks)."""
+    cls = KERNELS[kcfg.name]
+    if kcfg.name in KERNELS.builtins():
+        return explicit_feature_count(make_kernel(kcfg.name, **kcfg.kernel_params()), n, d) or 0
+    declares = cls.feature_dimension is not Kernel.feature_dimension
+    return FEATURES_PER_COORD * (d + 1) if declares else 0
+
+
 def _cg_bytes(ctx, rank=None):
-    """X (float64 copy, padded copy), the preconditioner (2 n r at its peak), pcg's 6 n x c
+    """X (float64 copy, padded copy), the kernel's explicit features when the products
+    go through them (n x M), the preconditioner (2 n r at its peak), pcg's 6 n x c
     vectors, the products' chunk outputs (SYM_CHUNKS n x c) and a tile, the test
     predictions' K block; lam=auto adds one solution per lambda.  ``rank``: the
     preconditioner's (default: model.precond_rank, or its default)."""
@@ -130,8 +145,9 @@ def _cg_bytes(ctx, rank=None):
     c = max(ctx.data.n_classes, 1)
     r = rank or m.precond_rank or default_rank(n)
     grid = len(m.lam_grid) if m.lam == "auto" else 0
-    return 8 * (2 * n * d + 2 * n * min(r, n) + (6 + grid + SYM_CHUNKS) * n * c + TILE * TILE
-                + PREDICT_BLOCK_ROWS * PREDICT_BLOCK_COLS)
+    M = _explicit_features_bound(ctx.cfg.kernel, n, d)
+    return 8 * (2 * n * d + n * M + 2 * n * min(r, n) + (6 + grid + SYM_CHUNKS) * n * c
+                + TILE * TILE + PREDICT_BLOCK_ROWS * PREDICT_BLOCK_COLS)
 
 
 def exact_plan(ctx):
