@@ -362,10 +362,13 @@ def _add_sums(a, b):
 class DaskKernelOperator:
     """K V on the workers: X sent once (:func:`share`), one task per block of rows computing
     K[rows, :] V with the kernel's numba Gram in tiles.  The same interface as
-    rffbench.exact.KernelOperator (matvec, columns, diagonal, n); it does not use the
+    rffbench.exact.KernelOperator (matvec, columns, diagonal, n, n_features: None, its
+    products always go through the tiles on the workers); it does not use the
     symmetry (each task owns its rows), so it evaluates the kernel n^2 times a product
     instead of n^2 / 2, in parallel over the workers.  Each task is the fused numba
     product of rffbench.exact (``prepared_times``)."""
+
+    n_features = None
 
     def __init__(self, client, kernel, X, rows=None, precision="float64", timeout=60.0):
         from .exact import KernelOperator

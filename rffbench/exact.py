@@ -184,7 +184,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             info = out["info"]
             self.times_ = dict(precond_time_s=pc.build_time_s, solve_time_s=info["time_s"])
             self.solver_info_ = dict(info, solver="cg", precision=self.precision,
-                                     features=getattr(op, "n_features", None),
+                                     features=op.n_features,
                                      precond_rank=pc.rank,
                                      precond_residual_trace=pc.residual_trace)
             self.n_iter_ = max(info["iterations"], 1)

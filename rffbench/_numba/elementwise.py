@@ -434,23 +434,12 @@ def _ov_sincos_to_typed(args, m, scale, bound, row):
                                                            bound <= FAST_TRIG_MAX, row)
 
 
-def _like(row, v):
-    """v in the precision of the row (float32 rows: float32)."""
+def _like(x, v):
+    """v in the precision of x, an array (its dtype) or a scalar (float32: float32)."""
 
 
 @overload(_like)
-def _ov_like(row, v):
-    if row.dtype == types.float32:
-        return lambda row, v: F32(v)
-    return lambda row, v: np.float64(v)
-
-
-def _same(x, v):
-    """v in the precision of the scalar x (float32 x: float32)."""
-
-
-@overload(_same)
-def _ov_same(x, v):
-    if x == types.float32:
+def _ov_like(x, v):
+    if (x.dtype if isinstance(x, types.Array) else x) == types.float32:
         return lambda x, v: F32(v)
     return lambda x, v: np.float64(v)

@@ -31,7 +31,7 @@ from numba import literally, prange, types
 from numba.extending import overload
 
 from .blas import gemm
-from .elementwise import (FMA, INV_PI, _exp_typed, _like, _same, fast_acos_scalar,
+from .elementwise import (FMA, INV_PI, _exp_typed, _like, fast_acos_scalar,
                           fast_exp_full_scalar, fast_exp_scalar, wide_vectors)
 
 # --------------------------------------------------------------------------
@@ -85,18 +85,18 @@ def _ov_profile_value(s, profile, a):
         return lambda s, profile, a: s
     if code == PROFILE_EXP:
         def impl(s, profile, a):
-            return _exp_typed(_same(s, -a) * s)
+            return _exp_typed(_like(s, -a) * s)
     elif code == PROFILE_EXP_SQRT:
         def impl(s, profile, a):
-            return _exp_typed(_same(s, -a) * np.sqrt(s))
+            return _exp_typed(_like(s, -a) * np.sqrt(s))
     elif code == PROFILE_MATERN15:  # t capped where exp(-t) is 0: no inf * 0
         def impl(s, profile, a):
-            t = min(_same(s, a) * np.sqrt(s), _same(s, MATERN_T_MAX))
-            return (_same(s, 1.0) + t) * _exp_typed(-t)
+            t = min(_like(s, a) * np.sqrt(s), _like(s, MATERN_T_MAX))
+            return (_like(s, 1.0) + t) * _exp_typed(-t)
     elif code == PROFILE_MATERN25:
         def impl(s, profile, a):
-            t = min(_same(s, a) * np.sqrt(s), _same(s, MATERN_T_MAX))
-            return (_same(s, 1.0) + t + t * t / _same(s, 3.0)) * _exp_typed(-t)
+            t = min(_like(s, a) * np.sqrt(s), _like(s, MATERN_T_MAX))
+            return (_like(s, 1.0) + t + t * t / _like(s, 3.0)) * _exp_typed(-t)
     else:
         raise nb.core.errors.TypingError(f"unknown profile code {code}")
     return impl

@@ -128,10 +128,9 @@ def _explicit_features_bound(kcfg, n, d):
     """The explicit features' count M the cg products will use (0 if none): a built-in
     kernel's own (unfitted: M depends on its parameters only), a plug-in that declares a
     feature map at most FEATURES_PER_COORD (d + 1) (its code is not run before its checks)."""
-    cls = KERNELS[kcfg.name]
     if kcfg.name in KERNELS.builtins():
         return explicit_feature_count(make_kernel(kcfg.name, **kcfg.kernel_params()), n, d) or 0
-    declares = cls.feature_dimension is not Kernel.feature_dimension
+    declares = KERNELS[kcfg.name].feature_dimension is not Kernel.feature_dimension
     return FEATURES_PER_COORD * (d + 1) if declares else 0
 
 
@@ -375,6 +374,7 @@ CG_TRAIN_NOTE = "cg without the Gram"
 #: how the cg records' note names model.exact_precision
 PRECISION_NOTES = {"float64": "float64 tiles",
                    "mixed": "mixed precision: float32 tiles, float64 sums and recurrences"}
+
 
 def products_note(info, m):
     """How exact KRR's cg solve made its kernel products (the solver's info)."""
