@@ -224,26 +224,33 @@ def _held(obj):
 
 
 def _removed_workers(dask_scheduler=None):
-    """(On the scheduler) how many workers it has removed without being asked to (killed,
-    crashed, out of memory; not those retired on purpose): the workers, by address, that
-    have such a removal in their own event topic.  Each worker's own topic: the shared
-    "all" topic keeps only the last 1000 events and every gather logs one there, so a long
-    cg run pushed the removals out of it (counted 0).  Workers, not removal events: one
-    worker killed once was counted twice in one of three runs of the test-suite (a worker
-    process removed, or reconnected and removed again, is one worker lost)."""
-    return sum(1 for topic, events in dask_scheduler.get_events().items() if topic != "all"
-               and any(isinstance(e, dict) and e.get("action") == "remove-worker"
-                       and not e.get("expected") for _, e in events))
+    """(On the scheduler) the workers, by address, that it has removed without being
+    asked to (killed, crashed, out of memory, a connection lost; not those retired on
+    purpose): those with such a removal in their own event topic.  Each worker's own
+    topic: the shared "all" topic keeps only the last 1000 events and every gather logs
+    one there, so a long cg run pushed the removals out of it (counted 0).  Workers, not
+    removal events: one worker killed once can be removed twice (its stream closes and
+    its nanny unregisters it), and is one worker lost."""
+    return sorted(topic for topic, events in dask_scheduler.get_events().items()
+                  if topic != "all" and any(isinstance(e, dict)
+                                            and e.get("action") == "remove-worker"
+                                            and not e.get("expected") for _, e in events))
+
+
+def lost_workers(c):
+    """The addresses of the workers that left the cluster since it started without
+    being retired (Dask reschedules their tasks), read on the scheduler (its events hold
+    objects that do not travel to the client); empty if the scheduler refuses
+    run_on_scheduler."""
+    try:
+        return list(c.run_on_scheduler(_removed_workers))
+    except Exception:  # a scheduler that refuses run_on_scheduler: unknown
+        return []
 
 
 def workers_lost(c):
-    """How many workers left the cluster since it started (Dask reschedules their
-    tasks; the records say so), counted on the scheduler (its events hold objects
-    that do not travel to the client)."""
-    try:
-        return int(c.run_on_scheduler(_removed_workers))
-    except Exception:  # a scheduler that refuses run_on_scheduler: unknown
-        return 0
+    """How many workers left the cluster since it started (the records say so)."""
+    return len(lost_workers(c))
 
 
 def close_all():

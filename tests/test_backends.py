@@ -229,11 +229,28 @@ def _finishes(f, within=300):
     return out[0]
 
 
+def _counted(c, addr, lost0, *why):
+    """The killed worker (``addr``, alive when the count read ``lost0``) is among the
+    lost ones once the scheduler notices (within 30 s), so the count went up for it.
+    Not "by exactly one": on a loaded machine the other worker's connection can break
+    while its partner dies (seen once in CI: four removed for three kills and three
+    nanny restarts); the scheduler removes and re-admits it, its tasks are rescheduled,
+    and it is a worker lost too."""
+    import time
+
+    t0 = time.monotonic()
+    while addr not in backends.lost_workers(c) and time.monotonic() - t0 < 30:
+        time.sleep(0.2)
+    lost = backends.lost_workers(c)
+    assert addr in lost and len(lost) > lost0, (why, addr, lost0, lost)
+    assert backends.workers_lost(c) == len(lost)
+
+
 def test_a_killed_worker_is_rescheduled_and_counted():
     """A worker killed (SIGKILL, by its pid) in the middle of cg, at several moments of
     the solve: Dask reruns its tasks on the other worker (the nanny restarts it) and the
-    solution agrees with an undisturbed solve to cg's tolerance; workers_lost counts each
-    kill.  Both faults this found: a kill during a broadcast scatter hung the solve for
+    solution agrees with an undisturbed solve to cg's tolerance; each killed worker is
+    among the lost ones (by address).  Both faults this found: a kill during a broadcast scatter hung the solve for
     good (distributed's replicate waited for the dead worker; now the data are tasks'
     results, recomputed when lost), and the count read 0 from the second kill on (the
     scheduler's shared event log had pushed the removals out)."""
@@ -261,12 +278,12 @@ def test_a_killed_worker_is_rescheduled_and_counted():
         while len(c.scheduler_info()["workers"]) < 2:
             assert time.monotonic() < deadline, "the killed worker was not restarted"
             time.sleep(0.2)
-        pid = next(iter(c.run(os.getpid).values()))
+        addr, pid = next(iter(c.run(os.getpid).items()))
         timer = threading.Timer(delay, os.kill, (pid, signal.SIGKILL))
         timer.start()
         got = _finishes(solve)
         timer.join()
-        assert backends.workers_lost(c) == lost0 + 1, delay
+        _counted(c, addr, lost0, delay)
         d = got.dual_coef_ - ref.dual_coef_
         assert np.linalg.norm(K @ d + 1e-2 * d) <= 2 * tol * np.linalg.norm(y) * (1 + 1e-6)
     backends.close_all()
@@ -293,7 +310,7 @@ def test_a_worker_killed_mid_ridge_accumulation_is_rescheduled():
     ref = FeatureRidge(1e-3, chunk_rows=5000, backend=be).fit(fmap, X, Y)
     half = (time.perf_counter() - t0) / 2  # the kill lands mid-accumulation
     lost0 = backends.workers_lost(c)
-    pid = next(iter(c.run(os.getpid).values()))
+    addr, pid = next(iter(c.run(os.getpid).items()))
     killed = []
 
     def kill():
@@ -306,10 +323,7 @@ def test_a_worker_killed_mid_ridge_accumulation_is_rescheduled():
     done = time.perf_counter()
     timer.join()
     assert killed and killed[0] < done  # during the accumulation
-    t0 = time.monotonic()  # the scheduler logs the removal once it notices
-    while backends.workers_lost(c) == lost0 and time.monotonic() - t0 < 30:
-        time.sleep(0.2)
-    assert backends.workers_lost(c) == lost0 + 1
+    _counted(c, addr, lost0)
     np.testing.assert_allclose(got.coef_, ref.coef_, rtol=0,
                                atol=1e-9 * np.abs(ref.coef_).max())
     backends.close_all()
