@@ -492,17 +492,26 @@ def _pad_rows(A, T):
 
 class TiledRows:
     """Rows prepared by ``kernel.inputs`` as the fused products take them: padded with
-    zero rows to a multiple of KERNEL_TILE, their per-row numbers (``TileSpec.aux``) and,
-    for the coordinate loop, the transposed copy it reads."""
+    zero rows to a multiple of KERNEL_TILE, as the tile's GEMM reads them in the left
+    (``left``: the rows i of K[i, j]) and right (``right``: the rows j) roles (the
+    squared-distance tiles' augmented rows, ``nbk.sqdist_gemm_rows``; else the rows
+    themselves), their per-row numbers (``TileSpec.aux``: the dot-product tiles' norms)
+    and, for the coordinate loop, the transposed copy it reads."""
 
     def __init__(self, spec, Xw):
         T = nbk.KERNEL_TILE
         self.n = Xw.shape[0]
-        self.X = _pad_rows(Xw, T)
-        self.aux = spec.aux(self.X)
-        self.Xt = np.ascontiguousarray(self.X.T) if spec.tile == nbk.TILE_COORD \
-            else np.zeros((1, 1), dtype=self.X.dtype)
-        self.tiles = self.X.shape[0] // T
+        X = _pad_rows(Xw, T)
+        if spec.tile == nbk.TILE_SQDIST:
+            self.left, self.right = nbk.sqdist_gemm_rows(X, spec.profile, spec.a)
+        else:
+            self.left = self.right = X
+        self.aux = spec.aux(X) if spec.tile == nbk.TILE_DOT \
+            else np.zeros(X.shape[0], dtype=X.dtype)
+        self.Xt = np.ascontiguousarray(X.T) if spec.tile == nbk.TILE_COORD \
+            else np.zeros((1, 1), dtype=X.dtype)
+        self.rows = X.shape[0]
+        self.tiles = self.rows // T
 
 
 @functools.lru_cache(maxsize=64)
@@ -529,7 +538,7 @@ def tiled_times(spec, A, B, V, symmetric=False):
     if not A.n or not B.n or not m:
         return np.zeros((A.n, m))
     Vp = _pad_rows(V, nbk.KERNEL_TILE)
-    rows = A.X.shape[0]
+    rows = A.rows
     chunks = 1
     if symmetric:
         chunks = max(1, min(SYM_CHUNKS, A.tiles * (A.tiles + 1) // 2,
@@ -537,7 +546,7 @@ def tiled_times(spec, A, B, V, symmetric=False):
     ti, tj, starts = _schedule(A.tiles, B.tiles, bool(symmetric), chunks)
     parts = np.zeros((chunks, rows, m))
     with blas_single_thread():
-        nbk.kernel_times(A.X, B.X, B.Xt, A.aux, B.aux, Vp, parts, ti, tj, starts,
+        nbk.kernel_times(A.left, B.right, B.Xt, A.aux, B.aux, Vp, parts, ti, tj, starts,
                          bool(symmetric), *spec)
     out = parts[0]
     for c in range(1, chunks):
@@ -550,7 +559,7 @@ def tiled_gram(spec, A, B):
     out = np.empty((A.n, B.n))
     if out.size:
         with blas_single_thread():
-            nbk.kernel_gram_tiles(A.X, B.X, B.Xt, A.aux, B.aux, out, *spec)
+            nbk.kernel_gram_tiles(A.left, B.right, B.Xt, A.aux, B.aux, out, *spec)
     return out
 
 

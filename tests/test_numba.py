@@ -45,11 +45,19 @@ def test_fast_trig_float32_accuracy(fn, ref):
 
 
 def test_fast_exp_accuracy():
-    x = _grid(-700.0, 0.0)
+    """Within 1 ulp of numpy's exp (itself within 1 ulp of the true value) over
+    [-700, 0], near 0 and at the reduction's interval ends (x = (k + 1/2) ln 2)."""
+    rng = np.random.default_rng(1)
+    ends = (np.arange(-1000, 1) + 0.5) * np.log(2.0)
+    x = np.concatenate([_grid(-700.0, 0.0), -rng.uniform(0, 1, 10**5),
+                        -rng.uniform(0, 1e-12, 10**4), ends[ends > -700],
+                        np.nextafter(ends[ends > -700], 0), [0.0, -0.0, -5e-324]])
     out = np.empty_like(x)
     nbk.fast_exp(x, out)
     ref = np.exp(x)
     assert np.max(np.abs(out - ref) / ref) <= 4e-16
+    ulps = np.abs(out - ref) / np.spacing(ref)
+    assert ulps.max() <= 1.0, (ulps.max(), x[ulps.argmax()])
     tiny = np.array([-708.5, -745.0, -1e4, -np.inf])
     out = np.empty_like(tiny)
     nbk.fast_exp(tiny, out)
@@ -132,6 +140,37 @@ def test_sqdist_kernels_and_profiles(rng, profile):
     G = X @ Y.T
     nbk.sqdist_from_gemm_profile(G, (X**2).sum(1), (Y**2).sum(1), profile, 0.7)
     assert np.allclose(G, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("profile", sorted(set(PROFILE_REF) - {nbk.PROFILE_NONE}))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scaled_sqdist_rows_and_row(rng, profile, dtype):
+    """The augmented rows' GEMM is -c |x - y|^2 (c = profile_scale) and the scaled row's
+    profile of it is the numpy profile of the distances (float32 rows: float32 accuracy);
+    padded zero rows are harmless (finite values)."""
+    from rffbench._numba import gram
+
+    X = rng.normal(size=(40, 5)).astype(dtype)
+    Y = rng.normal(size=(33, 5)).astype(dtype)
+    X64, Y64 = X.astype(np.float64), Y.astype(np.float64)
+    sq = ((X64[:, None, :] - Y64[None, :, :]) ** 2).sum(-1)
+    L, _ = nbk.sqdist_gemm_rows(X, profile, 0.7)
+    _, R = nbk.sqdist_gemm_rows(Y, profile, 0.7)
+    assert L.dtype == R.dtype == dtype and L.shape == (40, 7) and R.shape == (33, 7)
+    c = gram.profile_scale(profile, 0.7)
+    G = L @ R.T
+    eps = np.finfo(dtype).eps
+    norms = (X64**2).sum(1)[:, None] + (Y64**2).sum(1)[None, :]
+    assert np.max(np.abs(G + c * sq) / (c * norms)) <= 20 * eps
+    for r in range(G.shape[0]):
+        gram.scaled_sqdist_row(G[r], profile)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    assert np.allclose(G, PROFILE_REF[profile](sq, 0.7), rtol=tol, atol=tol)
+    pad = np.zeros((1, 7), dtype)
+    pad[0, 6] = -c
+    P = pad @ R.T
+    gram.scaled_sqdist_row(P[0], profile)
+    assert np.all(np.isfinite(P))
 
 
 def test_coordinate_gram_kernels(rng):
@@ -395,7 +434,7 @@ for name in ("gaussian", "laplacian", "arccos1"):
 RandomFourierFeatures(kernel="gaussian", n_components=64, random_state=0).fit_transform(X)
 attr = '"prefer-vector-width"="512"'
 seen = {}
-for f in (gram._times_chunk, gram.sqdist_profile_row, passes._cos_block):
+for f in (gram._times_chunk, gram.scaled_sqdist_row, passes._cos_block):
     ir = f.inspect_llvm()
     seen[f.__name__] = [len(ir), all(attr in v for v in ir.values()),
                         min(v.count("zmm") for v in f.inspect_asm().values())]
@@ -423,7 +462,7 @@ def test_the_hot_loops_are_compiled_for_the_widest_vectors(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     seen = json.loads(out.read_text())
-    assert set(seen) == {"_times_chunk", "sqdist_profile_row", "_cos_block"}
+    assert set(seen) == {"_times_chunk", "scaled_sqdist_row", "_cos_block"}
     for name, (compiled, marked, zmm) in seen.items():
         assert compiled >= 1 and marked, (name, seen)
         if _has_avx512():

@@ -13,10 +13,15 @@ multiply/add/floor/bit-casts, which LLVM vectorises.
   ``FAST_TRIG_MAX`` (1e8) keep the error at a few ulp of 1 (tested:
   max abs error < 1e-15 for |x| <= 1e4).  Rows holding a larger argument fall
   back to libm.
-* exponential (for arguments <= 0, all kernels need): reduction by ln 2,
-  Taylor polynomial of degree 13 on |r| <= ln2/2, scaling by 2**k through the
-  exponent bits.  Relative error ~2 ulp; exp(x) for x < -708 returns 0
-  (true value < 3e-308).  ``fast_exp_full_scalar``: any argument (the positive
+* exponential (for arguments <= 0, all kernels need): reduction by ln 2 with k
+  rounded by a shifter (x / ln2 + 1.5 * 2**52 holds round(x / ln2) in its low bits,
+  which also make 2**k's exponent field: no floor, no conversion), then
+  1 + r + r^2 Q(r) on |r| <= ln2/2, Q of degree 9 interpolating (exp(r) - 1 - r) / r^2
+  at its 10 Chebyshev points (60 digits, mpmath: 1.7e-17 relative), scaling by 2**k
+  through the exponent bits.  Within 1 ulp of numpy's exp (tested); exp(x) for
+  x < -708 returns 0 (true value < 3e-308).  19 vector operations per 8 values
+  against 24 for the degree-13 Taylor polynomial and floor it replaced (0.64 -> 0.50
+  ns per value, one thread, AVX-512).  ``fast_exp_full_scalar``: any argument (the positive
   map's), 2**k applied as two factors, so it overflows to inf and underflows
   gradually exactly where libm's does.  ``fast_exp_f32_scalar``: float32, degree 7
   (1.3 float32 ulp), 8 lanes per AVX2 vector, for the mixed-precision kernel tiles.
@@ -65,8 +70,8 @@ FMA = {"contract"}
 
 
 def _bitcast(src, dst, llvm_type):
-    """An intrinsic reinterpreting the bits of a ``src`` integer as a ``dst`` float of
-    the same width (a vectorisable bit-cast: how 2**k enters the exponent field)."""
+    """An intrinsic reinterpreting the bits of a ``src`` number as a ``dst`` number of the
+    same width (a vectorisable bit-cast: how 2**k enters the exponent field)."""
 
     @intrinsic
     def cast(typingctx, x):
@@ -102,6 +107,7 @@ def wide_vectors(typingctx):
 
 
 _i64_as_f64 = _bitcast(nb.types.int64, nb.types.float64, ir.DoubleType())
+_f64_as_i64 = _bitcast(nb.types.float64, nb.types.int64, ir.IntType(64))
 _i32_as_f32 = _bitcast(nb.types.int32, nb.types.float32, ir.FloatType())
 
 
@@ -115,8 +121,7 @@ def _reduce_pi(x):
 
 
 #: Taylor coefficients, highest power first: cos(r) = sum_n (-1)^n z^n / (2n)!, z = r^2,
-#: through n = 10; sin(r) = r + r sum_{n>=1} (-1)^n z^n / (2n+1)!, through n = 10;
-#: exp(r) = sum_n r^n / n!, through n = 13 (|r| <= ln2 / 2)
+#: through n = 10; sin(r) = r + r sum_{n>=1} (-1)^n z^n / (2n+1)!, through n = 10
 COS_TAYLOR = (4.1103176233121648e-19, -1.5619206968586225e-16, 4.7794773323873853e-14,
               -1.1470745597729725e-11, 2.08767569878681e-09, -2.7557319223985888e-07,
               2.4801587301587302e-05, -0.0013888888888888889, 0.041666666666666664, -0.5, 1.0)
@@ -124,10 +129,18 @@ SIN_TAYLOR = (1.9572941063391263e-20, -8.2206352466243295e-18, 2.811457254345520
               -7.6471637318198164e-13, 1.6059043836821613e-10, -2.505210838544172e-08,
               2.7557319223985893e-06, -0.00019841269841269841, 0.0083333333333333332,
               -0.16666666666666666, 0.0)
-EXP_TAYLOR = (1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08,
-              2.7557319223985888e-07, 2.7557319223985893e-06, 2.4801587301587302e-05,
-              0.00019841269841269841, 0.0013888888888888889, 0.0083333333333333332,
-              0.041666666666666664, 0.16666666666666666, 0.5, 1.0, 1.0)
+#: exp(r) = 1 + r + r^2 Q(r) on |r| <= ln2 / 2: Q of degree 9 interpolating
+#: (exp(r) - 1 - r) / r^2 at its 10 Chebyshev points, solved at 60 digits with mpmath
+#: (relative error of the exact polynomial 1.7e-17; highest degree first)
+EXP_Q = (2.5100375832561234e-08, 2.7620075879983367e-07, 2.7557268480310024e-06,
+         2.4801521322368692e-05, 0.00019841269863040545, 0.0013888888917196719,
+         0.008333333333330065, 0.041666666666624164, 0.16666666666666669,
+         0.5000000000000001)
+#: 1.5 * 2**52: x + EXP_SHIFT rounds x to an integer held in the sum's low mantissa bits
+#: (for |x| < 2**51); those bits plus EXP_BIAS, shifted by 52, are 2**k's exponent field
+EXP_SHIFT = 6755399441055744.0
+EXP_SHIFT_BITS = int(np.array(EXP_SHIFT).view(np.int64))
+EXP_BIAS = 1023 - EXP_SHIFT_BITS
 
 
 @nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)
@@ -200,13 +213,22 @@ def fast_acos(x, out):
 
 
 @nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)
+def _exp_reduce(x):
+    """x = k ln2 + r, |r| <= ln2 / 2: (exp(r), kd) where kd = x / ln2 + EXP_SHIFT holds
+    k in its low bits (k = kd - EXP_SHIFT exactly)."""
+    kd = x * LN2_INV + EXP_SHIFT
+    k = kd - EXP_SHIFT
+    r = (x - k * LN2_HI) - k * LN2_LO
+    return 1.0 + r + (r * r) * _horner(r, EXP_Q), kd
+
+
+@nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)
 def fast_exp_scalar(x):
-    """exp(x) for x <= 0 (for x > 0 it is accurate up to x = 709)."""
-    xc = max(x, EXP_MIN_ARG)
-    k = np.floor(xc * LN2_INV + 0.5)
-    r = (xc - k * LN2_HI) - k * LN2_LO
-    p = _horner(r, EXP_TAYLOR)
-    scale = _i64_as_f64((np.int64(k) + 1023) << 52)
+    """exp(x) for x <= 0 (for x > 0 it is accurate up to x = 709); 0 below EXP_MIN_ARG
+    and for NaN.  x is not clamped: below EXP_MIN_ARG the scale's bits are garbage and
+    the select drops them."""
+    p, kd = _exp_reduce(x)
+    scale = _i64_as_f64((_f64_as_i64(kd) + EXP_BIAS) << 52)
     return p * scale if x >= EXP_MIN_ARG else 0.0
 
 
@@ -244,10 +266,8 @@ def fast_exp_full_scalar(x):
     so large results do not overflow early and tiny ones go gradually subnormal.
     NaN gives NaN."""
     xc = min(max(x, EXP_FULL_MIN), EXP_FULL_MAX)
-    k = np.floor(xc * LN2_INV + 0.5)
-    r = (xc - k * LN2_HI) - k * LN2_LO
-    p = _horner(r, EXP_TAYLOR)
-    ki = np.int64(k)
+    p, kd = _exp_reduce(xc)
+    ki = _f64_as_i64(kd) - EXP_SHIFT_BITS
     k1 = ki >> 1
     s1 = _i64_as_f64((k1 + 1023) << 52)
     s2 = _i64_as_f64((ki - k1 + 1023) << 52)

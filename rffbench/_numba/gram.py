@@ -72,8 +72,45 @@ def _code(v):
 # --------------------------------------------------------------------------
 # one row of kernel values, one branch per code (overloads on literal codes)
 # --------------------------------------------------------------------------
+def profile_scale(profile, a):
+    """c such that the profile is a function of u = -c s alone (``neg_profile_value``):
+    a for exp(-a s), a^2 for the profiles of a sqrt(s) (Matern)."""
+    return a if profile == PROFILE_EXP else a * a
+
+
+def neg_profile_value(u, profile):
+    """f as a function of u = -c s <= 0 (c = ``profile_scale``), in the precision of u:
+    exp(u), or with t = sqrt(-u) = a sqrt(s): exp(-t), (1 + t) exp(-t), (1 + t + t^2 / 3)
+    exp(-t).  u is what a GEMM of the scaled rows gives directly (``sqdist_gemm_rows``)."""
+
+
+@overload(neg_profile_value, inline="always", prefer_literal=True)
+def _ov_neg_profile_value(u, profile):
+    code = _code(profile)
+    if code is None:
+        return None
+    if code == PROFILE_EXP:
+        def impl(u, profile):
+            return _exp_typed(u)
+    elif code == PROFILE_EXP_SQRT:
+        def impl(u, profile):
+            return _exp_typed(-np.sqrt(-u))
+    elif code == PROFILE_MATERN15:  # t capped where exp(-t) is 0: no inf * 0
+        def impl(u, profile):
+            t = min(np.sqrt(-u), _like(u, MATERN_T_MAX))
+            return (_like(u, 1.0) + t) * _exp_typed(-t)
+    elif code == PROFILE_MATERN25:
+        def impl(u, profile):
+            t = min(np.sqrt(-u), _like(u, MATERN_T_MAX))
+            return (_like(u, 1.0) + t + t * t / _like(u, 3.0)) * _exp_typed(-t)
+    else:
+        raise nb.core.errors.TypingError(f"unknown profile code {code}")
+    return impl
+
+
 def profile_value(s, profile, a):
-    """f(s) for the profile code, in the precision of s (float32: float32 exp, 16 lanes)."""
+    """f(s) for the profile code, in the precision of s (float32: float32 exp, 16 lanes):
+    s itself (PROFILE_NONE), else ``neg_profile_value(-c s)``."""
 
 
 @overload(profile_value, inline="always", prefer_literal=True)
@@ -84,22 +121,8 @@ def _ov_profile_value(s, profile, a):
     if code == PROFILE_NONE:
         return lambda s, profile, a: s
     if code == PROFILE_EXP:
-        def impl(s, profile, a):
-            return _exp_typed(_like(s, -a) * s)
-    elif code == PROFILE_EXP_SQRT:
-        def impl(s, profile, a):
-            return _exp_typed(_like(s, -a) * np.sqrt(s))
-    elif code == PROFILE_MATERN15:  # t capped where exp(-t) is 0: no inf * 0
-        def impl(s, profile, a):
-            t = min(_like(s, a) * np.sqrt(s), _like(s, MATERN_T_MAX))
-            return (_like(s, 1.0) + t) * _exp_typed(-t)
-    elif code == PROFILE_MATERN25:
-        def impl(s, profile, a):
-            t = min(_like(s, a) * np.sqrt(s), _like(s, MATERN_T_MAX))
-            return (_like(s, 1.0) + t + t * t / _like(s, 3.0)) * _exp_typed(-t)
-    else:
-        raise nb.core.errors.TypingError(f"unknown profile code {code}")
-    return impl
+        return lambda s, profile, a: neg_profile_value(_like(s, -a) * s, profile)
+    return lambda s, profile, a: neg_profile_value(_like(s, -(a * a)) * s, profile)
 
 
 @nb.njit(inline="always")
@@ -231,6 +254,32 @@ def sqdist_profile_row(row, xsq, ysq, profile, a):
     zero = _like(row, 0.0)
     for j in range(row.shape[0]):  # one loop: the distance stays in a register for f
         row[j] = profile_value(max(xsq + ysq[j] - two * row[j], zero), profile, a)
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def scaled_sqdist_row(row, profile):
+    """row holds u = -c |x - y|^2 for one x (a GEMM of ``sqdist_gemm_rows``); overwrite
+    with f: one load, the profile and one store per pair (u > 0 only by rounding: 0)."""
+    wide_vectors()
+    literally(profile)
+    zero = _like(row, 0.0)
+    for j in range(row.shape[0]):
+        row[j] = neg_profile_value(min(row[j], zero), profile)
+
+
+def sqdist_gemm_rows(X, profile, a):
+    """(L, R), X's rows augmented so that the GEMM L R^T is -c |x_i - y_j|^2 itself
+    (c = ``profile_scale``): L = [2c x, -c |x|^2, -c], R = [x, 1, |x|^2] (squared norms in
+    float64, then X's precision).  The tile's values then need no per-pair norms, no
+    distance arithmetic and no scaling: the exact products' Gaussian and Matern tiles
+    8% faster.  Rounding: the GEMM sums d + 2 terms of magnitude up to c (|x|^2 + |y|^2),
+    the same cancellation as |x|^2 + |y|^2 - 2 x.y."""
+    c = profile_scale(profile, a)
+    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)[:, None]
+    one = np.ones_like(sq)
+    L = np.hstack([2.0 * c * X, -c * sq, -c * one]).astype(X.dtype)
+    R = np.hstack([X, one, sq]).astype(X.dtype)
+    return L, R
 
 
 def dot_profile_row(row, xn, yn, profile, a, b, p):
@@ -388,8 +437,8 @@ def dot_profile_inplace(G, xn, yn, profile, a, b, p):
 # padded to a multiple of T (padding rows of V are 0, padded outputs are dropped).
 def kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
     """G <- K(X[i0:i0+T], Y[j0:j0+T]) for the kernel described by (tile, kind, profile,
-    a, b, p), in X's precision; xaux / yaux: squared norms (TILE_SQDIST) or norms / l
-    (TILE_DOT)."""
+    a, b, p), in X's precision.  TILE_SQDIST: X and Y are the augmented rows L and R of
+    ``sqdist_gemm_rows``; TILE_DOT: xaux / yaux are the norms / l."""
 
 
 @overload(kernel_tile, inline="always", prefer_literal=True)
@@ -401,13 +450,12 @@ def _ov_kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, 
         def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
             for r in range(G.shape[0]):
                 coordinate_row(X[i0 + r], Yt, j0, G[r], kind, profile, a)
-    elif code == TILE_SQDIST:
+    elif code == TILE_SQDIST:  # X, Y: the rows of sqdist_gemm_rows (L and R)
         def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
             T = G.shape[0]
             gemm(X[i0:i0 + T], Y[j0:j0 + T], G, False, True, 0.0)
-            ya = yaux[j0:j0 + T]
             for r in range(T):
-                sqdist_profile_row(G[r], xaux[i0 + r], ya, profile, a)
+                scaled_sqdist_row(G[r], profile)
     elif code == TILE_DOT:
         def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
             T = G.shape[0]
@@ -464,6 +512,10 @@ def _times_chunk(X, Y, Yt, xaux, yaux, V, out, ti, tj, s0, s1, symmetric,
         i0 = ti[t] * T
         j0 = tj[t] * T
         kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p)
+        if symmetric and i0 == j0:  # exactly symmetric: the augmented rows' GEMM adds
+            for r in range(T):      # the two squared norms in the order of the roles
+                for c in range(r):
+                    G[r, c] = G[c, r]
         widen(G, K)
         gemm(K, V[j0:j0 + T], out[i0:i0 + T], False, False, 1.0)
         if symmetric and i0 != j0:
