@@ -494,8 +494,8 @@ class TiledRows:
     """Rows prepared by ``kernel.inputs`` as the fused products take them: padded with
     zero rows to a multiple of KERNEL_TILE, as the tile's GEMM reads them in the left
     (``left``: the rows i of K[i, j]) and right (``right``: the rows j) roles (the
-    squared-distance tiles' augmented rows, ``nbk.sqdist_gemm_rows``; else the rows
-    themselves), their per-row numbers (``TileSpec.aux``: the dot-product tiles' norms)
+    squared-distance tiles' augmented rows, ``nbk.sqdist_gemm_rows``, the dot-product
+    tiles' scaled ones, ``nbk.dot_gemm_rows``; else the rows themselves), their per-row numbers (``TileSpec.aux``: the dot-product tiles' norms)
     and, for the coordinate loop, the transposed copy it reads."""
 
     def __init__(self, spec, Xw):
@@ -504,6 +504,8 @@ class TiledRows:
         X = _pad_rows(Xw, T)
         if spec.tile == nbk.TILE_SQDIST:
             self.left, self.right = nbk.sqdist_gemm_rows(X, spec.profile, spec.a)
+        elif spec.tile == nbk.TILE_DOT:
+            self.left, self.right = nbk.dot_gemm_rows(X, spec.profile, spec.a)
         else:
             self.left = self.right = X
         self.aux = spec.aux(X) if spec.tile == nbk.TILE_DOT \

@@ -146,8 +146,8 @@ def test_sqdist_kernels_and_profiles(rng, profile):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_scaled_sqdist_rows_and_row(rng, profile, dtype):
     """The augmented rows' GEMM is -c |x - y|^2 (c = profile_scale) and the scaled row's
-    profile of it is the numpy profile of the distances (float32 rows: float32 accuracy);
-    padded zero rows are harmless (finite values)."""
+    profile of it is the numpy profile of the distances (float32 rows: float32 accuracy),
+    its source row cleared; padded zero rows are harmless (finite values)."""
     from rffbench._numba import gram
 
     X = rng.normal(size=(40, 5)).astype(dtype)
@@ -162,15 +162,17 @@ def test_scaled_sqdist_rows_and_row(rng, profile, dtype):
     eps = np.finfo(dtype).eps
     norms = (X64**2).sum(1)[:, None] + (Y64**2).sum(1)[None, :]
     assert np.max(np.abs(G + c * sq) / (c * norms)) <= 20 * eps
+    K = np.full(G.shape, np.nan)
     for r in range(G.shape[0]):
-        gram.scaled_sqdist_row(G[r], profile)
+        gram.scaled_sqdist_row(G[r], K[r], profile)
     tol = 1e-12 if dtype == np.float64 else 2e-5
-    assert np.allclose(G, PROFILE_REF[profile](sq, 0.7), rtol=tol, atol=tol)
+    assert np.allclose(K, PROFILE_REF[profile](sq, 0.7), rtol=tol, atol=tol)
+    assert not G.any()  # cleared for the next accumulating GEMM
     pad = np.zeros((1, 7), dtype)
     pad[0, 6] = -c
     P = pad @ R.T
-    gram.scaled_sqdist_row(P[0], profile)
-    assert np.all(np.isfinite(P))
+    gram.scaled_sqdist_row(P[0], K[0], profile)
+    assert np.all(np.isfinite(K[0]))
 
 
 def test_coordinate_gram_kernels(rng):
@@ -215,6 +217,25 @@ def test_fast_exp_full_range():
     assert sub.sum() > 1000 and np.max(np.abs(out[sub] - ref[sub])) <= 2 * 5e-324
     assert np.array_equal(np.isinf(out), np.isinf(ref)) and np.array_equal(out == 0, ref == 0)
     assert np.array_equal(np.isnan(out), np.isnan(ref))
+
+
+def test_fast_exp_upper_range():
+    """The exponential dot-product kernel's exp: within 1 ulp of numpy's up to its
+    overflow (inf where numpy's is), 0 below -708 (true value < 3.3e-308), NaN kept."""
+    x = np.concatenate([_grid(-708.0, 709.78, 1_000_001),
+                        [0.0, -0.0, 709.782, 709.783, 709.79, 710.0, 1e300, np.inf]])
+    out = np.empty_like(x)
+    nbk.fast_exp_upper(x, out)
+    with np.errstate(over="ignore"):
+        ref = np.exp(x)
+    fin = np.isfinite(ref)
+    ulps = np.abs(out[fin] - ref[fin]) / np.spacing(ref[fin])
+    assert ulps.max() <= 1.0, (ulps.max(), x[fin][ulps.argmax()])
+    assert np.array_equal(np.isinf(out), ~fin)
+    low = np.array([-708.01, -745.0, -1e300, -np.inf, np.nan])
+    out = np.empty_like(low)
+    nbk.fast_exp_upper(low, out)
+    assert np.array_equal(out[:4], np.zeros(4)) and np.isnan(out[4])
 
 
 def test_fast_exp_float32_accuracy():

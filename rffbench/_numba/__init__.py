@@ -20,14 +20,14 @@ it is compared against.  The names below are what the rest of rffbench uses
 from .binning import binning_keys, unary_codes, unary_counts
 from .elementwise import (EXP_MIN_ARG, FAST_TRIG_MAX, FAST_TRIG_MAX_F32, FMA, fast_acos,
                           fast_cos, fast_cos_scalar, fast_exp, fast_exp_f32, fast_exp_f32_scalar,
-                          fast_exp_full, fast_exp_full_scalar, fast_exp_scalar, fast_sin,
+                          fast_exp_full, fast_exp_full_scalar, fast_exp_scalar, fast_exp_upper, fast_sin,
                           fast_sin_scalar)
 from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_EXP, DOT_POLY,
                    INTERSECTION, anova_gram, KERNEL_TILE,
                    L1DIST, MATERN_T_MAX, PROFILE_EXP, PROFILE_EXP_SQRT, PROFILE_MATERN15,
                    PROFILE_MATERN25, PROFILE_NONE, SECH, SQDIST, TILE_COORD, TILE_DOT,
                    TILE_SQDIST, coordinate_gram, dot_profile_inplace, kernel_gram_tiles,
-                   kernel_times, sqdist_from_gemm_profile, sqdist_gemm_rows)
+                   kernel_times, sqdist_from_gemm_profile, sqdist_gemm_rows, dot_gemm_rows)
 from .hadamard import (ROW_BLOCK, fastfood_project, fwht_columns, fwht_tiles_repeat,
                        sorf_project, srht_project)
 from .passes import (ACT_IDENTITY, ACT_RELU, ACT_STEP, GEMM_BLOCK, activation_inplace,
@@ -47,9 +47,10 @@ __all__ = [
     "binning_keys", "coordinate_gram", "cos_offset_scale_inplace", "count_sketches",
     "dot_profile_inplace", "fast_cos", "fast_cos_scalar", "fast_exp", "fast_exp_f32",
     "fast_exp_f32_scalar", "fast_exp_full", "fast_exp_full_scalar", "fast_exp_scalar",
+    "fast_exp_upper",
     "fast_sin", "fast_sin_scalar", "fastfood_project", "fwht_columns",
     "fwht_tiles_repeat", "gemm_cos_offset", "gemm_sincos", "group_products",
     "kernel_gram_tiles", "kernel_times", "max_abs_diff_upper", "positive_features_inplace",
     "scale_columns_inplace", "scale_inplace", "sincos_pairs_inplace", "sorf_project",
-    "sqdist_from_gemm_profile", "sqdist_gemm_rows",
+    "sqdist_from_gemm_profile", "sqdist_gemm_rows", "dot_gemm_rows",
 ]

@@ -232,6 +232,26 @@ def fast_exp_scalar(x):
     return p * scale if x >= EXP_MIN_ARG else 0.0
 
 
+@nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)
+def fast_exp_upper_scalar(x):
+    """exp(x) up to overflow, 0 below EXP_MIN_ARG (as fast_exp_scalar), inf above
+    EXP_FULL_MAX, NaN kept: the exponential dot-product kernel's exp.  2**k as 2 times
+    2**(k - 1) (both exact, so the product overflows exactly where exp does); no gradual
+    underflow, so no second scale factor: 25 vector operations per 8 values against
+    fast_exp_full_scalar's 34.  (2 p first: p 2**(k - 1) would be subnormal near -708.)"""
+    p, kd = _exp_reduce(x)
+    y = (p * 2.0) * _i64_as_f64((_f64_as_i64(kd) + (EXP_BIAS - 1)) << 52)
+    y = 0.0 if x < EXP_MIN_ARG else y
+    return np.inf if x > EXP_FULL_MAX else y
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def fast_exp_upper(x, out):
+    """out[i] = exp(x[i]) by fast_exp_upper_scalar (accuracy-test entry point)."""
+    for i in prange(x.shape[0]):
+        out[i] = fast_exp_upper_scalar(np.float64(x[i]))
+
+
 #: float32 exponential: cephes' split of ln 2 (LN2_HI_F has 12 significant bits, so
 #: k * LN2_HI_F is exact for |k| < 2**12), Taylor through r^7 on |r| <= ln2/2 (truncation
 #: 5e-9, below float32's half-ulp 6e-8), 2**k through the exponent bits

@@ -32,7 +32,7 @@ from numba.extending import overload
 
 from .blas import gemm
 from .elementwise import (FMA, INV_PI, _exp_typed, _like, fast_acos_scalar,
-                          fast_exp_full_scalar, fast_exp_scalar, wide_vectors)
+                          fast_exp_scalar, fast_exp_upper_scalar, wide_vectors)
 
 # --------------------------------------------------------------------------
 # the codes
@@ -257,14 +257,16 @@ def sqdist_profile_row(row, xsq, ysq, profile, a):
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
-def scaled_sqdist_row(row, profile):
-    """row holds u = -c |x - y|^2 for one x (a GEMM of ``sqdist_gemm_rows``); overwrite
-    with f: one load, the profile and one store per pair (u > 0 only by rounding: 0)."""
+def scaled_sqdist_row(g, k, profile):
+    """g holds u = -c |x - y|^2 for one x (a GEMM of ``sqdist_gemm_rows``): k <- f(u)
+    (float64), g <- 0 (ready for the next tile's accumulating GEMM).  One load, the
+    profile and two stores per pair (u > 0 only by rounding: 0)."""
     wide_vectors()
     literally(profile)
-    zero = _like(row, 0.0)
-    for j in range(row.shape[0]):
-        row[j] = neg_profile_value(min(row[j], zero), profile)
+    zero = _like(g, 0.0)
+    for j in range(g.shape[0]):
+        k[j] = neg_profile_value(min(g[j], zero), profile)
+        g[j] = zero
 
 
 def sqdist_gemm_rows(X, profile, a):
@@ -282,58 +284,83 @@ def sqdist_gemm_rows(X, profile, a):
     return L, R
 
 
-def dot_profile_row(row, xn, yn, profile, a, b, p):
-    """row holds x.y for one x (norm/l ``xn``); overwrite with the kernel value."""
+def dot_gemm_rows(X, profile, a):
+    """(L, R), X's rows scaled so that the GEMM L R^T is the dot-product profile's
+    argument u itself: a x.y (L = a x, R = x) for the polynomial and exponential
+    profiles, cos(x, y) (L = R = x / |x|, 0 for a zero row) for the arc-cosine ones (no
+    division per pair).  Norms in float64, rows returned in X's precision."""
+    X64 = np.asarray(X, dtype=np.float64)
+    if profile in (DOT_ARCCOS0, DOT_ARCCOS1):
+        norm = np.sqrt(np.einsum("ij,ij->i", X64, X64))[:, None]
+        U = np.divide(X64, norm, out=np.zeros_like(X64), where=norm > 0).astype(X.dtype)
+        return U, U
+    return (a * X64).astype(X.dtype), X
 
 
-@overload(dot_profile_row, inline="always", prefer_literal=True)
-def _ov_dot_profile_row(row, xn, yn, profile, a, b, p):
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def scaled_dot_row(g, k, xn, yn, profile, b, p):
+    """g holds u for one x (a GEMM of ``dot_gemm_rows``; xn, yn: norms / l): k <- the
+    kernel value ((u + b)^p, exp(u) or the arc-cosine kernel of c = u; float64),
+    g <- 0 (ready for the next tile's accumulating GEMM)."""
+    wide_vectors()
+    literally(profile)
+    dot_row_values(g, k, xn, yn, profile, b, p)
+    for j in range(g.shape[0]):
+        g[j] = 0.0
+
+
+def dot_row_values(g, k, xn, yn, profile, b, p):
+    """k <- the values of the row of arguments g (k may be g; inlined where the caller
+    has the literal code)."""
+
+
+@overload(dot_row_values, inline="always", prefer_literal=True)
+def _ov_dot_row_values(g, k, xn, yn, profile, b, p):
     code = _code(profile)
     if code is None:
         return None
     if code == DOT_POLY:
-        def impl(row, xn, yn, profile, a, b, p):
-            m = row.shape[0]
+        def impl(g, k, xn, yn, profile, b, p):
+            m = g.shape[0]
             if p == 1.0:  # the linear kernel
                 for j in range(m):
-                    row[j] = a * np.float64(row[j]) + b
+                    k[j] = np.float64(g[j]) + b
             elif p == 2.0:  # the default degree, and 3 and 4, by multiplications (vectorised)
                 for j in range(m):
-                    t = a * np.float64(row[j]) + b
-                    row[j] = t * t
+                    t = np.float64(g[j]) + b
+                    k[j] = t * t
             elif p == 3.0:
                 for j in range(m):
-                    t = a * np.float64(row[j]) + b
-                    row[j] = t * t * t
+                    t = np.float64(g[j]) + b
+                    k[j] = t * t * t
             elif p == 4.0:
                 for j in range(m):
-                    t = a * np.float64(row[j]) + b
+                    t = np.float64(g[j]) + b
                     t = t * t
-                    row[j] = t * t
+                    k[j] = t * t
             else:
                 for j in range(m):
-                    row[j] = (a * np.float64(row[j]) + b) ** p
+                    k[j] = (np.float64(g[j]) + b) ** p
         return impl
-    if code == DOT_EXP:  # the argument can be positive: the full-range exp (vectorised)
-        def impl(row, xn, yn, profile, a, b, p):
-            for j in range(row.shape[0]):
-                row[j] = fast_exp_full_scalar(a * np.float64(row[j]))
+    if code == DOT_EXP:  # the argument can be positive: exp up to its overflow
+        def impl(g, k, xn, yn, profile, b, p):
+            for j in range(g.shape[0]):
+                k[j] = fast_exp_upper_scalar(np.float64(g[j]))
         return impl
     if code not in (DOT_ARCCOS0, DOT_ARCCOS1):
         raise nb.core.errors.TypingError(f"unknown dot-product profile {code}")
     order0 = code == DOT_ARCCOS0
 
-    def impl(row, xn, yn, profile, a, b, p):
-        for j in range(row.shape[0]):  # branch-free (selects): the loop vectorises
+    def impl(g, k, xn, yn, profile, b, p):
+        for j in range(g.shape[0]):  # branch-free (selects): the loop vectorises
             nn = xn * yn[j]
-            zero = nn == 0.0  # k = 0 where x or y is 0
-            c = min(1.0, max(-1.0, a * np.float64(row[j]) / (1.0 if zero else nn)))
+            c = min(1.0, max(-1.0, np.float64(g[j])))
             theta = fast_acos_scalar(c)
             if order0:
                 v = 1.0 - theta * INV_PI
             else:
                 v = nn * (np.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) * INV_PI
-            row[j] = 0.0 if zero else v
+            k[j] = 0.0 if nn == 0.0 else v  # k = 0 where x or y is 0
     return impl
 
 
@@ -402,29 +429,30 @@ def sqdist_from_gemm_profile(G, xsq, ysq, profile, a):
     _sqdist_for(int(profile))(G, xsq, ysq, a)
 
 
-@nb.njit(nogil=True, cache=True, error_model="numpy")
-def _dot_rows(G, xn, yn, i0, i1, profile, a, b, p):
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def _dot_rows(G, xn, yn, i0, i1, profile, b, p):
     wide_vectors()
     literally(profile)
     for i in range(i0, i1):
-        dot_profile_row(G[i], xn[i], yn, profile, a, b, p)
+        dot_row_values(G[i], G[i], xn[i], yn, profile, b, p)
 
 
 @functools.lru_cache(maxsize=None)
 def _dot_for(profile):
     @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
-    def dot_profile_of(G, xn, yn, a, b, p):
+    def dot_profile_of(G, xn, yn, b, p):
         n = G.shape[0]
         for t in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
             _dot_rows(G, xn, yn, t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK), profile,
-                      a, b, p)
+                      b, p)
     return dot_profile_of
 
 
-def dot_profile_inplace(G, xn, yn, profile, a, b, p):
-    """G holds X @ Y.T; overwrite with the kernel value.  Arc-cosine: xn, yn are the norms
-    of X / l and Y / l and a = 1 / l^2 (so a G = (x / l).(y / l)); polynomial: (a G + b)^p."""
-    _dot_for(int(profile))(G, xn, yn, a, b, p)
+def dot_profile_inplace(G, xn, yn, profile, b, p):
+    """G holds L R^T for the rows of ``dot_gemm_rows`` (the profile's argument u);
+    overwrite with the kernel value.  xn, yn: the norms of X / l and Y / l (the
+    arc-cosine kernels' |x| |y|)."""
+    _dot_for(int(profile))(G, xn, yn, b, p)
 
 
 # --------------------------------------------------------------------------
@@ -435,49 +463,58 @@ def dot_profile_inplace(G, xn, yn, profile, a, b, p):
 # thread) or by the exact coordinate loop, the kernel's profile applied in place, then
 # multiplied into the output by another GEMM while the tile is in cache.  Rows are
 # padded to a multiple of T (padding rows of V are 0, padded outputs are dropped).
-def kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
-    """G <- K(X[i0:i0+T], Y[j0:j0+T]) for the kernel described by (tile, kind, profile,
-    a, b, p), in X's precision.  TILE_SQDIST: X and Y are the augmented rows L and R of
-    ``sqdist_gemm_rows``; TILE_DOT: xaux / yaux are the norms / l."""
+def kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
+    """K <- K(X[i0:i0+T], Y[j0:j0+T]) (float64) for the kernel described by (tile, kind,
+    profile, a, b, p).  TILE_SQDIST and TILE_DOT: X and Y are the rows of
+    ``sqdist_gemm_rows`` / ``dot_gemm_rows`` (xaux / yaux: the norms / l), their GEMM
+    accumulates into G (X's precision, zero on entry and on return: a GEMM into a
+    zeroed tile skips BLAS's separate pass that zeroes its output, 0.15 ns of 0.7 per
+    pair at d = 16) and the row functions turn it into K.  TILE_COORD: the coordinate
+    loop into G, then K <- G (nothing when K is G)."""
 
 
 @overload(kernel_tile, inline="always", prefer_literal=True)
-def _ov_kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+def _ov_kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
     code = _code(tile)
     if code is None or _code(kind) is None or _code(profile) is None:
         return None
     if code == TILE_COORD:
-        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
             for r in range(G.shape[0]):
                 coordinate_row(X[i0 + r], Yt, j0, G[r], kind, profile, a)
-    elif code == TILE_SQDIST:  # X, Y: the rows of sqdist_gemm_rows (L and R)
-        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+            widen(G, K)
+    elif code == TILE_SQDIST:
+        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
             T = G.shape[0]
-            gemm(X[i0:i0 + T], Y[j0:j0 + T], G, False, True, 0.0)
+            gemm(X[i0:i0 + T], Y[j0:j0 + T], G, False, True, 1.0)
             for r in range(T):
-                scaled_sqdist_row(G[r], profile)
+                scaled_sqdist_row(G[r], K[r], profile)
     elif code == TILE_DOT:
-        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p):
+        def impl(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
             T = G.shape[0]
-            gemm(X[i0:i0 + T], Y[j0:j0 + T], G, False, True, 0.0)
+            gemm(X[i0:i0 + T], Y[j0:j0 + T], G, False, True, 1.0)
             ya = yaux[j0:j0 + T]
             for r in range(T):
-                dot_profile_row(G[r], xaux[i0 + r], ya, profile, a, b, p)
+                scaled_dot_row(G[r], K[r], xaux[i0 + r], ya, profile, b, p)
     else:
         raise nb.core.errors.TypingError(f"unknown tile code {code}")
     return impl
 
 
-def float64_tile(G):
-    """Where a tile's float64 values go: G itself, or a new float64 array for a float32 G
-    (the mixed precision: float32 tiles, float64 products and sums)."""
+def value_tile(G, tile):
+    """Where a tile's float64 values go: a new array for the GEMM tiles (their G is kept
+    zero for the next GEMM) and for a float32 G (the mixed precision: float32 tiles,
+    float64 products and sums); else G itself."""
 
 
-@overload(float64_tile)
-def _ov_float64_tile(G):
-    if G.dtype == types.float32:
-        return lambda G: np.empty(G.shape)
-    return lambda G: G
+@overload(value_tile, prefer_literal=True)
+def _ov_value_tile(G, tile):
+    code = _code(tile)
+    if code is None:
+        return None
+    if G.dtype == types.float32 or code != TILE_COORD:
+        return lambda G, tile: np.empty(G.shape)
+    return lambda G, tile: G
 
 
 def widen(G, K):
@@ -497,6 +534,34 @@ def _ov_widen(G, K):
     return impl
 
 
+#: the one-column products' sums may be reassociated (vectorised partial sums; the
+#: order is fixed by the compiled code, not by the thread count)
+SUM_FLAGS = {"contract", "reassoc"}
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=SUM_FLAGS)
+def tile_times_vector(K, v, out, i0, j0, transpose):
+    """out[i0:i0+T] += K v[j0:j0+T] and, if ``transpose``, out[j0:j0+T] += K^T v[i0:i0+T],
+    in one pass over the tile (each row read once, from L1, for both): the products with
+    one column, where two BLAS GEMVs read the 512 KiB tile twice."""
+    wide_vectors()
+    T = K.shape[0]
+    vj = v[j0:j0 + T]
+    oj = out[j0:j0 + T]
+    for r in range(T):
+        Kr = K[r]
+        s = 0.0
+        if transpose:
+            vi = v[i0 + r]
+            for j in range(T):
+                s += Kr[j] * vj[j]
+                oj[j] += Kr[j] * vi
+        else:
+            for j in range(T):
+                s += Kr[j] * vj[j]
+        out[i0 + r] += s
+
+
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
 def _times_chunk(X, Y, Yt, xaux, yaux, V, out, ti, tj, s0, s1, symmetric,
                  tile, kind, profile, a, b, p):
@@ -506,17 +571,20 @@ def _times_chunk(X, Y, Yt, xaux, yaux, V, out, ti, tj, s0, s1, symmetric,
     literally(kind)
     literally(profile)
     T = KERNEL_TILE
-    G = np.empty((T, T), X.dtype)
-    K = float64_tile(G)
+    G = np.zeros((T, T), X.dtype)
+    K = value_tile(G, tile)
     for t in range(s0, s1):
         i0 = ti[t] * T
         j0 = tj[t] * T
-        kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p)
+        kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p)
         if symmetric and i0 == j0:  # exactly symmetric: the augmented rows' GEMM adds
             for r in range(T):      # the two squared norms in the order of the roles
                 for c in range(r):
-                    G[r, c] = G[c, r]
-        widen(G, K)
+                    K[r, c] = K[c, r]
+        if V.shape[1] == 1:
+            tile_times_vector(K, V.reshape(V.shape[0]), out.reshape(out.shape[0]), i0, j0,
+                              symmetric and i0 != j0)
+            continue
         gemm(K, V[j0:j0 + T], out[i0:i0 + T], False, False, 1.0)
         if symmetric and i0 != j0:
             gemm(K, V[i0:i0 + T], out[j0:j0 + T], True, False, 1.0)
@@ -556,14 +624,15 @@ def _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p):
     literally(profile)
     T = KERNEL_TILE
     n, m = out.shape
-    G = np.empty((T, T), X.dtype)
+    G = np.zeros((T, T), X.dtype)
+    K = value_tile(G, tile)
     i0 = I * T
     for J in range(Y.shape[0] // T):
         j0 = J * T
-        kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, tile, kind, profile, a, b, p)
+        kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p)
         for r in range(min(T, n - i0)):
             for j in range(min(T, m - j0)):
-                out[i0 + r, j0 + j] = G[r, j]
+                out[i0 + r, j0 + j] = K[r, j]
 
 
 @functools.lru_cache(maxsize=None)

@@ -395,11 +395,14 @@ class TileSpec(NamedTuple):
 
 
 def _dot_gram(X, Y, out, spec):
-    Yt = np.ascontiguousarray(Y.T)
+    """The profile's argument by a GEMM of the scaled rows (``nbk.dot_gemm_rows``: the
+    fused products' tiles take the same), then the profile."""
+    L = nbk.dot_gemm_rows(X, spec.profile, spec.a)[0]
+    Rt = np.ascontiguousarray(nbk.dot_gemm_rows(Y, spec.profile, spec.a)[1].T)
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
-        np.matmul(X[s:s + GRAM_BLOCK_ROWS], Yt, out=out[s:s + GRAM_BLOCK_ROWS])
+        np.matmul(L[s:s + GRAM_BLOCK_ROWS], Rt, out=out[s:s + GRAM_BLOCK_ROWS])
     nbk.dot_profile_inplace(out, spec.aux(X, np.float64), spec.aux(Y, np.float64),
-                            spec.profile, spec.a, spec.b, spec.p)
+                            spec.profile, spec.b, spec.p)
 
 
 def _sqdist_gram(X, Y, out, spec):
