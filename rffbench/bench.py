@@ -310,6 +310,13 @@ PRODUCT_KERNELS = {
     "additive_chi2": ("d x divide",), "skewed_chi2": ("d x exp", "d x divide"),
     "linear": (), "exp_dot": ("exp",), "intersection": (),
 }
+#: vector operations per coordinate in the measured limit, at the GEMM's rate of
+#: operations (an FMA is one operation, two flops): a lower bound of what a coordinate's
+#: term costs.  One for a product or a squared difference (the GEMM's own FMA); two for
+#: the sums of minima (Laplacian's L1 distance as sum x + sum y - 2 sum min, the
+#: intersection kernel: a min and an add, which no FMA fuses); the other kernels' terms
+#: need more than one and are counted as one, so their limits stay lower bounds.
+COORDINATE_OPS = {"laplacian": 2, "intersection": 2}
 
 
 def _elementwise_seconds(op, threads, n=1 << 16, repeats=50):
@@ -333,7 +340,8 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
     * ``limit_s`` (the flop count): n^2 / 2 pairs x (2d + 2 + 10) flops at this run's
       large-DGEMM rate (2d for the distance, 2 for the multiply-add, about 10 for a
       vectorised exp; mixed: at the SGEMM rate);
-    * ``measured_limit_s``: n^2 / 2 pairs x (2d + 4) flops at the GEMM rate plus the kernel's
+    * ``measured_limit_s``: n^2 / 2 pairs x (2 c d + 4) flops at the GEMM rate (c: the
+      vector operations per coordinate, COORDINATE_OPS, default 1) plus the kernel's
       transcendental part (PRODUCT_KERNELS) at numpy's rate for it on this machine.
     Fractions are limit / measured (1 = at the limit).  The linear and polynomial kernels'
     products go through their explicit features when these are few (``product``;
@@ -369,7 +377,9 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
         for impl, (t, spread) in res.items():
             prec = "mixed" if impl == "mixed" else "float64"
             lim = pairs * (2 * d + 2 + 10) / rate[prec]
-            mlim = pairs * ((2 * d + 4) / rate[prec] + trans / (2 if prec == "mixed" else 1))
+            ops = COORDINATE_OPS.get(name, 1)
+            mlim = pairs * ((2 * ops * d + 4) / rate[prec]
+                            + trans / (2 if prec == "mixed" else 1))
             M = ops[impl].n_features
             rows.append(dict(kernel=name, n=n, d=d, impl=impl,
                              product="tiles" if M is None else f"{M} explicit features",

@@ -495,8 +495,9 @@ class TiledRows:
     zero rows to a multiple of KERNEL_TILE, as the tile's GEMM reads them in the left
     (``left``: the rows i of K[i, j]) and right (``right``: the rows j) roles (the
     squared-distance tiles' augmented rows, ``nbk.sqdist_gemm_rows``, the dot-product
-    tiles' scaled ones, ``nbk.dot_gemm_rows``; else the rows themselves), their per-row numbers (``TileSpec.aux``: the dot-product tiles' norms)
-    and, for the coordinate loop, the transposed copy it reads."""
+    tiles' scaled ones, ``nbk.dot_gemm_rows``; else the rows themselves), their per-row
+    numbers (``TileSpec.aux``: the dot-product tiles' norms, the L1 distance's coordinate
+    sums) and, for the coordinate loop, the transposed copy it reads."""
 
     def __init__(self, spec, Xw):
         T = nbk.KERNEL_TILE
@@ -508,7 +509,7 @@ class TiledRows:
             self.left, self.right = nbk.dot_gemm_rows(X, spec.profile, spec.a)
         else:
             self.left = self.right = X
-        self.aux = spec.aux(X) if spec.tile == nbk.TILE_DOT \
+        self.aux = spec.aux(X) if spec.tile != nbk.TILE_SQDIST \
             else np.zeros(X.shape[0], dtype=X.dtype)
         self.Xt = np.ascontiguousarray(X.T) if spec.tile == nbk.TILE_COORD \
             else np.zeros((1, 1), dtype=X.dtype)

@@ -179,8 +179,17 @@ def test_coordinate_gram_kernels(rng):
     X, Y = rng.normal(size=(30, 4)), rng.normal(size=(20, 4))
     diff = X[:, None, :] - Y[None, :, :]
     out = np.empty((30, 20))
-    nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.L1DIST, nbk.PROFILE_NONE, 0.0)
-    assert np.allclose(out, np.abs(diff).sum(-1), rtol=1e-14)
+    for shift in (0.0, 100.0):  # L1 = sum x + sum y - 2 sum min: cancellation ~eps sum |x|
+        Xs, Ys = X + shift, Y + shift
+        nbk.coordinate_gram(Xs, np.ascontiguousarray(Ys.T), out, nbk.L1DIST, nbk.PROFILE_NONE,
+                            0.0)
+        bound = 8 * np.finfo(float).eps * (np.abs(Xs).sum(1)[:, None] + np.abs(Ys).sum(1))
+        assert np.all(np.abs(out - np.abs(diff).sum(-1)) <= bound)
+    nbk.coordinate_gram(X, np.ascontiguousarray(X.T), out[:, :0], nbk.L1DIST,
+                        nbk.PROFILE_NONE, 0.0)  # no columns: nothing to do
+    D = np.empty((30, 30))
+    nbk.coordinate_gram(X, np.ascontiguousarray(X.T), D, nbk.L1DIST, nbk.PROFILE_NONE, 0.0)
+    assert np.array_equal(D, D.T) and np.all(D >= 0)
     nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.CAUCHY, nbk.PROFILE_NONE, 0.25)
     assert np.allclose(out, np.prod(1 / (1 + 0.25 * diff**2), -1), rtol=1e-13)
     nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SECH, nbk.PROFILE_NONE, 0.6)

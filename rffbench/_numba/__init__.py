@@ -26,7 +26,7 @@ from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_EXP, DOT
                    INTERSECTION, anova_gram, KERNEL_TILE,
                    L1DIST, MATERN_T_MAX, PROFILE_EXP, PROFILE_EXP_SQRT, PROFILE_MATERN15,
                    PROFILE_MATERN25, PROFILE_NONE, SECH, SQDIST, TILE_COORD, TILE_DOT,
-                   TILE_SQDIST, coordinate_gram, dot_profile_inplace, kernel_gram_tiles,
+                   TILE_SQDIST, coordinate_aux, coordinate_gram, dot_profile_inplace, kernel_gram_tiles,
                    kernel_times, sqdist_from_gemm_profile, sqdist_gemm_rows, dot_gemm_rows)
 from .hadamard import (ROW_BLOCK, fastfood_project, fwht_columns, fwht_tiles_repeat,
                        sorf_project, srht_project)
@@ -44,7 +44,7 @@ __all__ = [
     "TILE_DOT", "TILE_SQDIST", "abs_max_sum_sq", "activation_inplace", "ACT_IDENTITY",
     "ACT_RELU", "ACT_STEP", "anova_gram", "DOT_EXP", "elementary_symmetric", "INTERSECTION",
     "srht_project", "unary_codes", "unary_counts",
-    "binning_keys", "coordinate_gram", "cos_offset_scale_inplace", "count_sketches",
+    "binning_keys", "coordinate_aux", "coordinate_gram", "cos_offset_scale_inplace", "count_sketches",
     "dot_profile_inplace", "fast_cos", "fast_cos_scalar", "fast_exp", "fast_exp_f32",
     "fast_exp_f32_scalar", "fast_exp_full", "fast_exp_full_scalar", "fast_exp_scalar",
     "fast_exp_upper",

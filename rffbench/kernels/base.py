@@ -384,10 +384,10 @@ class TileSpec(NamedTuple):
 
     def aux(self, X, dtype=None):
         """Per-row numbers the tile code takes: squared norms (TILE_SQDIST), norms times
-        sqrt(a) (TILE_DOT: |x| / l), else none; computed in float64, returned in
-        ``dtype`` (default X's precision)."""
+        sqrt(a) (TILE_DOT: |x| / l), coordinate sums (TILE_COORD, L1DIST), else zeros;
+        computed in float64, returned in ``dtype`` (default X's precision)."""
         if self.tile == nbk.TILE_COORD:
-            return np.zeros(X.shape[0], dtype=dtype or X.dtype)
+            return nbk.coordinate_aux(X, self.kind, dtype)
         sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
         if self.tile == nbk.TILE_DOT:
             sq = np.sqrt(sq) * math.sqrt(self.a)
