@@ -377,8 +377,8 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
         for impl, (t, spread) in res.items():
             prec = "mixed" if impl == "mixed" else "float64"
             lim = pairs * (2 * d + 2 + 10) / rate[prec]
-            ops = COORDINATE_OPS.get(name, 1)
-            mlim = pairs * ((2 * ops * d + 4) / rate[prec]
+            per_coord = COORDINATE_OPS.get(name, 1)
+            mlim = pairs * ((2 * per_coord * d + 4) / rate[prec]
                             + trans / (2 if prec == "mixed" else 1))
             M = ops[impl].n_features
             rows.append(dict(kernel=name, n=n, d=d, impl=impl,
