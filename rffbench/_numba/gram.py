@@ -244,8 +244,9 @@ def _ov_finish_min_sum(row, kind, profile, a, xs, ys, j0):
         def impl(row, kind, profile, a, xs, ys, j0):
             two = _like(row, 2.0)
             zero = _like(row, 0.0)
+            yt = ys[j0:j0 + row.shape[0]]  # ys[j0 + j] would be a gather (j0 + j may wrap)
             for j in range(row.shape[0]):  # >= 0 up to rounding
-                row[j] = profile_value(max(xs + ys[j0 + j] - two * row[j], zero), profile, a)
+                row[j] = profile_value(max(xs + yt[j] - two * row[j], zero), profile, a)
         return impl
     if code == INTERSECTION:
         def impl(row, kind, profile, a, xs, ys, j0):
@@ -725,9 +726,12 @@ def _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p):
     for J in range(Y.shape[0] // T):
         j0 = J * T
         kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p)
+        w = min(T, m - j0)
         for r in range(min(T, n - i0)):
-            for j in range(min(T, m - j0)):
-                out[i0 + r, j0 + j] = K[r, j]
+            orow = out[i0 + r, j0:j0 + w]  # a slice: out[i0 + r, j0 + j] would scatter
+            Kr = K[r]
+            for j in range(w):
+                orow[j] = Kr[j]
 
 
 @functools.lru_cache(maxsize=None)
