@@ -219,8 +219,8 @@ def _ov_coordinate_rows2(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
         return None
     if code not in (L1DIST, INTERSECTION):
         def impl(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
-            coordinate_row(X[r], Yt, j0, G[g], kind, profile, a, xs[r], ys)
-            coordinate_row(X[r + 1], Yt, j0, G[g + 1], kind, profile, a, xs[r + 1], ys)
+            for q in range(2):  # one inlined copy (two trip numba's inliner on scopes)
+                coordinate_row(X[r + q], Yt, j0, G[g + q], kind, profile, a, xs[r + q], ys)
         return impl
 
     def impl(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
