@@ -310,6 +310,41 @@ def test_kernel_times_matches_numpy(make, n, m, rng):
     assert np.max(np.abs(G - _numpy_gram(k, X, Y))) <= 1e-13 * max(1.0, np.abs(K).max())
 
 
+@pytest.mark.parametrize("transpose", [False, True])
+def test_tile_times_vector_matches_numpy(rng, transpose):
+    """The one-column products of a tile in one pass: out[i0:] += K v[j0:] and, with
+    ``transpose``, out[j0:] += K^T v[i0:], against numpy (reassociated sums: rounding)."""
+    from rffbench._numba.gram import tile_times_vector
+
+    T = 64
+    K = rng.standard_normal((T, T))
+    v = rng.standard_normal(3 * T)
+    out = rng.standard_normal(3 * T)
+    ref = out.copy()
+    ref[0:T] += K @ v[2 * T:]
+    if transpose:
+        ref[2 * T:] += K.T @ v[:T]
+    tile_times_vector(K, v, out, 0, 2 * T, transpose)
+    np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-13 * np.abs(K).sum(1).max())
+    assert np.array_equal(out[T:2 * T], ref[T:2 * T])  # rows outside both tiles untouched
+
+
+@pytest.mark.parametrize("n", [1, 2, 31])
+def test_sums_of_minima_in_row_pairs_and_the_odd_row(rng, n):
+    """The intersection kernel and the L1 distance through the two-row loop (and the
+    single row left over for odd n), d = 7 (a group of four and three single
+    coordinates), against numpy."""
+    X, Y = np.abs(rng.normal(size=(n, 7))), np.abs(rng.normal(size=(13, 7)))
+    out = np.empty((n, 13))
+    nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.INTERSECTION,
+                        nbk.PROFILE_NONE, 0.5)
+    ref = 0.5 * np.minimum(X[:, None, :], Y[None, :, :]).sum(-1)
+    np.testing.assert_allclose(out, ref, rtol=1e-14, atol=0)
+    nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.L1DIST, nbk.PROFILE_EXP, 0.3)
+    ref = np.exp(-0.3 * np.abs(X[:, None, :] - Y[None, :, :]).sum(-1))
+    np.testing.assert_allclose(out, ref, rtol=1e-13, atol=0)
+
+
 def test_kernel_times_threads_bitwise(rng):
     """The symmetric product's chunks do not depend on the thread count: same bits."""
     import numba
