@@ -72,9 +72,11 @@ def _code(v):
 # --------------------------------------------------------------------------
 # one row of kernel values, one branch per code (overloads on literal codes)
 # --------------------------------------------------------------------------
+@nb.njit(cache=True)
 def profile_scale(profile, a):
     """c such that the profile is a function of u = -c s alone (``neg_profile_value``):
-    a for exp(-a s), a^2 for the profiles of a sqrt(s) (Matern)."""
+    a for exp(-a s), a^2 for the profiles of a sqrt(s) (Matern).  Compiled, so that
+    ``profile_value`` and ``sqdist_gemm_rows`` share the one rule."""
     return a if profile == PROFILE_EXP else a * a
 
 
@@ -120,9 +122,8 @@ def _ov_profile_value(s, profile, a):
         return None
     if code == PROFILE_NONE:
         return lambda s, profile, a: s
-    if code == PROFILE_EXP:
-        return lambda s, profile, a: neg_profile_value(_like(s, -a) * s, profile)
-    return lambda s, profile, a: neg_profile_value(_like(s, -(a * a)) * s, profile)
+    return lambda s, profile, a: neg_profile_value(_like(s, -profile_scale(profile, a)) * s,
+                                                   profile)
 
 
 @nb.njit(inline="always")
@@ -138,41 +139,14 @@ def _min2(u, v):
 
 
 @nb.njit(inline="always", fastmath=FMA)
-def coordinate_sum(x, Yt, j0, row, term):
-    """row[j] <- sum_k term(x_k, y_{j0 + j, k}) (Yt = Y.T), four coordinates per pass over
-    the row: their terms are summed in registers, so row[] is loaded and stored once per
-    four coordinates (one at a time, the loop is bound by those loads and stores: the
-    L1 distance at d = 16 was 1.7x slower)."""
-    m = row.shape[0]
-    d = x.shape[0]
-    d4 = d - d % 4
-    for k in range(0, d4, 4):
-        x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
-        y0 = Yt[k, j0:j0 + m]
-        y1 = Yt[k + 1, j0:j0 + m]
-        y2 = Yt[k + 2, j0:j0 + m]
-        y3 = Yt[k + 3, j0:j0 + m]
-        if k == 0:
-            for j in range(m):
-                row[j] = (term(x0, y0[j]) + term(x1, y1[j])) + (term(x2, y2[j]) + term(x3, y3[j]))
-        else:
-            for j in range(m):
-                row[j] += (term(x0, y0[j]) + term(x1, y1[j])) + (term(x2, y2[j]) + term(x3, y3[j]))
-    if d4 == 0:
-        for j in range(m):
-            row[j] = 0.0
-    for k in range(d4, d):
-        xk = x[k]
-        yk = Yt[k, j0:j0 + m]
-        for j in range(m):
-            row[j] += term(xk, yk[j])
-
-
-@nb.njit(inline="always", fastmath=FMA)
 def coordinate_sum2(xa, xb, Yt, j0, ra, rb, term):
-    """``coordinate_sum`` for two rows at once: each load of y serves both (register
-    blocking), so the loop is bound by its arithmetic (a sum of minima at d = 16: 1.11 ->
-    0.91 ns per pair, one thread, the rate of min and add in registers)."""
+    """ra[j] <- sum_k term(xa_k, y_{j0 + j, k}) and rb[j] likewise for xb (Yt = Y.T; ra
+    and rb distinct rows).  Four coordinates per pass over the rows: their terms are
+    summed in registers, so a row is loaded and stored once per four coordinates (one at
+    a time, the loop was bound by those loads and stores: the L1 distance at d = 16 1.7x
+    slower); two rows at once, so each load of y serves both (register blocking) and the
+    loop is bound by its arithmetic (a sum of minima at d = 16: 1.11 -> 0.91 ns per pair,
+    one thread, the rate of min and add in registers)."""
     m = ra.shape[0]
     d = xa.shape[0]
     d4 = d - d % 4
@@ -284,8 +258,8 @@ def _ov_coordinate_row(x, Yt, j0, row, kind, profile, a, xs, ys):
                     row[j] += t * t
             profile_row(row, profile, a)
     elif code in (L1DIST, INTERSECTION):  # sums of minima (INTERSECTION: a = 1/l)
-        def impl(x, Yt, j0, row, kind, profile, a, xs, ys):
-            coordinate_sum(x, Yt, j0, row, _min2)
+        def impl(x, Yt, j0, row, kind, profile, a, xs, ys):  # one row (a Gram's odd last)
+            coordinate_sum2(x, x, Yt, j0, row, np.empty_like(row), _min2)
             finish_min_sum(row, kind, profile, a, xs, ys, j0)
     elif code == CAUCHY:
         def impl(x, Yt, j0, row, kind, profile, a, xs, ys):
@@ -554,11 +528,12 @@ def dot_profile_inplace(G, xn, yn, profile, b, p):
 # --------------------------------------------------------------------------
 # kernel-times-matrix products: K(X, Y) V with K never in memory
 # --------------------------------------------------------------------------
-# One T x T tile of K at a time, per thread, in its cache: the distances (or dot
-# products) by a single-threaded BLAS GEMM of the tile (the caller limits BLAS to one
-# thread) or by the exact coordinate loop, the kernel's profile applied in place, then
-# multiplied into the output by another GEMM while the tile is in cache.  Rows are
-# padded to a multiple of T (padding rows of V are 0, padded outputs are dropped).
+# One T x T tile of K at a time, per thread, in its cache: the profile's argument by a
+# single-threaded BLAS GEMM of the prepared rows (the caller limits BLAS to one thread)
+# or the kernel by the exact coordinate loop, the profile into a float64 tile, then
+# multiplied into the output while the tile is in cache (one column: one pass over the
+# tile, tile_times_vector; more: two GEMMs).  Rows are padded to a multiple of T
+# (padding rows of V are 0, padded outputs are dropped).
 def kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
     """K <- K(X[i0:i0+T], Y[j0:j0+T]) (float64) for the kernel described by (tile, kind,
     profile, a, b, p).  TILE_SQDIST and TILE_DOT: X and Y are the rows of
@@ -703,8 +678,9 @@ def kernel_times(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric,
     float64 zeros.  ``symmetric`` (Y is X, pairs I <= J): each tile serves both
     out[I] += K[I, J] V[J] and out[J] += K[I, J]^T V[I] (a diagonal tile only the first),
     each chunk into its own parts[c] (no two threads write one row); else each chunk owns
-    whole row tiles, all into parts[0].  The products of a tile with V are BLAS GEMMs of
-    the tile while it is in cache, accumulated into the output.  The chunking depends
+    whole row tiles, all into parts[0].  The products of a tile with V (one pass over the
+    tile for one column, BLAS GEMMs for more) are made while the tile is in cache,
+    accumulated into the output.  The chunking depends
     only on the shapes, so the sum of the parts is the same whatever the number of
     threads."""
     _times_for(int(tile), int(kind), int(profile))(X, Y, Yt, xaux, yaux, V, parts, ti, tj,
