@@ -344,7 +344,8 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
       vector operations per coordinate, COORDINATE_OPS, default 1) plus the kernel's
       transcendental part (PRODUCT_KERNELS) at numpy's rate for it on this machine.
     Fractions are limit / measured (1 = at the limit).  The linear and polynomial kernels'
-    products go through their explicit features when these are few (``product``;
+    products go through their explicit features when these are few, the intersection
+    kernel's through its sorted coordinates (``product``: the operator's route;
     rffbench.exact.KernelOperator): no pair is evaluated, and the pairs' limits do not
     bound them."""
     from .experiment import apply_threads
@@ -380,9 +381,9 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
             per_coord = COORDINATE_OPS.get(name, 1)
             mlim = pairs * ((2 * per_coord * d + 4) / rate[prec]
                             + trans / (2 if prec == "mixed" else 1))
-            M = ops[impl].n_features
+            M, route = ops[impl].n_features, ops[impl].route
             rows.append(dict(kernel=name, n=n, d=d, impl=impl,
-                             product="tiles" if M is None else f"{M} explicit features",
+                             product=route if M is None else f"{M} {route}",
                              threads=threads, time_s=t,
                              spread_s=spread, gemm_gflops=rate[prec] / 1e9, limit_s=lim,
                              fraction_of_limit=lim / t, measured_limit_s=mlim,

@@ -79,6 +79,24 @@ def test_operator_goes_through_few_explicit_features(rng, name, params, n, featu
     assert exact.KernelOperator(k, X, fused=False).n_features is None  # the Python tiles
 
 
+def test_intersection_products_go_through_sorted_coordinates(rng):
+    """The intersection kernel's products go through its sorted coordinates (float64 whatever
+    the precision; ties from zeros), equal to the Gram's product to rounding; the Python
+    tiles stay the Python tiles."""
+    X = _data(rng)
+    X[::3, 1] = 0.0
+    k = make_kernel("intersection", lengthscale=0.8).fit(X)
+    K = k.gram(X)
+    V = rng.standard_normal((X.shape[0], 2))
+    for precision in ("float64", "mixed"):
+        op = exact.KernelOperator(k, X, precision=precision)
+        assert op.route == "sorted coordinates" and op.n_features is None
+        np.testing.assert_allclose(op.matvec(V), K @ V, rtol=0,
+                                   atol=1e-13 * np.abs(K).sum(1).max())
+    assert exact.KernelOperator(k, X, fused=False).route == "python tiles"
+    assert exact.KernelOperator(make_kernel("gaussian").fit(X), X).route == "tiles"
+
+
 def test_operator_is_exactly_symmetric(rng):
     X = _data(rng)
     op = exact.KernelOperator(make_kernel("gaussian", lengthscale=0.5).fit(X), X, tile=50)

@@ -92,25 +92,42 @@ def test_exact_cg_agrees_with_cholesky_in_a_run():
     assert "float64 tiles" in b.note["solve_time_s"]
 
 
+def _cg_and_cholesky(tmp_path, base, rank):
+    """Exact KRR's records of `python run.py *base` with cg (tolerance 1e-9, the given
+    preconditioner rank) and with Cholesky."""
+    from conftest import run_cli
+
+    runs = []
+    for name, extra in (("cg", ["model.exact_solver=cg", f"model.precond_rank={rank}",
+                                "model.cg_tol=1e-9"]),
+                        ("chol", ["model.exact_solver=cholesky"])):
+        out = tmp_path / name
+        p = run_cli(*base, *extra, f"hydra.run.dir={out}")
+        assert p.returncode == 0, p.stderr[-2000:]
+        df = pd.read_csv(next(out.rglob(RECORDS_FILE)))
+        runs.append(df[df.method == "exact_krr"].set_index("metric"))
+    return runs
+
+
+def test_exact_cg_through_sorted_coordinates_from_the_command_line(tmp_path):
+    """`python run.py kernel=intersection model.exact_solver=cg` (digits' pixels scaled by
+    their maximum): the products go through the sorted coordinates, the records say so,
+    and the test error rate is Cholesky's."""
+    b, a = _cg_and_cholesky(tmp_path, ["dataset=digits", "dataset.scale=max",
+                                       "kernel=intersection", "features=mb", "D=256", *ONLY,
+                                       "model.lam=0.1"], rank=800)
+    assert "through the kernel's sorted coordinates" in b.note["solve_time_s"]
+    assert b.value["cg_residual"] <= 1e-9
+    assert b.value["test_error_rate"] == a.value["test_error_rate"]
+
+
 def test_exact_cg_through_explicit_features_from_the_command_line(tmp_path):
     """`python run.py kernel=polynomial model.exact_solver=cg`: the products go through the
     kernel's 15 explicit features (degree 2, d = 4), the records say so, and the test
     RMSE is Cholesky's to the tolerance; the Gaussian kernel's note names the tiles."""
-    from conftest import run_cli
-
-    base = ["dataset=synthetic", "dataset.n=1600", "dataset.d=4", "D=64", *ONLY,
-            "model.lam=0.01"]
-    runs = {}
-    for name, extra in (("cg", ["model.exact_solver=cg", "model.precond_rank=50",
-                                "model.cg_tol=1e-9"]),
-                        ("chol", ["model.exact_solver=cholesky"])):
-        out = tmp_path / name
-        p = run_cli("kernel=polynomial", "features=tensorsketch", *base, *extra,
-                    f"hydra.run.dir={out}")
-        assert p.returncode == 0, p.stderr[-2000:]
-        df = pd.read_csv(next(out.rglob(RECORDS_FILE)))
-        runs[name] = df[df.method == "exact_krr"].set_index("metric")
-    b, a = runs["cg"], runs["chol"]
+    b, a = _cg_and_cholesky(tmp_path, ["kernel=polynomial", "features=tensorsketch",
+                                       "dataset=synthetic", "dataset.n=1600", "dataset.d=4",
+                                       "D=64", *ONLY, "model.lam=0.01"], rank=50)
     assert "through the kernel's 15 explicit features" in b.note["solve_time_s"]
     assert b.value["cg_residual"] <= 1e-9
     assert b.value["test_rmse"] == pytest.approx(a.value["test_rmse"], rel=1e-6)

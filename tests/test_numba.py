@@ -269,7 +269,7 @@ def _kernel_cases():
                          ("matern", {"nu": 0.5}), ("matern", {"nu": 1.5}),
                          ("matern", {"nu": 2.5}), ("arccos0", {}), ("arccos1", {}),
                          ("polynomial", {"degree": 3}), ("additive_chi2", {}),
-                         ("skewed_chi2", {})]:
+                         ("skewed_chi2", {}), ("intersection", {})]:
         yield pytest.param(lambda name=name, params=params: make_kernel(name, **params),
                            id=name + "".join(f"-{v}" for v in params.values()))
 
@@ -310,6 +310,75 @@ def test_kernel_times_matches_numpy(make, n, m, rng):
     assert np.max(np.abs(G - _numpy_gram(k, X, Y))) <= 1e-13 * max(1.0, np.abs(K).max())
 
 
+def test_exp_dot_rows_with_and_without_the_norm_bound(rng):
+    """The exponential dot product's values: rows whose bound |x| |y| / l^2 is at most
+    708 take the exp without selects, the others the one that overflows to inf; both
+    against numpy's exp of the dot products (arguments up to +-700: relative 1e-12 is
+    the argument's rounding), in the Gram, the tiles and the tile products."""
+    from rffbench.exact import TiledRows, tiled_gram, tiled_times
+    from rffbench.kernels import make_kernel
+
+    X = 0.3 * rng.standard_normal((300, 3))
+    Y = 0.3 * rng.standard_normal((290, 3))
+    X[:4] = [[27.0, 0, 0], [-27.0, 0, 0], [0, 26.0, 0], [0.1, 0.1, 27.3]]
+    Y[:3] = [[25.9, 0.1, 0], [0, 27.0, 0], [0, 0, -25.8]]  # |x| |y| up to 737, |x.y| <= 705
+    k = make_kernel("exp_dot", lengthscale=1.0).fit(X)
+    spec = k.tile_spec()
+    ref = np.exp(X @ Y.T)
+    assert ref.max() > 1e300 and ref.min() < 1e-300
+    np.testing.assert_allclose(k.gram(X, Y), ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(tiled_gram(spec, TiledRows(spec, X), TiledRows(spec, Y)), ref,
+                               rtol=1e-12, atol=0)
+    V = rng.standard_normal((290, 2)) * 1e-300
+    got = tiled_times(spec, TiledRows(spec, X), TiledRows(spec, Y), V)
+    assert np.all(np.abs(got - ref @ V) <= 1e-12 * (np.abs(ref) @ np.abs(V)))
+    # beyond the bounded exp's range: inf above exp's overflow, 0 below 3e-308
+    Z = np.vstack([[[0, 0, 28.0], [0, 27.0, 0]], X[4:]])
+    with np.errstate(over="ignore"):
+        ref = np.exp(Z @ Y.T)
+    tiny = np.finfo(np.float64).tiny
+    for G in (k.gram(Z, Y), tiled_gram(spec, TiledRows(spec, Z), TiledRows(spec, Y))):
+        assert np.array_equal(np.isinf(G), np.isinf(ref)) and np.isinf(ref).sum() == 1
+        assert np.all(G[ref < tiny] == 0.0) and (ref < tiny).sum() == 1
+        normal = np.isfinite(ref) & (ref >= tiny)
+        np.testing.assert_allclose(G[normal], ref[normal], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("name,params", [("gaussian", {}), ("matern", {"nu": 2.5}),
+                                         ("exp_dot", {"lengthscale": 1.0})])
+def test_fused_one_column_products_keep_the_tiles_values(rng, name, params):
+    """One column: the GEMM tiles' values are folded into the outputs as they are made
+    (``fold_row``, sums reassociated); their values are the value tile's to the bit (the
+    exp compiled apart keeps its rounding): K e_j through the fused loop equals the
+    first column of K [e_j, e_j] through the value tile and BLAS, exactly (one nonzero
+    term per sum), symmetric and rectangular, the exponential dot product with and
+    without its norm bound."""
+    from rffbench.exact import TiledRows, tiled_times
+
+    X = 0.5 * rng.standard_normal((700, 3))
+    Y = 0.5 * rng.standard_normal((300, 3))
+    if name == "exp_dot":  # Y's first rows: |y| |x| above 708 (no bound), y.x below overflow
+        X[:3] = [[26.5, 0, 0], [0, 26.0, 0], [0.1, 0.1, 26.4]]
+        Y[:2] = [[26.75, 0, 0], [0, 0, 26.85]]
+    k = make_kernel_for_test(name, params).fit(X)
+    spec = k.tile_spec()
+    rx, ry = TiledRows(spec, k.inputs(X)), TiledRows(spec, k.inputs(Y))
+    for j in (1, 300, 650):
+        e = np.zeros((700, 1))
+        e[j] = 1.0
+        ee = np.hstack([e, e])
+        assert np.array_equal(tiled_times(spec, rx, rx, e, symmetric=True)[:, 0],
+                              tiled_times(spec, rx, rx, ee, symmetric=True)[:, 0])
+        assert np.array_equal(tiled_times(spec, ry, rx, e)[:, 0],
+                              tiled_times(spec, ry, rx, ee)[:, 0])
+
+
+def make_kernel_for_test(name, params):
+    from rffbench.kernels import make_kernel
+
+    return make_kernel(name, **params)
+
+
 @pytest.mark.parametrize("transpose", [False, True])
 def test_tile_times_vector_matches_numpy(rng, transpose):
     """The one-column products of a tile in one pass: out[i0:] += K v[j0:] and, with
@@ -345,16 +414,41 @@ def test_sums_of_minima_in_row_pairs_and_the_odd_row(rng, n):
     np.testing.assert_allclose(out, ref, rtol=1e-13, atol=0)
 
 
-def test_kernel_times_threads_bitwise(rng):
-    """The symmetric product's chunks do not depend on the thread count: same bits."""
+@pytest.mark.parametrize("n,m,d,c,chunks", [(1, 1, 1, 1, 1), (40, 17, 3, 2, 2),
+                                             (300, 55, 6, 1, 4)])
+def test_sorted_minima_times_matches_numpy(rng, n, m, d, c, chunks):
+    """The sums of minima through sorted coordinates against numpy's minima times V: ties
+    (coordinates rounded to tenths, zeros, query rows equal to fitted ones) on either
+    side of a position, several columns, the coordinates split into runs; each entry
+    within a few ulps of the sum of |v_b| min(a_k, b_k) (compensated prefix sums)."""
+    B = np.round(rng.uniform(0, 1, (n, d)), 1)
+    A = np.round(rng.uniform(0, 1.2, (m, d)), 1)
+    A[0] = B[0]
+    V = rng.standard_normal((n, c))
+    order = np.argsort(B.T, axis=1, kind="stable")
+    xs = np.take_along_axis(B.T, order, axis=1)
+    At = np.ascontiguousarray(A.T)
+    for side in ("left", "right"):  # ties before or after: the same minima
+        pos = np.stack([np.searchsorted(xs[k], At[k], side=side) for k in range(d)])
+        parts = np.zeros((chunks, m, c))
+        nbk.sorted_minima_times(order, xs, At, pos, V, parts)
+        Kmin = np.minimum(A[:, None, :], B[None, :, :]).sum(-1)
+        scale = np.abs(Kmin) @ np.abs(V)
+        assert np.all(np.abs(parts.sum(0) - Kmin @ V) <= 4 * d * 2.0**-52 * scale)
+
+
+@pytest.mark.parametrize("name,d", [("gaussian", 4), ("intersection", 37)])
+def test_kernel_times_threads_bitwise(rng, name, d):
+    """The symmetric product's chunks (the tiles' pairs; the intersection kernel's runs of
+    sorted coordinates) do not depend on the thread count: same bits."""
     import numba
 
     from rffbench.exact import TiledRows, tiled_times
     from rffbench.kernels import make_kernel
 
-    X = rng.standard_normal((700, 4))
+    X = rng.uniform(0, 1, (700, d))
     V = rng.standard_normal((700, 2))
-    k = make_kernel("gaussian").fit(X)
+    k = make_kernel(name).fit(X)
     rows = TiledRows(k.tile_spec(), k.inputs(X))
     before = numba.get_num_threads()
     try:

@@ -114,20 +114,25 @@ def test_polynomial_maps_against_their_scikit_learn_peer():
 @pytest.mark.slow
 def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
     """`python -m rffbench.bench --products ... --save` then `--compare` on another commit:
-    the ratios new / saved, exit 1 when a row is more than --factor times slower."""
+    the ratios new / saved, exit 1 when a row is more than --factor times slower; each
+    row names its product's route."""
     import subprocess
     import sys
 
     import pandas as pd
 
     base = [sys.executable, "-m", "rffbench.bench", "--products", "600,4", "--kernels",
-            "gaussian,laplacian", "--repeats", "1"]
+            "gaussian,laplacian,intersection", "--repeats", "1"]
     saved = tmp_path / "saved.csv"
     done = subprocess.run(base + ["--save", str(saved)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     df = pd.read_csv(saved)
     assert set(df.impl) == {"float64", "mixed", "python_tiles"} and (df.time_s > 0).all()
     assert ((df.fraction_of_limit - df.limit_s / df.time_s).abs() < 1e-9).all()
+    routes = df.set_index(["kernel", "impl"])["product"]
+    assert routes["intersection", "float64"] == routes["intersection", "mixed"] \
+        == "sorted coordinates" and routes["gaussian", "float64"] == "tiles"
+    assert set(routes[:, "python_tiles"]) == {"python tiles"}
     ok = subprocess.run(base + ["--compare", str(saved), "--factor", "1000"],
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr

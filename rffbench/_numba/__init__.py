@@ -27,7 +27,7 @@ from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_EXP, DOT
                    L1DIST, MATERN_T_MAX, PROFILE_EXP, PROFILE_EXP_SQRT, PROFILE_MATERN15,
                    PROFILE_MATERN25, PROFILE_NONE, SECH, SQDIST, TILE_COORD, TILE_DOT,
                    TILE_SQDIST, coordinate_aux, coordinate_gram, dot_profile_inplace, kernel_gram_tiles,
-                   kernel_times, sqdist_from_gemm_profile, sqdist_gemm_rows, dot_gemm_rows)
+                   kernel_times, sorted_minima_times, sqdist_from_gemm_profile, sqdist_gemm_rows, dot_gemm_rows)
 from .hadamard import (ROW_BLOCK, fastfood_project, fwht_columns, fwht_tiles_repeat,
                        sorf_project, srht_project)
 from .passes import (ACT_IDENTITY, ACT_RELU, ACT_STEP, GEMM_BLOCK, activation_inplace,
@@ -52,5 +52,6 @@ __all__ = [
     "fwht_tiles_repeat", "gemm_cos_offset", "gemm_sincos", "group_products",
     "kernel_gram_tiles", "kernel_times", "max_abs_diff_upper", "positive_features_inplace",
     "scale_columns_inplace", "scale_inplace", "sincos_pairs_inplace", "sorf_project",
+    "sorted_minima_times",
     "sqdist_from_gemm_profile", "sqdist_gemm_rows", "dot_gemm_rows",
 ]

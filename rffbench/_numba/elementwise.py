@@ -223,13 +223,19 @@ def _exp_reduce(x):
 
 
 @nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)
+def fast_exp_bounded_scalar(x):
+    """exp(x) for |x| <= -EXP_MIN_ARG (2**k is then a normal number): no select, for
+    arguments bounded beforehand (the exponential dot product's tiles, by the norms)."""
+    p, kd = _exp_reduce(x)
+    return p * _i64_as_f64((_f64_as_i64(kd) + EXP_BIAS) << 52)
+
+
+@nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)
 def fast_exp_scalar(x):
     """exp(x) for x <= 0 (for x > 0 it is accurate up to x = 709); 0 below EXP_MIN_ARG
     and for NaN.  x is not clamped: below EXP_MIN_ARG the scale's bits are garbage and
     the select drops them."""
-    p, kd = _exp_reduce(x)
-    scale = _i64_as_f64((_f64_as_i64(kd) + EXP_BIAS) << 52)
-    return p * scale if x >= EXP_MIN_ARG else 0.0
+    return fast_exp_bounded_scalar(x) if x >= EXP_MIN_ARG else 0.0
 
 
 @nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)

@@ -382,6 +382,13 @@ class TileSpec(NamedTuple):
     b: float = 0.0
     p: float = 0.0
 
+    @property
+    def sorted_minima(self):
+        """Whether K V goes through sorted coordinates instead of tiles (the intersection
+        kernel: a sum of minima and no profile, ``nbk.sorted_minima_times``)."""
+        return self.tile == nbk.TILE_COORD and self.kind == nbk.INTERSECTION \
+            and self.profile == nbk.PROFILE_NONE
+
     def aux(self, X, dtype=None):
         """Per-row numbers the tile code takes: squared norms (TILE_SQDIST), norms times
         sqrt(a) (TILE_DOT: |x| / l), coordinate sums (TILE_COORD, L1DIST), else zeros;

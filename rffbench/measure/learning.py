@@ -135,8 +135,10 @@ def _explicit_features_bound(kcfg, n, d):
 
 
 def _cg_bytes(ctx, rank=None):
-    """X (float64 copy, padded copy), the kernel's explicit features when the products
-    go through them (n x M), the preconditioner (2 n r at its peak), pcg's 6 n x c
+    """X's copies (up to 5 n d: float64, padded, transposed for the coordinate loop, and
+    the intersection kernel's sorted coordinates: order, values, ranks), the kernel's
+    explicit features when the products go through them (n x M), the preconditioner
+    (2 n r at its peak), pcg's 6 n x c
     vectors, the products' chunk outputs (SYM_CHUNKS n x c) and a tile, the test
     predictions' K block; lam=auto adds one solution per lambda.  ``rank``: the
     preconditioner's (default: model.precond_rank, or its default)."""
@@ -145,7 +147,7 @@ def _cg_bytes(ctx, rank=None):
     r = rank or m.precond_rank or default_rank(n)
     grid = len(m.lam_grid) if m.lam == "auto" else 0
     M = _explicit_features_bound(ctx.cfg.kernel, n, d)
-    return 8 * (2 * n * d + n * M + 2 * n * min(r, n) + (6 + grid + SYM_CHUNKS) * n * c
+    return 8 * (5 * n * d + n * M + 2 * n * min(r, n) + (6 + grid + SYM_CHUNKS) * n * c
                 + TILE * TILE + PREDICT_BLOCK_ROWS * PREDICT_BLOCK_COLS)
 
 
@@ -381,6 +383,9 @@ def products_note(info, m):
     if info.get("features"):
         return (f"{info['products']} kernel products through the kernel's {info['features']} "
                 "explicit features, phi (phi^T v) (no pair evaluated, K never formed; float64)")
+    if info.get("route") == "sorted coordinates":
+        return (f"{info['products']} kernel products through the kernel's sorted coordinates, "
+                "prefix sums of the minima (no pair evaluated, K never formed; float64)")
     return (f"{info['products']} fused kernel products (numba tiles, K never stored; "
             + PRECISION_NOTES[m.exact_precision] + ")")
 
