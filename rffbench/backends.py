@@ -370,7 +370,8 @@ class DaskKernelOperator:
     """K V on the workers: X sent once (:func:`share`), one task per block of rows computing
     K[rows, :] V with the kernel's numba Gram in tiles.  The same interface as
     rffbench.exact.KernelOperator (matvec, columns, diagonal, n, n_features: None, its
-    products always go through the tiles on the workers); it does not use the
+    products always go through the fused products on the workers: the tiles, or the
+    intersection kernel's sorted coordinates; ``route``); it does not use the
     symmetry (each task owns its rows), so it evaluates the kernel n^2 times a product
     instead of n^2 / 2, in parallel over the workers.  Each task is the fused numba
     product of rffbench.exact (``prepared_times``)."""
@@ -383,6 +384,9 @@ class DaskKernelOperator:
         # columns and diagonal (n r work) stay here
         self.local = KernelOperator(kernel, X, precision=precision)
         self.n = self.local.n
+        spec = self.local.spec
+        self.route = "python tiles" if spec is None else \
+            "sorted coordinates" if spec.sorted_minima else "tiles"
         self.client, self.timeout = client, timeout
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.rows = rows or max(512, -(-self.n // (4 * n_workers)))

@@ -53,17 +53,21 @@ def test_streamed_rows_are_read_by_the_workers(dask_backend, tmp_path, rng):
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-10 * np.abs(a.coef_).max())
 
 
-def test_exact_cg_on_dask_agrees_to_the_tolerance(dask_backend, rng):
+@pytest.mark.parametrize("name", ["gaussian", "intersection"])
+def test_exact_cg_on_dask_agrees_to_the_tolerance(dask_backend, rng, name):
     """Each solution has a residual <= tol ||y||, so their fitted values differ by at most
-    2 tol ||y|| (see test_exact_cg)."""
-    X = rng.standard_normal((1500, 4))
+    2 tol ||y|| (see test_exact_cg); the solver names the workers' route (the tiles; the
+    intersection kernel's sorted coordinates) as the local one does."""
+    X = np.abs(rng.standard_normal((1500, 4)))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(1500)
-    k = make_kernel("gaussian", lengthscale=2.0).fit(None)
+    k = make_kernel(name, lengthscale=2.0).fit(None)
     tol = 1e-7
     kw = dict(lam=1e-2, center=False, solver="cg", tol=tol, precond_rank=150, random_state=0)
     a = exact.ExactKRR(k, **kw).fit(X, y)
     b = exact.ExactKRR(k, backend=dask_backend, **kw).fit(X, y)
     assert a.solver_info_["converged"] and b.solver_info_["converged"]
+    assert a.solver_info_["route"] == b.solver_info_["route"] == \
+        {"gaussian": "tiles", "intersection": "sorted coordinates"}[name]
     K = k.gram(X)
     diff = np.linalg.norm(K @ (a.dual_coef_ - b.dual_coef_))
     assert diff <= 2 * tol * np.linalg.norm(y) * (1 + 1e-6)
