@@ -4,8 +4,10 @@
   vectorise (numba has no SVML), and their rows by dtype;
 * :mod:`~rffbench._numba.blas`: one BLAS GEMM call for products inside compiled loops;
 * :mod:`~rffbench._numba.passes`: the feature maps' passes over their outputs;
-* :mod:`~rffbench._numba.gram`: exact Gram matrices and kernel-times-matrix products,
-  compiled per kernel (``literally``: only the code a kernel uses);
+* :mod:`~rffbench._numba.gram`: exact Gram matrices and the kernels' row values, compiled
+  per kernel (``literally``: only the code a kernel uses);
+* :mod:`~rffbench._numba.products`: kernel-times-matrix products and Grams by tiles (each
+  tile in one thread's cache), the intersection kernel's through sorted coordinates;
 * :mod:`~rffbench._numba.reductions`: maxima and sums of the approximation errors;
 * :mod:`~rffbench._numba.hadamard`: the structured maps' fast Walsh-Hadamard transforms;
 * :mod:`~rffbench._numba.binning`: random binning's hashes, the intersection kernel's unary
@@ -26,8 +28,9 @@ from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_EXP, DOT
                    INTERSECTION, anova_gram, KERNEL_TILE,
                    L1DIST, MATERN_T_MAX, PROFILE_EXP, PROFILE_EXP_SQRT, PROFILE_MATERN15,
                    PROFILE_MATERN25, PROFILE_NONE, SECH, SQDIST, TILE_COORD, TILE_DOT,
-                   TILE_SQDIST, coordinate_aux, coordinate_gram, dot_profile_inplace, kernel_gram_tiles,
-                   kernel_times, sorted_minima_times, sqdist_from_gemm_profile, sqdist_gemm_rows, dot_gemm_rows)
+                   TILE_SQDIST, coordinate_aux, coordinate_gram, dot_profile_inplace,
+                   sqdist_from_gemm_profile, sqdist_gemm_rows, dot_gemm_rows)
+from .products import kernel_gram_tiles, kernel_times, sorted_minima_times
 from .hadamard import (ROW_BLOCK, fastfood_project, fwht_columns, fwht_tiles_repeat,
                        sorf_project, srht_project)
 from .passes import (ACT_IDENTITY, ACT_RELU, ACT_STEP, GEMM_BLOCK, activation_inplace,

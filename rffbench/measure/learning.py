@@ -45,7 +45,6 @@ from ..exact import (
     FEATURES_PER_COORD,
     PREDICT_BLOCK_COLS,
     PREDICT_BLOCK_ROWS,
-    SYM_CHUNKS,
     TILE,
     ExactKRR,
     check_cg_unused,
@@ -63,6 +62,7 @@ from ..models import MODELS, chunk_rows, decode, encode_targets
 from ..results import record
 from ..runid import block_identity
 from ..stream import subset
+from ..tiles import SYM_CHUNKS
 from .base import Measurement
 
 log = logging.getLogger(__name__)

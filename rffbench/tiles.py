@@ -1,0 +1,151 @@
+"""The fused exact kernel products' rows and drivers: the rows prepared as the numba tiles
+take them (:class:`TiledRows`), K(A, B) V tile by tile with each tile in one thread's cache
+(:func:`tiled_times`; the intersection kernel's through its sorted coordinates,
+:func:`sorted_minima_times`) and K(A, B) itself from the same tiles (:func:`tiled_gram`).
+rffbench.exact builds its operator, predictions and Gram columns on these."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import _numba as nbk
+from .features.fourier import blas_single_thread
+
+#: symmetric products: chunks of tile pairs, each with its own output (summed in a fixed
+#: order, so the result does not depend on the number of threads); at most this many
+#: chunks and this many bytes of chunk outputs
+SYM_CHUNKS = 16
+CHUNK_BYTES = 256 * 2**20
+
+
+def _pad_rows(A, T):
+    N = -(-A.shape[0] // T) * T
+    if N == A.shape[0]:
+        return np.ascontiguousarray(A)
+    out = np.zeros((N,) + A.shape[1:], dtype=A.dtype)
+    out[:A.shape[0]] = A
+    return out
+
+
+class TiledRows:
+    """Rows prepared by ``kernel.inputs`` as the fused products take them: padded with
+    zero rows to a multiple of KERNEL_TILE, as the tile's GEMM reads them in the left
+    (``left``: the rows i of K[i, j]) and right (``right``: the rows j) roles (the
+    squared-distance tiles' augmented rows, ``nbk.sqdist_gemm_rows``, the dot-product
+    tiles' scaled ones, ``nbk.dot_gemm_rows``; else the rows themselves), their per-row
+    numbers (``TileSpec.aux``: the dot-product tiles' norms, the L1 distance's coordinate
+    sums) and, for the coordinate loop, the transposed copy it reads."""
+
+    def __init__(self, spec, Xw):
+        T = nbk.KERNEL_TILE
+        self.n = Xw.shape[0]
+        X = _pad_rows(Xw, T)
+        if spec.tile == nbk.TILE_SQDIST:
+            self.left, self.right = nbk.sqdist_gemm_rows(X, spec.profile, spec.a)
+        elif spec.tile == nbk.TILE_DOT:
+            self.left, self.right = nbk.dot_gemm_rows(X, spec.profile, spec.a)
+        else:
+            self.left = self.right = X
+        self.aux = spec.aux(X) if spec.tile != nbk.TILE_SQDIST \
+            else np.zeros(X.shape[0], dtype=X.dtype)
+        self.Xt = np.ascontiguousarray(X.T) if spec.tile == nbk.TILE_COORD \
+            else np.zeros((1, 1), dtype=X.dtype)
+        self.rows = X.shape[0]
+        self.tiles = self.rows // T
+        self._sorted = self._ranks = None
+
+    def sorted_coordinates(self):
+        """(order, values): each coordinate's sorting permutation of the rows (d x n) and
+        its sorted values, made once (the sums of minima's products, ``sorted_minima``)."""
+        if self._sorted is None:
+            X = self.Xt[:, :self.n]
+            order = np.argsort(X, axis=1, kind="stable")
+            self._sorted = order, np.take_along_axis(X, order, axis=1)
+        return self._sorted
+
+    def positions_in(self, B):
+        """pos[k, q]: how many of B's rows have coordinate k below this row q's (d x n);
+        for B itself, each row's rank in the sort (made once: ties fall on either side)."""
+        order, values = B.sorted_coordinates()
+        if B is self:
+            if self._ranks is None:
+                ranks = np.empty_like(order)
+                np.put_along_axis(ranks, order, np.arange(self.n)[None, :], axis=1)
+                self._ranks = ranks
+            return self._ranks
+        return np.stack([np.searchsorted(values[k], self.Xt[k, :self.n])
+                         for k in range(values.shape[0])]) if self.n else \
+            np.zeros((values.shape[0], 0), dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _schedule(n_i, n_j, symmetric, chunks):
+    """Tile pairs and chunk starts: symmetric, the pairs I <= J split into ``chunks``
+    runs of equal work (a diagonal tile is half a tile); else one chunk per row tile."""
+    if not symmetric:
+        ti = np.repeat(np.arange(n_i), n_j)
+        tj = np.tile(np.arange(n_j), n_i)
+        return ti, tj, np.arange(0, n_i * n_j + 1, n_j)
+    ti, tj = np.triu_indices(n_i)
+    cum = np.concatenate([[0.0], np.cumsum(np.where(ti == tj, 0.5, 1.0))])
+    starts = np.searchsorted(cum, np.linspace(0.0, cum[-1], chunks + 1), side="left")
+    starts[0], starts[-1] = 0, ti.size
+    return ti.astype(np.int64), tj.astype(np.int64), np.maximum.accumulate(starts)
+
+
+def tiled_times(spec, A, B, V, symmetric=False):
+    """K(A, B) V for TiledRows A and B (symmetric: B is A, each pair evaluated once) by
+    the fused numba product: float64 result (A.n x m) and accumulation whatever the
+    rows' precision (float32 rows: float32 tiles, the mixed precision)."""
+    V = np.asarray(V, dtype=np.float64)
+    m = V.shape[1]
+    if not A.n or not B.n or not m:
+        return np.zeros((A.n, m))
+    if spec.sorted_minima:
+        return sorted_minima_times(spec, A, B, V)
+    Vp = _pad_rows(V, nbk.KERNEL_TILE)
+    rows = A.rows
+    chunks = 1
+    if symmetric:
+        chunks = max(1, min(SYM_CHUNKS, A.tiles * (A.tiles + 1) // 2,
+                            CHUNK_BYTES // (8 * m * rows)))
+    ti, tj, starts = _schedule(A.tiles, B.tiles, bool(symmetric), chunks)
+    parts = np.zeros((chunks, rows, m))
+    with blas_single_thread():
+        nbk.kernel_times(A.left, B.right, B.Xt, A.aux, B.aux, Vp, parts, ti, tj, starts,
+                         bool(symmetric), *spec)
+    out = parts[0]
+    for c in range(1, chunks):
+        out += parts[c]
+    return out[:A.n].copy()
+
+
+def sorted_minima_times(spec, A, B, V):
+    """K(A, B) V for a sum of minima (the intersection kernel) through B's sorted
+    coordinates (:meth:`TiledRows.sorted_coordinates`): for a coordinate k and a column v,
+    sum_b v_b min(a, b_k) = (sum of v_b b_k over b_k < a) + a (sum of v_b over the rest),
+    prefix sums along the sort and one lookup per row of A (``nbk.sorted_minima_times``).
+    Exact in the same sense as the tiles (each coordinate's term within a few ulps of the
+    sum of |v_b| min(a, b_k)), in O(d (n log n + m log n + (n + m) c)) instead of n m d
+    evaluations: no pair is evaluated.  The coordinates are split into at most SYM_CHUNKS
+    runs (CHUNK_BYTES), each with its own output summed in a fixed order: the result does
+    not depend on the number of threads."""
+    order, values = B.sorted_coordinates()
+    pos = A.positions_in(B)
+    d = values.shape[0]
+    chunks = max(1, min(SYM_CHUNKS, d, CHUNK_BYTES // (8 * V.shape[1] * A.n)))
+    parts = np.zeros((chunks, A.n, V.shape[1]))
+    nbk.sorted_minima_times(order, values, A.Xt, pos, np.ascontiguousarray(V[:B.n]), parts)
+    return spec.a * parts.sum(axis=0)
+
+
+def tiled_gram(spec, A, B):
+    """K(A, B) (A.n x B.n, float64) through the same tiles as :func:`tiled_times`."""
+    out = np.empty((A.n, B.n))
+    if out.size:
+        with blas_single_thread():
+            nbk.kernel_gram_tiles(A.left, B.right, B.Xt, A.aux, B.aux, out, *spec)
+    return out
+
+
