@@ -271,9 +271,9 @@ def test_a_killed_worker_is_rescheduled_and_counted():
     k = make_kernel("gaussian", lengthscale=1.5).fit(X)
     tol = 1e-6
 
-    def solve():
+    def solve():  # ~200 iterations at rank 100: max_iter 500 so that each run converges
         return exact.ExactKRR(k, 1e-2, solver="cg", tol=tol, precond_rank=100, center=False,
-                              backend=dask_backend).fit(X, y)
+                              max_iter=500, backend=dask_backend).fit(X, y)
     ref = _finishes(solve)
     K = k.gram(X)
     for delay in (0.1, 0.5, 1.5):  # in the first products, and later ones

@@ -582,7 +582,7 @@ def test_wide_vectors_sets_the_preferred_vector_width():
 HOT_PATHS = """
 import json, sys
 import numpy as np
-from rffbench._numba import gram, passes
+from rffbench._numba import gram, passes, products
 from rffbench.exact import KernelOperator
 from rffbench.features import RandomFourierFeatures
 from rffbench.kernels import make_kernel
@@ -593,7 +593,7 @@ for name in ("gaussian", "laplacian", "arccos1"):
 RandomFourierFeatures(kernel="gaussian", n_components=64, random_state=0).fit_transform(X)
 attr = '"prefer-vector-width"="512"'
 seen = {}
-for f in (gram._times_chunk, gram.scaled_sqdist_row, passes._cos_block):
+for f in (products._times_chunk, products.fold_row, gram.scaled_sqdist_row, passes._cos_block):
     ir = f.inspect_llvm()
     seen[f.__name__] = [len(ir), all(attr in v for v in ir.values()),
                         min(v.count("zmm") for v in f.inspect_asm().values())]
@@ -603,9 +603,10 @@ json.dump(seen, open(sys.argv[1], "w"))
 
 @pytest.mark.slow
 def test_the_hot_loops_are_compiled_for_the_widest_vectors(tmp_path):
-    """The functions whose loops make the exact products' tiles and the rff map's cosine
-    (compiled afresh, in their own process: cached functions carry no IR to read) carry
-    the preferred width, and on an AVX-512 machine run on zmm registers."""
+    """The functions whose loops make the exact products' tiles (and fold a one-column
+    product's values) and the rff map's cosine (compiled afresh, in their own process:
+    cached functions carry no IR to read) carry the preferred width, and on an AVX-512
+    machine run on zmm registers."""
     import json
     import os
     import subprocess
@@ -621,7 +622,7 @@ def test_the_hot_loops_are_compiled_for_the_widest_vectors(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     seen = json.loads(out.read_text())
-    assert set(seen) == {"_times_chunk", "scaled_sqdist_row", "_cos_block"}
+    assert set(seen) == {"_times_chunk", "fold_row", "scaled_sqdist_row", "_cos_block"}
     for name, (compiled, marked, zmm) in seen.items():
         assert compiled >= 1 and marked, (name, seen)
         if _has_avx512():
