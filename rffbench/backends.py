@@ -380,13 +380,12 @@ class DaskKernelOperator:
 
     def __init__(self, client, kernel, X, rows=None, precision="float64", timeout=60.0):
         from .exact import KernelOperator
+        from .tiles import product_route
 
         # columns and diagonal (n r work) stay here
         self.local = KernelOperator(kernel, X, precision=precision)
         self.n = self.local.n
-        spec = self.local.spec
-        self.route = "python tiles" if spec is None else \
-            "sorted coordinates" if spec.sorted_minima else "tiles"
+        self.route = product_route(self.local.spec)  # the workers' prepared_times
         self.client, self.timeout = client, timeout
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.rows = rows or max(512, -(-self.n // (4 * n_workers)))

@@ -50,7 +50,7 @@ from .checks import Int, OneOf, Real, check_constraints
 from .errors import ConfigError, RffbenchError
 from .kernels import Kernel, kernel_with
 from .progress import Progress
-from .tiles import TiledRows, tiled_gram, tiled_times
+from .tiles import TiledRows, product_route, tiled_gram, tiled_times
 
 #: the cg solver's settings at their defaults (model.<key>, ExactKRR's tol, max_iter,
 #: precond_rank, precision): set to anything else with the Cholesky solver, they have no
@@ -529,11 +529,7 @@ class KernelOperator:
 
     @property
     def route(self):
-        if self.phi is not None:
-            return "explicit features"
-        if self.spec is None:
-            return "python tiles"
-        return "sorted coordinates" if self.spec.sorted_minima else "tiles"
+        return "explicit features" if self.phi is not None else product_route(self.spec)
 
     def _block(self, i0, i1, j0, j1):
         out = self._buf[:(i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)

@@ -140,6 +140,14 @@ def sorted_minima_times(spec, A, B, V):
     return spec.a * parts.sum(axis=0)
 
 
+def product_route(spec):
+    """How the fused products K V are made for a kernel's tile spec: "sorted coordinates"
+    (the intersection kernel), "tiles", or "python tiles" (no spec: a plug-in's Gram)."""
+    if spec is None:
+        return "python tiles"
+    return "sorted coordinates" if spec.sorted_minima else "tiles"
+
+
 def tiled_gram(spec, A, B):
     """K(A, B) (A.n x B.n, float64) through the same tiles as :func:`tiled_times`."""
     out = np.empty((A.n, B.n))

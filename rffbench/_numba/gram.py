@@ -371,6 +371,13 @@ def scaled_dot_row(g, k, xn, yn, ym, profile, b, p):
     dot_row_values(g, k, xn, yn, ym, profile, b, p, True)
 
 
+@nb.njit(inline="always", cache=True, error_model="numpy")
+def exp_dot_bounded(xn, ym):
+    """Whether a row of exponential dot-product arguments, |u| <= xn ym, stays where the
+    exp needs no select (|u| <= 708: 2**k a normal number; fast_exp_bounded_scalar)."""
+    return np.float64(xn) * np.float64(ym) <= -EXP_MIN_ARG
+
+
 def dot_row_values(g, k, xn, yn, ym, profile, b, p, clear):
     """k <- the values of the row of arguments g; ``clear`` (a constant): g <- 0 as each
     is read (k is then not g), else k may be g (inlined where the caller has the
@@ -425,8 +432,8 @@ def _ov_dot_row_values(g, k, xn, yn, ym, profile, b, p, clear):
         return impl
     if code == DOT_EXP:  # the argument can be positive: exp up to its overflow
         def impl(g, k, xn, yn, ym, profile, b, p, clear):
-            if np.float64(xn) * np.float64(ym) <= -EXP_MIN_ARG:  # |u| <= |x| |y| / l^2:
-                for j in range(g.shape[0]):  # 2**k normal, no select (17 vector ops, not 25)
+            if exp_dot_bounded(xn, ym):  # |u| <= |x| |y| / l^2: no select (17 vector
+                for j in range(g.shape[0]):  # operations per 8 values, not 25)
                     _put(k, g, j, fast_exp_bounded_scalar(np.float64(g[j])), clear)
             else:
                 for j in range(g.shape[0]):

@@ -16,10 +16,10 @@ from numba import literally, prange, types
 from numba.extending import overload
 
 from .blas import gemm
-from .elementwise import (EXP_MIN_ARG, FMA, fast_exp_bounded_scalar, fast_exp_upper_scalar,
-                          wide_vectors)
+from .elementwise import FMA, fast_exp_bounded_scalar, fast_exp_upper_scalar, wide_vectors
 from .gram import (DOT_EXP, KERNEL_TILE, TILE_COORD, TILE_DOT, TILE_SQDIST, _code,
-                   coordinate_rows2, scaled_dot_row, scaled_sqdist_row, sqdist_pair_value)
+                   coordinate_rows2, exp_dot_bounded, scaled_dot_row, scaled_sqdist_row,
+                   sqdist_pair_value)
 
 
 # --------------------------------------------------------------------------
@@ -170,6 +170,12 @@ def _fold_loop(g, vj, oj, vi, transpose, value, profile):
     return s
 
 
+def _folds(tile, profile):
+    """Whether the codes have a fused fold: the squared-distance tiles, the exponential
+    dot product's."""
+    return tile == TILE_SQDIST or (tile == TILE_DOT and profile == DOT_EXP)
+
+
 def _fold_values(g, vj, oj, vi, transpose, xn, ym, tile, profile):
     """The fused loop for the codes (see fold_row)."""
 
@@ -179,16 +185,16 @@ def _ov_fold_values(g, vj, oj, vi, transpose, xn, ym, tile, profile):
     t, f = _code(tile), _code(profile)
     if t is None or f is None:
         return None
+    if not _folds(t, f):
+        raise nb.core.errors.TypingError(f"no fused fold for tile {t}, profile {f}")
     if t == TILE_SQDIST:
         def impl(g, vj, oj, vi, transpose, xn, ym, tile, profile):
             return _fold_loop(g, vj, oj, vi, transpose, sqdist_pair_value, profile)
-    elif t == TILE_DOT and f == DOT_EXP:
+    else:
         def impl(g, vj, oj, vi, transpose, xn, ym, tile, profile):
-            if np.float64(xn) * np.float64(ym) <= -EXP_MIN_ARG:  # as dot_row_values
+            if exp_dot_bounded(xn, ym):  # as dot_row_values
                 return _fold_loop(g, vj, oj, vi, transpose, _exp_bounded_pair, profile)
             return _fold_loop(g, vj, oj, vi, transpose, _exp_upper_pair, profile)
-    else:
-        raise nb.core.errors.TypingError(f"no fused fold for tile {t}, profile {f}")
     return impl
 
 
@@ -215,7 +221,7 @@ def _ov_fold_tile(X, Y, xaux, yaux, v, o, i0, j0, G, transpose, tile, profile):
     t, f = _code(tile), _code(profile)
     if t is None or f is None:
         return None
-    if not (t == TILE_SQDIST or (t == TILE_DOT and f == DOT_EXP)):
+    if not _folds(t, f):
         return lambda X, Y, xaux, yaux, v, o, i0, j0, G, transpose, tile, profile: False
 
     def impl(X, Y, xaux, yaux, v, o, i0, j0, G, transpose, tile, profile):
