@@ -1,5 +1,7 @@
-"""Shared fixtures: small fixed-seed data, and a helper to run the CLI."""
+"""Shared fixtures: small fixed-seed data, a helper to run the CLI, and the rule that a BLAS
+error message anywhere (the test's own output or a subprocess's) fails the test."""
 import os
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -11,6 +13,9 @@ import numpy as np
 import pytest
 
 from rffbench.kernels import Matern
+
+#: pytester: the tests of the suite's own rules (a BLAS message fails a test) run a test file
+pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
@@ -32,6 +37,53 @@ def shift_invariant_kernel_cases():
 
 def case_id(name, params):
     return name + "".join(f"-{v}" for v in params.values())
+
+
+#: what a BLAS library prints when it refuses a call (its xerbla): the call did nothing and
+#: its output is whatever was in memory, so the numbers after it are wrong
+BLAS_ERROR = re.compile(r"On entry to +\w+ +parameter number +\d+ had an illegal value")
+
+
+def blas_errors(*texts):
+    """The BLAS error messages in ``texts`` (str, bytes or None)."""
+    found = []
+    for t in texts:
+        if isinstance(t, bytes):
+            t = t.decode(errors="replace")
+        found += BLAS_ERROR.findall(t or "")
+    return found
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test whose captured output holds a BLAS error message fails, whatever it asserted."""
+    outcome = yield
+    report = outcome.get_result()
+    found = blas_errors(*(text for name, text in report.sections
+                          if name.startswith("Captured") and name.endswith(call.when)))
+    if found and report.outcome != "failed":
+        report.outcome = "failed"
+        report.longrepr = (f"BLAS refused a call during this test ({len(found)} message(s), "
+                           f"e.g. {found[0]!r}): its output was left unwritten")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _blas_errors_in_subprocesses():
+    """The same for the output a test captures from a subprocess (subprocess.run,
+    check_output, Popen.communicate)."""
+    communicate = subprocess.Popen.communicate
+
+    def checked(self, *args, **kwargs):
+        out, err = communicate(self, *args, **kwargs)
+        found = blas_errors(out, err)
+        if found:
+            pytest.fail(f"BLAS refused a call in {self.args!r} ({len(found)} message(s), e.g. "
+                        f"{found[0]!r}): its output was left unwritten", pytrace=False)
+        return out, err
+
+    subprocess.Popen.communicate = checked
+    yield
+    subprocess.Popen.communicate = communicate
 
 
 @pytest.fixture

@@ -9,16 +9,25 @@ scipy's BLAS, referenced by name, so the compiled code is cached like any other)
 the operands' row strides, and can accumulate into its output (``beta = 1``), which
 saves the temporary and the ``+=`` pass of ``out[...] += A @ B``.
 
-Operands are row-major 2-d arrays whose rows are contiguous (layout C: an array, or a
-block of its rows); the caller limits BLAS to one thread inside parallel loops
+Operands are C-contiguous 2-d arrays (numba's layout C: an array, or a block of its rows);
+the caller limits BLAS to one thread inside parallel loops
 (rffbench.exact.blas_single_thread).
+
+The leading dimensions are the operands' widths (:func:`leading_dimension`), never their
+row strides: numpy calls an array C-contiguous whatever the stride of an axis of length
+one, so a single row (``x[None, :]``, ``np.broadcast_to(x, (1, d))``, a Fortran (1, d)
+buffer, ``np.empty((d, 1)).T``) or a (1, m) operand (the weights at d = 1) can carry a
+row stride of 8 or 0 bytes, which BLAS refuses ("parameter number 8 had an illegal
+value"), leaving the output unwritten.  For a C-contiguous array the element (i, j)
+lies at i * width + j whatever its strides say, so the width is the one leading
+dimension that is right for every such array, and the smallest that BLAS accepts.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 from numba.np.linalg import ensure_blas
 
 
@@ -65,8 +74,14 @@ def _ov_gemm(A, B, C, trans_a, trans_b, beta):
         ab[0] = 1.0
         ab[1] = beta
         xxgemm(kind, flag_b, flag_a, n, m, k, ab[0:].ctypes, B.ctypes,
-               max(1, B.strides[0] // B.itemsize), A.ctypes,
-               max(1, A.strides[0] // A.itemsize), ab[1:].ctypes, C.ctypes,
-               max(1, C.strides[0] // C.itemsize))
+               leading_dimension(B), A.ctypes, leading_dimension(A), ab[1:].ctypes,
+               C.ctypes, leading_dimension(C))
 
     return impl
+
+
+@register_jitable
+def leading_dimension(M):
+    """The leading dimension of a C-contiguous row-major matrix read by a column-major
+    BLAS: its width, at least 1 (module docs: never its row stride)."""
+    return max(1, M.shape[1])
