@@ -14,11 +14,15 @@
   codes.
 
 Every function is compiled with ``cache=True`` the first time a run needs it, and only
-then (a module holds no compiled code until its functions are called).  Each public
+then (a module holds no compiled code until its functions are called); its cached code is
+keyed by the contents of every module here (:mod:`~rffbench._numba.cache`), since a
+function inlines the helpers it calls from the other modules.  Each public
 function has a plain-numpy reference in the test-suite (``tests/test_numba.py``) that
-it is compared against.  The names below are what the rest of rffbench uses
+it is compared against, and the entry points that call them are compared with numpy over
+generated shapes and layouts (``tests/test_differential.py``).  The names below are what the rest of rffbench uses
 (``from rffbench import _numba as nbk``).
 """
+from . import cache  # noqa: F401  (first: the cache's locators, before any function)
 from .binning import binning_keys, unary_codes, unary_counts
 from .elementwise import (EXP_MIN_ARG, FAST_TRIG_MAX, FAST_TRIG_MAX_F32, FMA, fast_acos,
                           fast_cos, fast_cos_scalar, fast_exp, fast_exp_f32, fast_exp_f32_scalar,
