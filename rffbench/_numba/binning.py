@@ -25,6 +25,16 @@ def binning_keys(X, pitch, shift, mult, keys):
             keys[i, p] = h
 
 
+@nb.njit(inline="always", cache=True, error_model="numpy")
+def unary_position(x, top, nbins):
+    """t = x nbins / top of a value clipped to [0, top], in [0, nbins]: the one rule of
+    unary_counts and unary_codes.  The product and division round, so a value equal to
+    top can give t above nbins (0.1 * 3 / 0.1 = 3.0000000000000004): t is clipped too,
+    or a code would get nbins + 1 entries, one past its coordinate's columns."""
+    t = min(max(np.float64(x), 0.0), top) * nbins / top
+    return min(t, np.float64(nbins))
+
+
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
 def unary_counts(X, top, nbins, counts):
     """counts[i] = the non-zeros of row i's unary codes (unary_codes)."""
@@ -33,8 +43,7 @@ def unary_counts(X, top, nbins, counts):
         c = 0
         for k in range(d):
             if top[k] > 0.0:
-                t = min(max(np.float64(X[i, k]), 0.0), top[k]) * nbins[k] / top[k]
-                c += int(math.ceil(t))
+                c += int(math.ceil(unary_position(X[i, k], top[k], nbins[k])))
         counts[i] = c
 
 
@@ -49,7 +58,7 @@ def unary_codes(X, top, nbins, first, indptr, values, indices):
         p = indptr[i]
         for k in range(d):
             if top[k] > 0.0:
-                t = min(max(np.float64(X[i, k]), 0.0), top[k]) * nbins[k] / top[k]
+                t = unary_position(X[i, k], top[k], nbins[k])
                 w = math.sqrt(top[k] / nbins[k])
                 full = int(math.floor(t))
                 for j in range(full):
