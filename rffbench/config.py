@@ -574,7 +574,19 @@ class Config:
                                   "step / relu feature per direction (leave features.pairs null)")
         if self.D_n is None:
             cls.check_params(self.output_dim(), self.kernel.name, **self.features.map_params())
+        self.check_measurements()
         self.check_effects()
+
+    def check_measurements(self):
+        """ConfigError when every measurement is off: a run would measure nothing (and
+        write a records.csv holding only its compile time)."""
+        from .measure import measurement_classes
+
+        names = list(measurement_classes())
+        if not any(getattr(getattr(self.measure, n, None), "enabled", False) for n in names):
+            raise ConfigError("nothing to measure: every measure.<name>.enabled is false; "
+                              f"enable one of {', '.join(names)} (e.g. "
+                              f"measure.{names[0]}.enabled=true)")
 
     #: where the top-level keys have an effect
     applies = {"D": Applies(lambda c: c.D_n is None, "D_n is set: the output dimension is "

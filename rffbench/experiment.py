@@ -24,7 +24,7 @@ from .clock import numba_totals
 from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
-from .kernels import Kernel, data_rule, make_kernel, max_row_norm
+from .kernels import Kernel, data_rule, make_kernel
 from .memory import Need, Plan
 from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
@@ -165,7 +165,10 @@ def resolve_kernel(kcfg, X_train, seed) -> Kernel:
     k = make_kernel(kcfg.name, **params).fit(X_train)
     params.update(lengthscale=k.lengthscale_, gamma=None)
     params.pop("median_subsample")  # resolved: no rule samples points any more
-    return make_kernel(kcfg.name, **params).fit(None)
+    resolved = make_kernel(kcfg.name, **params).fit(None)
+    if kcfg.gamma is not None:  # its refusals name the key the user set
+        resolved.scale_given = "gamma"
+    return resolved
 
 
 def run(cfg, threads=None, store=None, rid=None):
@@ -218,8 +221,7 @@ def run(cfg, threads=None, store=None, rid=None):
     else:
         for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
             kernel.check_domain(part, f"dataset={data.name}: {what}")
-        kernel.check_values(max(max_row_norm(data.X_train), max_row_norm(data.X_test)),
-                            f"dataset={data.name}")
+        kernel.check_values_on(data.X_train, data.X_test, what=f"dataset={data.name}")
     check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts
         m.check(ctx, block)
@@ -491,9 +493,6 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
                 raise
             log.exception("run failed")
             return _fail(out, 3, f"internal error: {type(exc).__name__}: {exc}", in_sweep)
-        if df.empty:
-            return _fail(out, 2, "nothing measured (every measure.<name>.enabled is false); no "
-                         "records written", in_sweep)
         out.mkdir(parents=True, exist_ok=True)
         files = [(t, out / name) for name, t in tables.items()]
         if not in_sweep:

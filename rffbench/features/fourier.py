@@ -333,6 +333,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             ls, gamma = own.pop("lengthscale", None), own.pop("gamma", None)
             kernel = make_kernel(kernel, **own) if own else kernel
         self.kernel_ = kernel_with(kernel, ls, gamma).fit(X)
+        self.kernel_.check_values_on(X, what="the data given to fit")  # as a run does
         self.kernel_offset_ = 0.0
         self._cast_cache = {}
         self._dtype = X.dtype  # fitted arrays are kept in the input's dtype
@@ -358,6 +359,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         and first-touch page faults of a fresh output, as a peer reusing its buffer."""
         check_is_fitted(self)
         X = self._validate(X, reset=False)
+        self.kernel_.check_values_on(X, what="the data given to transform")
         shape = (X.shape[0], self._n_features_out)
         if out is None:
             out = np.empty(shape, dtype=X.dtype)

@@ -24,11 +24,22 @@ GRAM_BLOCK_ROWS = 1024
 
 
 def _as_float_2d(X, name="X"):
+    """X as a 2-d float array (float32 kept, other real dtypes as float64), C-contiguous;
+    DataError for what a kernel cannot take: complex values (numpy would drop the
+    imaginary part with only a warning), non-numbers, NaN or infinite values."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-d (n_samples, n_features), got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise DataError(f"{name} has dtype {X.dtype}: a kernel takes real numbers (float, int or "
+                        "bool)" + ("; give the real part (X.real) or the modulus (np.abs(X)) "
+                               "explicitly" if X.dtype.kind == "c" else ""))
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
+    finite = np.isfinite(X).all(axis=1)
+    if not finite.all():
+        raise DataError(f"{name} has NaN or infinite values (row {int(np.argmin(finite))}): a "
+                        "kernel's value there is not a number; drop or impute them first")
     return np.ascontiguousarray(X)
 
 
@@ -159,6 +170,27 @@ class Kernel(BaseEstimator):
                               "(or null and kernel.lengthscale)")
         c, p = cls.GAMMA
         return math.exp((math.log(c) - math.log(gamma)) / p)  # (c / gamma)^(1/p), no overflow
+
+    #: how the user gave the scale when it is not this instance's own gamma: "gamma" for a
+    #: run's kernel resolved from kernel.gamma to a lengthscale (messages name that key)
+    scale_given = None
+
+    def _gamma_given(self):
+        return self.GAMMA is not None and (self.gamma is not None or self.scale_given == "gamma")
+
+    def scale_text(self):
+        """The kernel's scale as the user set it: ``gamma=G (lengthscale L)`` when gamma was
+        given, else ``lengthscale=L`` (for messages)."""
+        if self._gamma_given():
+            return f"gamma={self.gamma_of(self.ls):.4g} (lengthscale {self.ls:.3g})"
+        return f"lengthscale={self.ls:.3g}"
+
+    def lengthscale_advice(self, ls_min):
+        """How to get a lengthscale of at least ``ls_min``, in the key the user set:
+        ``kernel.gamma <= G`` when gamma was given, else ``kernel.lengthscale >= L``."""
+        if self._gamma_given():
+            return f"kernel.gamma <= {self.gamma_of(ls_min):.4g}"
+        return f"kernel.lengthscale >= {ls_min:.4g}"
 
     def fit(self, X, y=None):
         """Check the parameters (:meth:`all_constraints`) and resolve the lengthscale: a
@@ -321,7 +353,18 @@ class Kernel(BaseEstimator):
         if dtype is not None and X.dtype != dtype:
             X = X.astype(dtype)
         self.check_domain(X)
+        self.check_values_on(X)
         return np.ascontiguousarray(self.warp(X))
+
+    def check_values_on(self, *arrays, what="the data"):
+        """:meth:`check_values` at the largest row norm of ``arrays`` (dense or sparse; None
+        skipped): the rule a run applies to its data, applied by every entry point that
+        evaluates the kernel or fits a map of it.  Nothing is computed for a kernel that
+        leaves check_values to this class (bounded by 1)."""
+        if type(self).check_values is Kernel.check_values:
+            return
+        radius = max([max_row_norm(A) for A in arrays if A is not None] or [0.0])
+        self.check_values(radius, what)
 
     def _gram(self, X, Y, factor):
         X = _as_float_2d(X)

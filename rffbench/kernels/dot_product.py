@@ -177,12 +177,12 @@ class Polynomial(DotProductKernel):
             return
         room = MAX_KERNEL_VALUE ** (1.0 / p)  # the largest R^2 / l^2 + c allowed
         if room > c:
-            fix = f"kernel.lengthscale >= {radius / math.sqrt(room - c) * 1.001:.4g}"
+            fix = self.lengthscale_advice(radius / math.sqrt(room - c) * 1.001)
         else:  # coef0 alone is too large: half the room for it, half for R^2 / l^2
             ls_min = radius / math.sqrt(room / 2) * 1.001
             fix = f"kernel.coef0 <= {room / 2:.4g}" + (
-                f" with kernel.lengthscale >= {ls_min:.4g}" if ls < ls_min else "")
-        raise DataError(f"kernel=polynomial(degree={p}, coef0={c:g}, lengthscale={ls:.3g}): its "
+                f" with {self.lengthscale_advice(ls_min)}" if ls < ls_min else "")
+        raise DataError(f"kernel=polynomial(degree={p}, coef0={c:g}, {self.scale_text()}): its "
                         f"values on {what} (norms up to {radius:.3g}) reach 1e{log_top:.0f}, "
                         f"beyond {MAX_KERNEL_VALUE:g} where the errors' squares and variances "
                         f"overflow; use {fix} or a lower kernel.degree")
@@ -227,10 +227,10 @@ class ExponentialDot(DotProductKernel):
         if top <= math.log(MAX_KERNEL_VALUE):
             return
         fix = radius / math.sqrt(math.log(MAX_KERNEL_VALUE)) * 1.001
-        raise DataError(f"kernel=exp_dot(lengthscale={ls:.3g}): its values on {what} (norms "
+        raise DataError(f"kernel=exp_dot({self.scale_text()}): its values on {what} (norms "
                         f"up to {radius:.3g}) reach exp({top:.3g}), beyond "
                         f"{MAX_KERNEL_VALUE:g} where the errors' squares and variances "
-                        f"overflow; use kernel.lengthscale >= {fix:.4g}")
+                        f"overflow; use {self.lengthscale_advice(fix)}")
 
 
 class Anova(NotShiftInvariant):
@@ -281,9 +281,9 @@ class Anova(NotShiftInvariant):
         if log_top <= math.log10(MAX_KERNEL_VALUE):
             return
         fix = radius / math.sqrt((MAX_KERNEL_VALUE * math.factorial(p)) ** (1.0 / p)) * 1.001
-        raise DataError(f"kernel=anova(degree={p}, lengthscale={ls:.3g}): its values on {what} "
+        raise DataError(f"kernel=anova(degree={p}, {self.scale_text()}): its values on {what} "
                         f"(norms up to {radius:.3g}) reach 1e{log_top:.0f}, beyond "
-                        f"{MAX_KERNEL_VALUE:g}; use kernel.lengthscale >= {fix:.4g}")
+                        f"{MAX_KERNEL_VALUE:g}; use {self.lengthscale_advice(fix)}")
 
 
 #: the kernels this module registers (rffbench.kernels collects them)
