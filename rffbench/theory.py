@@ -260,11 +260,17 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
 WORST_TERM_VARIANCE = {"pairs": term_variance(0.0, 1.0, True), "rff": term_variance(0.0, 1.0, False)}
 
 
+#: the largest D (and d) the calculators take: a count that converts to a float64 (the
+#: bounds are studied far out, e.g. D = 10^30; 10^400 was an OverflowError traceback)
+MAX_COUNT = 10**300
+
 #: the calculators' arguments: the values the command line's keys take
 #: (measure.bounds.delta, D, the data's d and diameter)
 CALCULATOR_CONSTRAINTS = {
-    "eps": Real(gt=0), "delta": Real(gt=0, lt=1), "D": Int(1), "d": Int(1),
-    "diam": Real(gt=0),
+    "eps": Real(gt=0), "delta": Real(gt=0, lt=1),
+    "D": Int(1, MAX_COUNT, text="use an integer in 1..1e300"),
+    "d": Int(1, MAX_COUNT, text="use an integer in 1..1e300"),
+    "diam": Real(gt=0), "D_max": Real(ge=1, le=MAX_COUNT),
 }
 #: nu's default in the calculators' signatures (kernel.nu's)
 NU_DEFAULT = 1.5
@@ -326,8 +332,6 @@ def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features
     nu : float, default 1.5
         Matern's smoothness (kernel="matern" only).
     """
-    import numpy as np
-
     from .features import FEATURE_MAPS
 
     _check_args(D=D)
@@ -336,8 +340,9 @@ def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features
     if family not in VARIANCE_TERMS:
         raise ValueError(f"features={features}: no exact variance formula (only the i.i.d. "
                          f"families {', '.join(VARIANCE_TERMS)} have one)")
-    delta = np.asarray(delta, dtype=np.float64)
-    return VARIANCE_TERMS[family](k.k_of_delta(delta), k.k_of_delta(2.0 * delta)) / D
+    delta = _real_array(delta, "delta", ndim=(1, 2))
+    var = VARIANCE_TERMS[family](k.k_of_delta(delta), k.k_of_delta(2.0 * delta)) / D
+    return _not_below_zero(var, f"estimator_variance({features!r})", 1.0 / D)
 
 
 def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
@@ -378,7 +383,7 @@ def features_needed(eps, delta, *, d, diam, kernel="gaussian", lengthscale=1.0,
     """
     import pandas as pd
 
-    _check_args(eps=eps, delta=delta)
+    _check_args(eps=eps, delta=delta, D_max=D_max)
     _, bounds = _bounds_for(features, kernel, d, diam, lengthscale, nu)
     rows = []
     for b in bounds:
@@ -477,6 +482,50 @@ def estimate_mse(features, kernel, x, y, D, **params):
     from .features import FEATURE_MAPS
 
     cls = FEATURE_MAPS.get_or_raise(features)
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    _check_args(D=D)
+    x, y = (_real_array(v, name) for v, name in ((x, "x"), (y, "y")))
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    # the map's parameters and D as a run checks them (D against the dimension: maclaurin's
+    # H0/1 takes d + 1 exact features), and the kernel's values on the pair
+    cls.check_params(D, kernel, **params)
+    cls.check_data(D, 2, d=x.size, kernel=kernel, **params)
+    kernel.check_values(float(max(np.linalg.norm(x), np.linalg.norm(y))), "the pair (x, y)")
     mse = cls.exact_mse(kernel, x, y, D, **params)
-    return None if mse is None else float(mse)
+    if mse is None:
+        return None
+    k2 = float(kernel.gram(x[None], y[None])[0, 0]) ** 2
+    return float(_not_below_zero(float(mse), f"estimate_mse({features!r})",
+                                 max(1.0, k2) / D))
+
+
+def _not_below_zero(v, what, scale):
+    """A variance (scalar or array) from a difference of moments: below 0 by rounding
+    (within 1e-12 of ``scale``, its size) it is 0; further below, or not finite, the
+    formula does not hold there (ValueError)."""
+    import numpy as np
+
+    a = np.asarray(v, dtype=np.float64)
+    if not np.isfinite(a).all():
+        raise ValueError(f"{what}: the formula gives {a[~np.isfinite(a)].flat[0]} here "
+                         "(values beyond float64's range)")
+    if (a < -1e-12 * scale).any():
+        raise ValueError(f"{what} gives a negative variance {a.min():.3g}: its formula does "
+                         "not hold here")
+    a = np.maximum(a, 0.0)
+    return a if np.ndim(v) else float(a)
+
+
+def _real_array(v, name, ndim=(1,)):
+    """A float64 array of finite real numbers with ``ndim`` axes (one of them), non-empty;
+    ValueError naming ``name`` (complex values are refused, not cut to their real part)."""
+    import numpy as np
+
+    a = np.asarray(v)
+    if a.ndim not in ndim or a.size == 0 or a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be a non-empty {' or '.join(f'{k}-d' for k in ndim)} "
+                         f"array of real numbers, got {a.dtype} of shape {a.shape}")
+    a = a.astype(np.float64)
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} has NaN or infinite values")
+    return a

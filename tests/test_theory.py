@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rffbench import theory as th
+from rffbench.errors import ConfigError
 
 
 def test_hand_computed_values():
@@ -179,8 +180,9 @@ def test_estimate_mse_formulas():
     assert estimate_mse("orf", k, x, y, 64, layout="frame") is None
     assert estimate_mse("ssr", k, x, y, 64) is None
     assert estimate_mse("positive", k, x, -x, 64) == 0.0  # exact at x = -y, never < 0
-    assert estimate_mse("rff", make_kernel("arccos1", lengthscale=1.0).fit(None), x, y, 64) \
-        is None
+    # a pair a run refuses is refused here too, not given "no formula"
+    with pytest.raises(ConfigError, match="features=rff is not allowed with kernel=arccos1"):
+        estimate_mse("rff", make_kernel("arccos1", lengthscale=1.0).fit(None), x, y, 64)
     # a kernel shift-invariant in warped coordinates (skewed chi2: log(x + c)): the formula
     # takes k and k(2 delta) there, as the Gram matrix does (it took raw x - y: 0.0140 for
     # 0.0095 at this pair)
@@ -214,3 +216,39 @@ def test_the_variance_measurement_takes_each_maps_formula(tmp_path, features, so
         assert theo.value.isna().all() and theo.note.str.contains("no formula").all()
     else:
         assert theo.value.notna().all() and theo.note.str.contains(source, regex=False).all()
+
+
+def test_calculators_refuse_what_a_run_refuses():
+    """maclaurin's H0/1 with D <= d + 1 gave a negative mean squared error (-4.3e-4 at d = 5,
+    D = 3): refused as the run refuses it; D_max = inf searched for ever; complex input lost
+    its imaginary part with only a warning."""
+    import warnings
+
+    from rffbench.kernels import make_kernel
+
+    k = make_kernel("exp_dot", lengthscale=1.0).fit(None)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=5) * 0.3, rng.normal(size=5) * 0.3
+    with pytest.raises(ConfigError, match=r"D=3 is not allowed for features=maclaurin .* use "
+                                          r"D > 6"):
+        th.estimate_mse("maclaurin", k, x, y, 3, h01=True)
+    assert th.estimate_mse("maclaurin", k, x, y, 7, h01=True) > 0
+    with pytest.raises(ConfigError, match=r"D_max=inf is not allowed: use a number in \[1, "):
+        th.features_needed(0.1, 0.05, d=2, diam=1.0, D_max=float("inf"))
+    with pytest.raises(ConfigError, match=r"D=10+ is not allowed: use an integer in 1\.\.1e300"):
+        th.error_bound(10**400, 0.05, d=2, diam=1.0)  # (an OverflowError traceback)
+    g = make_kernel("gaussian", lengthscale=1.0).fit(None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="x must be a non-empty 1-d array of real numbers"):
+            th.estimate_mse("rff", g, x + 1j, y, 8)
+        with pytest.raises(ValueError, match="delta must be a non-empty 1-d or 2-d array"):
+            th.estimator_variance(np.array([0.1j, 0.2]), 8)
+        with pytest.raises(ValueError, match="y has NaN or infinite values"):
+            th.estimate_mse("rff", g, x, y * np.nan, 8)
+    # the kernel's values on the pair, as a run checks its data
+    from rffbench.errors import DataError
+
+    with pytest.raises(DataError, match="kernel=exp_dot"):
+        th.estimate_mse("maclaurin", make_kernel("exp_dot", lengthscale=0.05).fit(None),
+                        x * 10, y * 10, 64)
