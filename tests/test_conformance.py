@@ -108,3 +108,45 @@ def test_redraws_that_agree_to_rounding_are_said_so_not_counted_in_standard_erro
     (check,) = [c for c in report.checks if c.name == "unbiased"]
     assert "the redraws agree to rounding" in check.detail
     assert "e+" not in check.detail, check.detail
+
+
+class FalselyDeterministic(RandomFourierFeatures):
+    """Frequencies 1.3 times too large, and a claim of determinism that would skip the
+    unbiasedness check (the claim was never checked: the map passed)."""
+
+    name = "falsely_deterministic"
+    tags = {"deterministic": True}
+
+    def _draw(self, d, m, rng):
+        W, b = super()._draw(d, m, rng)
+        return 1.3 * W, b
+
+
+def test_a_claim_of_determinism_is_checked_and_a_false_one_is_checked_as_random():
+    report = check_feature_map(FalselyDeterministic, "gaussian", raise_on_fail=False,
+                               sklearn_checks=False)
+    assert "reproducible" in report.failed and "unbiased" in report.failed, str(report)
+    assert "tagged deterministic" in report["reproducible"].detail
+    # a map that is deterministic keeps its claim (and its skipped unbiasedness check)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = check_feature_map("sklearn_chi2", "additive_chi2", sklearn_checks=False,
+                               lengthscale=1.0)
+    assert ok["reproducible"].status == "passed" and ok["unbiased"].status == "skipped"
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(alpha=0.0), r"alpha=0\.0 is not allowed: use a number in \[1e-12, 1\)"),
+    (dict(alpha=1.0), r"alpha=1\.0 is not allowed"),
+    (dict(alpha=float("nan")), r"alpha=nan is not allowed"),
+    (dict(n_redraws=1), r"n_redraws=1 is not allowed: use an integer >= 30"),
+    (dict(n_components=0), r"n_components=0 is not allowed"),
+    (dict(d=0), r"d=0 is not allowed"),
+    (dict(lengthscale=-1.0), r"lengthscale=-1\.0 is not allowed")])
+def test_arguments_that_make_a_check_vacuous_are_refused(kw, match):
+    """alpha = 0 made the tolerance infinite (a biased map passed); one redraw reported a
+    correct map as failing."""
+    from rffbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=match):
+        check_feature_map("rff", "gaussian", sklearn_checks=False, **kw)
