@@ -380,17 +380,19 @@ class DaskKernelOperator:
 
     def __init__(self, client, kernel, X, rows=None, precision="float64", timeout=60.0):
         from .exact import KernelOperator
-        from .tiles import product_route
+        from .tiles import product_route, route_precision
 
         # columns and diagonal (n r work) stay here
         self.local = KernelOperator(kernel, X, precision=precision)
         self.n = self.local.n
         self.route = product_route(self.local.spec)  # the workers' prepared_times
+        self.precision_used = route_precision(self.route, precision)
         self.client, self.timeout = client, timeout
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.rows = rows or max(512, -(-self.n // (4 * n_workers)))
-        # the workers' rows in the tiles' precision (mixed: float32 tiles, float64 sums)
-        self._X = share(client, self.local.Xw if precision == "float64"
+        # the workers' rows in the tiles' precision (mixed: float32 tiles, float64 sums;
+        # the routes that are float64 whatever was asked get float64 rows)
+        self._X = share(client, self.local.Xw if self.precision_used == "float64"
                           else self.local.Xw.astype(np.float32), "the training rows", timeout)
         self._k = share(client, kernel, "the kernel", timeout)
         self.products = 0

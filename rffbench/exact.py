@@ -50,7 +50,7 @@ from .checks import Int, OneOf, Real, check_constraints
 from .errors import ConfigError, RffbenchError
 from .kernels import Kernel, kernel_with
 from .progress import Progress
-from .tiles import TiledRows, product_route, tiled_gram, tiled_times
+from .tiles import TiledRows, product_route, route_precision, tiled_gram, tiled_times
 
 #: the cg solver's settings at their defaults (model.<key>, ExactKRR's tol, max_iter,
 #: precond_rank, precision): set to anything else with the Cholesky solver, they have no
@@ -182,7 +182,8 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             self.dual_coef_, self.offset_ = with_intercept(solve, Y, self.center)
             info = out["info"]
             self.times_ = dict(precond_time_s=pc.build_time_s, solve_time_s=info["time_s"])
-            self.solver_info_ = dict(info, solver="cg", precision=self.precision,
+            self.solver_info_ = dict(info, solver="cg", precision=op.precision_used,
+                                     precision_asked=self.precision,
                                      features=op.n_features, route=op.route,
                                      precond_rank=pc.rank,
                                      precond_residual_trace=pc.residual_trace)
@@ -505,7 +506,9 @@ class KernelOperator:
     to rounding, and no pair is evaluated.  The intersection kernel's products go through
     its sorted coordinates (:func:`rffbench.tiles.sorted_minima_times`, float64 whatever
     ``precision``), also without evaluating a pair.  ``route`` names the way: "explicit
-    features", "sorted coordinates", "tiles" (fused) or "python tiles"."""
+    features", "sorted coordinates", "tiles" (fused) or "python tiles";
+    ``precision_used`` the precision the products are made in ("mixed" on the fused tiles
+    only: every other route is float64 whatever ``precision`` asks)."""
 
     def __init__(self, kernel, X, tile=TILE, precision="float64", fused=True):
         check_constraints(dict(exact_precision=precision), "model",
@@ -530,6 +533,10 @@ class KernelOperator:
     @property
     def route(self):
         return "explicit features" if self.phi is not None else product_route(self.spec)
+
+    @property
+    def precision_used(self):
+        return route_precision(self.route, self.precision)
 
     def _block(self, i0, i1, j0, j1):
         out = self._buf[:(i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)

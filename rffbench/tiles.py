@@ -140,6 +140,13 @@ def sorted_minima_times(spec, A, B, V):
     return spec.a * parts.sum(axis=0)
 
 
+def route_precision(route, precision):
+    """The precision a route makes its products in: ``precision`` ("float64" or "mixed")
+    on the fused tiles, float64 on every other route (explicit features, sorted
+    coordinates, Python tiles), whatever was asked."""
+    return precision if route == "tiles" else "float64"
+
+
 def product_route(spec):
     """How the fused products K V are made for a kernel's tile spec: "sorted coordinates"
     (the intersection kernel), "tiles", or "python tiles" (no spec: a plug-in's Gram)."""

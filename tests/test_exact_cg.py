@@ -263,3 +263,31 @@ def test_check_estimator_with_cg():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_estimator(exact.ExactKRR(solver="cg", lam=1e-2, random_state=0))
+
+
+@pytest.mark.parametrize("name", list(KERNELS.builtins()))
+@pytest.mark.parametrize("precision", ["float64", "mixed"])
+def test_the_solve_records_the_route_and_precision_its_products_took(rng, name, precision):
+    """What a record says is what ran: the cg fit's info and the records' note name the
+    operator's own route and the precision of its products ("mixed" only on the fused
+    tiles; the kernels whose products go through explicit features, sorted coordinates or
+    tiles from Python say float64, and that the precision asked does not apply)."""
+    from rffbench.measure.learning import products_note
+
+    X = _data(rng, n=40, d=3)
+    k = make_kernel(name, lengthscale=1.3).fit(X)
+    m = exact.ExactKRR(k, 1e-2, solver="cg", precision=precision, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m.fit(X, rng.standard_normal(40))
+    info = m.solver_info_
+    op = exact.KernelOperator(k, X, precision=precision)
+    assert info["route"] == op.route and info["precision"] == op.precision_used
+    assert info["precision_asked"] == precision
+    assert op.precision_used == (precision if op.route == "tiles" else "float64")
+    note = products_note(info)
+    assert ("float32 tiles" in note) == (op.precision_used == "mixed"), note
+    assert ("does not apply" in note) == (op.precision_used != precision), note
+    assert {"tiles": "fused kernel products", "python tiles": "tile by tile through the "
+            "kernel's Gram", "sorted coordinates": "sorted coordinates",
+            "explicit features": "explicit features"}[op.route] in note, note

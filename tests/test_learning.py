@@ -92,6 +92,26 @@ def test_exact_cg_agrees_with_cholesky_in_a_run():
     assert "float64 tiles" in b.note["solve_time_s"]
 
 
+PYTHON_TILES = "tile by tile through the kernel's Gram"
+
+
+@pytest.mark.parametrize("kernel,features,route", [
+    ("rational_quadratic", "rff", PYTHON_TILES), ("anova", "anova_rf", PYTHON_TILES),
+    ("intersection", "mb", "sorted coordinates")])
+def test_mixed_precision_where_it_does_not_apply_is_recorded_as_what_ran(kernel, features,
+                                                                         route):
+    """kernel=rational_quadratic with model.exact_precision=mixed was recorded as "fused ...
+    float32 tiles" while its products went through float64 tiles from Python: the note
+    names the route the products took, float64, and that the precision asked does not
+    apply."""
+    df = learning("dataset=digits", "dataset.n_max=300", "D=64", "dataset.scale=max",
+                  f"kernel={kernel}", f"features={features}", "kernel.lengthscale=8.0",
+                  "model.exact_solver=cg", "model.exact_precision=mixed")
+    note = df[(df.method == "exact_krr") & (df.metric == "solve_time_s")].note.item()
+    assert route in note and "float32" not in note, note
+    assert "model.exact_precision=mixed does not apply to this route: float64" in note, note
+
+
 def _cg_and_cholesky(tmp_path, base, rank):
     """Exact KRR's records of `python run.py *base` with cg (tolerance 1e-9, the given
     preconditioner rank) and with Cholesky."""

@@ -378,16 +378,23 @@ PRECISION_NOTES = {"float64": "float64 tiles",
                    "mixed": "mixed precision: float32 tiles, float64 sums and recurrences"}
 
 
-def products_note(info, m):
-    """How exact KRR's cg solve made its kernel products (the solver's info)."""
-    if info.get("features"):
-        return (f"{info['products']} kernel products through the kernel's {info['features']} "
-                "explicit features, phi (phi^T v) (no pair evaluated, K never formed; float64)")
-    if info.get("route") == "sorted coordinates":
-        return (f"{info['products']} kernel products through the kernel's sorted coordinates, "
-                "prefix sums of the minima (no pair evaluated, K never formed; float64)")
-    return (f"{info['products']} fused kernel products (numba tiles, K never stored; "
-            + PRECISION_NOTES[m.exact_precision] + ")")
+def products_note(info):
+    """How exact KRR's cg solve made its kernel products: the route and precision the
+    operator took (the solver's info), and, where they differ, the precision asked."""
+    n, route, used = info["products"], info["route"], info["precision"]
+    asked = info.get("precision_asked", used)
+    unused = "" if asked == used else (
+        f"; model.exact_precision={asked} does not apply to this route: float64")
+    if route == "explicit features":
+        return (f"{n} kernel products through the kernel's {info['features']} explicit "
+                f"features, phi (phi^T v) (no pair evaluated, K never formed; float64{unused})")
+    if route == "sorted coordinates":
+        return (f"{n} kernel products through the kernel's sorted coordinates, prefix sums of "
+                f"the minima (no pair evaluated, K never formed; float64{unused})")
+    if route == "python tiles":
+        return (f"{n} kernel products tile by tile through the kernel's Gram (K never stored; "
+                f"float64 tiles{unused})")
+    return f"{n} fused kernel products (numba tiles, K never stored; {PRECISION_NOTES[used]})"
 
 
 #: the model keys that exact KRR depends on (not name, chunk_rows, epochs, loss)
@@ -473,7 +480,7 @@ def _exact_rows(ctx, cfg):
                 f"{p['solve_time_s']:.3g} s")),
             ("precond_time_s", lambda p: p["precond_time_s"],
              f"Nystrom preconditioner, rank {info['precond_rank']}"),
-            ("solve_time_s", lambda p: p["solve_time_s"], products_note(info, m))])
+            ("solve_time_s", lambda p: p["solve_time_s"], products_note(info))])
         rows += [
             record("learning", "cg_iterations", info["iterations"], method="exact_krr",
                    note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
