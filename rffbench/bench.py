@@ -188,6 +188,11 @@ def exact_one(n_train, solver, d=16, lam=1e-2, tol=1e-5, rank=None, seed=0, pred
                 peak_rss_mb=peak_rss_mb())
 
 
+#: the smallest n_train of --exact: its test set (a third as many rows) has at least 4,
+#: whose spread the predictions' difference is divided by
+EXACT_MIN_N = 10
+
+
 def exact_bench(ns, solvers=("cholesky", "cg"), cholesky_max_n=20000, **kw):
     """exact_one for every n and solver, each in its own process (clean peak RSS);
     where both solvers ran, ``pred_diff`` = RMS(cg - Cholesky test predictions) /
@@ -218,7 +223,7 @@ def exact_bench(ns, solvers=("cholesky", "cg"), cholesky_max_n=20000, **kw):
             if len(preds) == 2:
                 diff = float(np.sqrt(np.mean((preds["cg"] - preds["cholesky"]) ** 2)))
                 for r in rows[-2:]:
-                    r["pred_diff"] = diff / r["sd_y_test"]
+                    r["pred_diff"] = diff / r["sd_y_test"] if r["sd_y_test"] > 0 else None
     return rows
 
 
@@ -384,6 +389,7 @@ def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, thr
             M, route = ops[impl].n_features, ops[impl].route
             rows.append(dict(kernel=name, n=n, d=d, impl=impl,
                              product=route if M is None else f"{M} {route}",
+                             precision=ops[impl].precision_used,
                              threads=threads, time_s=t,
                              spread_s=spread, gemm_gflops=rate[prec] / 1e9, limit_s=lim,
                              fraction_of_limit=lim / t, measured_limit_s=mlim,
@@ -409,6 +415,13 @@ def read_saved(path):
                          f"({first_line(exc)})") from None
     if "time_s" not in old.columns:
         raise BenchError(f"--compare {path}: not saved by this benchmark (no time_s column)")
+    times = pd.to_numeric(old["time_s"], errors="coerce")
+    bad = ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        i = int(np.argmax(bad.to_numpy()))
+        raise BenchError(f"--compare {path}: its time_s column holds {old['time_s'].iloc[i]!r} "
+                         f"(row {i + 1}), not a time in seconds: a saved table's times are "
+                         "positive numbers")
     return old
 
 
@@ -435,6 +448,8 @@ def compare(rows, saved):
         raise BenchError("--compare: no row of this run matches a saved row (another "
                          "shape, map, kernel or thread count?)")
     both["new_over_saved"] = both["time_s"] / both["time_s_saved"]
+    if not np.isfinite(both["new_over_saved"].to_numpy(dtype=float)).all():
+        raise BenchError("--compare: a row of this run has no time to compare (not a number)")
     return both[keys + ["time_s", "time_s_saved", "new_over_saved"]].to_dict("records")
 
 
@@ -443,19 +458,27 @@ class BenchError(ValueError):
 
 
 def _ints(flag, count=None, lo=1, names=None):
-    """argparse type: comma-separated integers >= lo (``count`` of them)."""
+    """argparse type: comma-separated integers >= lo (``count`` of them); ``lo`` may be
+    a tuple, one lower end per position (``names``)."""
+    los = tuple(lo) if isinstance(lo, tuple) else None
+
     def parse(text):
         parts = [p.strip() for p in str(text).split(",")]
         try:
             vals = [int(p) for p in parts]
         except ValueError:
             vals = None
-        what = ",".join(names) if names else "integers"
+        ends = los or (lo,) * len(vals or ())
         if vals is None or (count is not None and len(vals) != count) or \
-                any(v < lo for v in vals):
+                any(v < e for v, e in zip(vals, ends)):
+            if names and los:
+                what = " and ".join(f"{n} >= {e}" for n, e in zip(names, los))
+                raise argparse.ArgumentTypeError(
+                    f"{flag} {text!r}: use {count} comma-separated integers {','.join(names)}"
+                    f" with {what}")
             raise argparse.ArgumentTypeError(
                 f"{flag} {text!r}: use {count or 'a list of'} comma-separated "
-                f"{what} >= {lo}" if names else
+                f"{','.join(names)} >= {lo}" if names else
                 f"{flag} {text!r}: use comma-separated integers >= {lo}")
         return vals
     return parse
@@ -504,6 +527,9 @@ KINDS = {
     "dask": (),
     "products": ("--kernels",),
 }
+#: the flags that several kinds read, and which (any other kind refuses them)
+SHARED_FLAGS = {"--repeats": ("shape", "startup", "dask", "products"),
+                "--threads": ("shape", "products")}
 
 
 def _represents(cls, kernel):
@@ -542,7 +568,7 @@ def _parser():
     ap.add_argument("--out", default=None, help="also write the table as CSV")
     ap.add_argument("--startup", action="store_true",
                     help="time the default `python run.py` cold (empty numba cache) and warm")
-    ap.add_argument("--exact", default=None, type=_ints("--exact", lo=2),
+    ap.add_argument("--exact", default=None, type=_ints("--exact", lo=EXACT_MIN_N),
                     help="comma-separated n_train: exact KRR by cg and (n <= 20000) Cholesky")
     ap.add_argument("--lam", type=_number("--lam", lo=0, lo_open=True), default=None,
                     help="--exact: ridge lam (default 1e-2)")
@@ -560,7 +586,8 @@ def _parser():
                     type=_ints("--dask", 2, lo=2, names=("n_ridge", "n_exact")),
                     help="backend=dask on a 2-worker LocalCluster vs the local path: ridge on "
                          "n_ridge rows, exact KRR by cg on n_exact (default 1000000,20000)")
-    ap.add_argument("--products", default=None, type=_ints("--products", 2, names=("n", "d")),
+    ap.add_argument("--products", default=None,
+                    type=_ints("--products", 2, lo=(2, 1), names=("n", "d")),
                     help="n,d: one exact kernel product per kernel (--kernels) vs its limits")
     ap.add_argument("--kernels", default=None,
                     type=_names("--kernels", list(PRODUCT_KERNELS)),
@@ -589,10 +616,17 @@ def _kind(args):
     for other, flags in KINDS.items():
         for flag in flags:
             if other != kind and getattr(args, flag[2:].replace("-", "_")) != defaults[flag]:
-                raise BenchError(f"{flag} has no effect with {('--' + kind) if kind != 'shape' else 'the transform benchmark'}"
-                                 f": it is a flag of {'--' + other if other != 'shape' else 'the transform benchmark (--shape)'}")
+                raise BenchError(f"{flag} has no effect with {_kind_name(kind)}: it is a flag "
+                                 f"of {_kind_name(other)}")
+    for flag, kinds in SHARED_FLAGS.items():
+        if getattr(args, flag[2:]) is not None and kind not in kinds:
+            raise BenchError(f"{flag} has no effect with {_kind_name(kind)}: it is a flag of "
+                             + ", ".join(_kind_name(k) for k in kinds))
     if args.factor is not None and not args.compare:
         raise BenchError("--factor has no effect without --compare")
+    if args.out and args.save and args.out != args.save:
+        raise BenchError(f"--out {args.out} and --save {args.save} are the same option (the "
+                         "table as CSV): give one of them")
     if args.threads is not None:
         import numba
 
@@ -600,6 +634,10 @@ def _kind(args):
             raise BenchError(f"--threads {args.threads}: use 1..{numba.config.NUMBA_NUM_THREADS}"
                              " (numba's pool size, NUMBA_NUM_THREADS)")
     return kind
+
+
+def _kind_name(kind):
+    return "the transform benchmark (--shape)" if kind == "shape" else f"--{kind}"
 
 
 def _check_memory(kind, args):

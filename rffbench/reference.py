@@ -64,24 +64,35 @@ def main(argv=None):
                     help="only the docs' sample output and times (the default run, 3 times "
                          "cold and warm, ~1 min)")
     args = ap.parse_args(argv)
+    modes = [f for f, on in (("--samples", args.samples), ("--readme-only", args.readme_only),
+                             ("--report-only", args.report_only)) if on]
+    if len(modes) > 1:
+        ap.error(f"{modes[0]} and {modes[1]} are two modes: give one")
+    if args.only and (args.samples or args.readme_only):
+        ap.error(f"--only has no effect with {modes[0]}: it names the presets to run and "
+                 "report (alone, or with --report-only)")
     if args.samples:
         write_samples(samples())
         return 0
     names = [] if args.readme_only else (args.only or PRESETS)
     ref = ROOT / "results" / "reference"
+    sweep_of = {name: ROOT / "results" / "multirun" / name for name in names}
+    missing = [n for n in names if args.report_only and not sweep_of[n].is_dir()]
+    if missing and args.only:  # asked by name: nothing is written
+        ap.error(f"--report-only: no sweep to report for {', '.join(missing)} (results/"
+                 f"multirun/{missing[0]} does not exist): run it first, without --report-only")
     for name in names:
         print(f"== {name}", flush=True)
-        sweep = ROOT / "results" / "multirun" / name
         if not args.report_only:
             p = subprocess.run([sys.executable, str(ROOT / "run.py"), "-m",
                                 f"experiment={name}"], cwd=ROOT)
             if p.returncode != 0:
                 print(f"rffbench reference: preset {name} had failed jobs (exit "
                       f"{p.returncode}); reporting what completed", file=sys.stderr)
-        elif not sweep.is_dir():
+        elif name in missing:
             print(f"rffbench reference: {name}: no sweep to report", file=sys.stderr)
             continue
-        make_report(sweep, ref / name, pdf=False, dpi=DPI, tables=False)
+        make_report(sweep_of[name], ref / name, pdf=False, dpi=DPI, tables=False)
     write_readme(ref)
     if not (args.readme_only or args.only or args.report_only):
         write_samples(samples())

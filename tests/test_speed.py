@@ -133,6 +133,10 @@ def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
     assert routes["intersection", "float64"] == routes["intersection", "mixed"] \
         == "sorted coordinates" and routes["gaussian", "float64"] == "tiles"
     assert set(routes[:, "python_tiles"]) == {"python tiles"}
+    # the precision each route made its products in: mixed on the fused tiles only
+    prec = df.set_index(["kernel", "impl"])["precision"]
+    assert prec["gaussian", "mixed"] == "mixed" and prec["intersection", "mixed"] == "float64"
+    assert set(prec[:, "python_tiles"]) == {"float64"}
     ok = subprocess.run(base + ["--compare", str(saved), "--factor", "1000"],
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr

@@ -433,9 +433,19 @@ BENCH_BAD = [
                                            r"<= 10000"),
     (["--threads", "100000"], r"--threads 100000: use 1\.\.\d+"),
     (["--exact", "100", "--dask"], r"--exact and --dask are two benchmarks"),
-    (["--lam", "0.1"], r"--lam has no effect with the transform benchmark: it is a flag of "
-                       r"--exact"),
-    (["--products", "100"], r"--products '100': use 2 comma-separated n,d"),
+    (["--lam", "0.1"], r"--lam has no effect with the transform benchmark \(--shape\): it is "
+                       r"a flag of --exact"),
+    (["--products", "100"], r"--products '100': use 2 comma-separated integers n,d with n >= 2"),
+    # flags accepted where they did nothing, sizes that passed the flag check and failed later
+    (["--products", "1,4"], r"--products '1,4': use 2 comma-separated integers n,d with n >= 2 "
+                            r"and d >= 1"),
+    (["--exact", "2"], r"--exact '2': use comma-separated integers >= 10"),
+    (["--exact", "200", "--repeats", "9"], r"--repeats has no effect with --exact: it is a flag "
+                                           r"of the transform benchmark"),
+    (["--startup", "--threads", "1"], r"--threads has no effect with --startup"),
+    (["--stream", "3000", "--threads", "1"], r"--threads has no effect with --stream"),
+    (["--products", "100,4", "--out", "a.csv", "--save", "b.csv"],
+     r"--out a.csv and --save b.csv are the same option"),
     (["--products", "100,4", "--kernels", "gaussian,nope"], r"--kernels 'nope' is not one"),
     (["--exact", "100", "--tol", "2"], r"--tol '2': use a number > 0 and < 1"),
     (["--exact", "2000000"], r"--exact 2000000 needs .*, more than"),
@@ -458,6 +468,19 @@ def test_a_bad_bench_flag_is_one_line(tmp_path, args, pattern):
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert re.search(pattern, lines[-1]), lines[-1]
     assert p.stdout == ""  # refused before anything ran
+
+
+@pytest.mark.parametrize("times", ["abc", "", "nan", "-1", "0"])
+def test_a_saved_table_whose_times_are_not_times_is_refused(tmp_path, times):
+    """--compare against a saved CSV whose time_s is not a positive number: every ratio was
+    NaN and --factor's gate passed (exit 0).  Refused before anything runs, naming the row."""
+    (tmp_path / "saved.csv").write_text("kernel,n,d,impl,time_s\ngaussian,100,4,float64,0.5\n"
+                                        f"gaussian,100,4,mixed,{times}\n")
+    p = _bench("--products", "100,4", "--compare", "saved.csv", "--factor", "1.2",
+               cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == "", (p.returncode, p.stdout, p.stderr)
+    assert re.search(r"--compare saved.csv: its time_s column holds .* \(row 2\), not a time",
+                     p.stderr.strip().splitlines()[-1]), p.stderr
 
 
 @pytest.mark.parametrize("kind", [
