@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import compose_config, run_cli
+from conftest import ROOT, compose_config, run_cli
 from rffbench.experiment import main as run_main
 from rffbench.kernels import KERNELS
 from rffbench.results import COLUMNS, RECORDS_FILE
@@ -188,3 +188,82 @@ def test_installed_commands_work_from_any_directory(tmp_path):
                        timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert [ln for ln in p.stderr.splitlines() if ln.startswith("rffbench: error")]
+
+
+def _command(kind):
+    """How a user starts the command: python run.py in the checkout, or the installed one."""
+    import sys
+
+    return [sys.executable, str(ROOT / "run.py")] if kind == "run.py" else [_installed(kind)]
+
+
+@pytest.mark.parametrize("kind", ["run.py", "rffbench", "rffbench-report"])
+@pytest.mark.parametrize("value", ["0", "-2", "abc"])
+def test_a_numba_setting_numba_refuses_is_one_line(tmp_path, kind, value):
+    """NUMBA_NUM_THREADS=0 printed numba's traceback from the imports."""
+    import os
+    import subprocess
+
+    p = subprocess.run(_command(kind), cwd=tmp_path, capture_output=True, text=True,
+                       env=dict(os.environ, NUMBA_NUM_THREADS=value), timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.stderr.strip().splitlines() == [
+        f"{'rffbench' if kind == 'run.py' else kind}: error: NUMBA_NUM_THREADS={value!r} is "
+        "not allowed: use a whole number >= 1 (the threads numba and BLAS may use; the "
+        "run's threads key picks fewer) or unset it"]
+
+
+@pytest.mark.parametrize("kind", ["run.py", "rffbench"])
+@pytest.mark.parametrize("delay", [0.3, 0.7, 1.2, 2.0])
+def test_ctrl_c_while_starting_is_one_line(tmp_path, kind, delay):
+    """Ctrl-C during the second or two of imports printed a KeyboardInterrupt traceback
+    from them.  At any moment of the start-up: one line, exit 130, nothing written."""
+    import signal
+    import subprocess
+    import time
+
+    p = subprocess.Popen(_command(kind) + ["dataset=wine", f"hydra.run.dir={tmp_path / 'r'}"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    if p.returncode == 0:  # (a fast machine finished first: nothing to check)
+        return
+    assert p.returncode == 130 and "Traceback" not in err, err[-2000:]
+    lines = [ln for ln in err.splitlines() if not ln.startswith("[")]  # (the run's log)
+    assert len(lines) == 1 and lines[0].startswith("rffbench: interrupted"), err[-2000:]
+    assert not (tmp_path / "r" / RECORDS_FILE).exists()
+
+
+def test_a_run_with_every_measurement_off_is_refused(tmp_path, capsys):
+    """It ran and wrote a records.csv holding only its compile time."""
+    from rffbench.experiment import main as run_main
+    from rffbench.measure import measurement_classes
+
+    off = [f"measure.{n}.enabled=false" for n in measurement_classes()]
+    out = tmp_path / "run"
+    assert run_main(compose_config(off), out) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rffbench: error: nothing to measure: every measure.<name>.enabled "
+                          "is false") and "\n" not in err, err
+    assert not (out / RECORDS_FILE).exists()
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--readme-only", "--only", "bounds"], "--only has no effect with --readme-only"),
+    (["--samples", "--only", "bounds"], "--only has no effect with --samples"),
+    (["--samples", "--report-only"], "--samples and --report-only are two modes"),
+    (["--report-only", "--only", "bounds"], "--report-only: no sweep to report for bounds")])
+def test_reference_flags_that_do_nothing_are_refused_before_anything_is_written(
+        tmp_path, monkeypatch, capsys, args, match):
+    """--readme-only ignored --only; --report-only --only bounds with no such sweep rewrote
+    results/README.md and exited 0."""
+    from rffbench import reference
+
+    monkeypatch.setattr(reference, "ROOT", tmp_path)  # (no sweep there; nothing to write)
+    with pytest.raises(SystemExit) as exc:
+        reference.main(args)
+    assert exc.value.code == 2
+    assert match in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not (tmp_path / "results").exists()
