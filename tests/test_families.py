@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from conftest import compose_config, run_cli
+from references import anova_reference, reference_gram
 from scipy.linalg import circulant, hadamard
-from sklearn.metrics.pairwise import linear_kernel
 
 from rffbench import _numba as nbk
 from rffbench.exact import kernel_times
@@ -22,23 +22,10 @@ from rffbench.kernels import make_kernel
 from rffbench.theory import estimate_mse
 
 
-def anova_reference(X, Y, p):
-    """e_p of the coordinate products, by its definition: the sum over the p-subsets."""
-    out = np.zeros((X.shape[0], Y.shape[0]))
-    for S in itertools.combinations(range(X.shape[1]), p):
-        S = list(S)
-        out += np.prod(X[:, None, S] * Y[None, :, S], axis=-1)
-    return out
-
-
-REFERENCES = {
-    "linear": lambda X, Y, ls: linear_kernel(X, Y) / ls**2,
-    "exp_dot": lambda X, Y, ls: np.exp(X @ Y.T / ls**2),
-    "intersection": lambda X, Y, ls: np.minimum(X[:, None, :], Y[None]).sum(-1) / ls,
-    "anova": lambda X, Y, ls, degree=2: anova_reference(X / ls, Y / ls, degree),
-}
+#: the peer libraries' kernels (their references: tests/references.py)
+FAMILY_KERNELS = ("linear", "exp_dot", "intersection", "anova")
 PARAMS = {"anova": [{"degree": 1}, {"degree": 2}, {"degree": 4}]}
-CASES = [(n, p) for n in REFERENCES for p in PARAMS.get(n, [{}])]
+CASES = [(n, p) for n in FAMILY_KERNELS for p in PARAMS.get(n, [{}])]
 
 
 @pytest.mark.parametrize("name,params", CASES,
@@ -47,7 +34,7 @@ def test_gram_and_products_match_the_reference(name, params, dtype, rng):
     X = np.abs(rng.normal(size=(37, 7))).astype(dtype)
     Y = np.abs(rng.normal(size=(23, 7))).astype(dtype)
     k = make_kernel(name, lengthscale=1.9, **params)
-    ref = REFERENCES[name](X.astype(np.float64), Y.astype(np.float64), 1.9, **params)
+    ref = reference_gram(name, X, Y, 1.9, **params)
     G = k.gram(X, Y)
     assert G.dtype == dtype
     tol = (1e-13 if dtype == np.float64 else 3e-6) * np.abs(ref).max()

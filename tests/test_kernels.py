@@ -4,43 +4,13 @@ import math
 import numpy as np
 import pytest
 from conftest import case_id, compose_config, shift_invariant_kernel_cases
-from scipy.spatial.distance import cdist
-from scipy.special import gamma as gamma_fn
-from scipy.special import kv
-from sklearn.gaussian_process.kernels import RationalQuadratic as RQ
+from references import REFERENCES, reference_gram
 
 from rffbench.config import validate
 from rffbench.errors import ConfigError
 from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, make_kernel
 
 LS = 1.7
-
-
-def _matern(X, Y, ls, nu=1.5):
-    r = cdist(X, Y) * math.sqrt(2 * nu) / ls
-    with np.errstate(invalid="ignore"):
-        k = 2 ** (1 - nu) / gamma_fn(nu) * r**nu * kv(nu, r)
-    k[r == 0] = 1.0
-    return k
-
-
-#: independent references: scipy distances and the closed forms (Bessel for Matern,
-#: scikit-learn's RationalQuadratic), one per shift-invariant kernel
-REFERENCES = {
-    "gaussian": lambda X, Y, ls: np.exp(-cdist(X, Y, "sqeuclidean") / (2 * ls**2)),
-    "laplacian": lambda X, Y, ls: np.exp(-cdist(X, Y, "cityblock") / ls),
-    "cauchy": lambda X, Y, ls: np.prod(1.0 / (1.0 + (X[:, None, :] - Y[None, :, :]) ** 2
-                                              / ls**2), axis=-1),
-    "matern": _matern,
-    "rational_quadratic": lambda X, Y, ls, alpha=2.0: RQ(length_scale=ls, alpha=alpha)(X, Y),
-}
-
-def reference_gram(name, X, Y, ls, **params):
-    """The independent reference of kernel ``name``; a kernel without one is an error (a new
-    kernel needs its reference here, never a neighbour's formula)."""
-    if name not in REFERENCES:
-        raise KeyError(f"no reference Gram for kernel {name!r}: add one to REFERENCES")
-    return REFERENCES[name](X.astype(np.float64), Y.astype(np.float64), ls, **params)
 
 
 def test_every_shift_invariant_kernel_has_a_reference():

@@ -8,6 +8,7 @@ import pytest
 from sklearn.metrics.pairwise import polynomial_kernel
 
 from conftest import compose_config
+from references import arccos_reference
 from rffbench import _numba as nbk
 from rffbench.config import validate
 from rffbench.errors import ConfigError
@@ -15,17 +16,6 @@ from rffbench.experiment import run
 from rffbench.features import FEATURE_MAPS
 from rffbench.kernels import ArcCosine0, ArcCosine1, Gaussian, Polynomial
 from rffbench.theory import VARIANCE_TERMS, positive_variance
-
-
-def arccos_reference(X, Y, order, l):
-    """Cho & Saul's closed form, in numpy: k_n = |x|^n |y|^n J_n(theta) / pi of x / l, y / l."""
-    X, Y = X / l, Y / l
-    nx, ny = np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1)
-    c = np.clip(X @ Y.T / np.outer(nx, ny), -1, 1)
-    t = np.arccos(c)
-    if order == 0:
-        return 1 - t / np.pi
-    return np.outer(nx, ny) * (np.sin(t) + (np.pi - t) * c) / np.pi
 
 
 @pytest.mark.parametrize("order,cls", [(0, ArcCosine0), (1, ArcCosine1)])
