@@ -11,6 +11,7 @@ each job of a sweep) raises KeyboardInterrupt again when the flag is set.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 
 _REQUESTED = threading.Event()
@@ -18,13 +19,26 @@ _REQUESTED = threading.Event()
 
 def install():
     """SIGINT raises KeyboardInterrupt (as Python's default handler) and is remembered
-    (the command line's entry point installs it; in the main thread only)."""
+    (the command line's entry point installs it; in the main thread only).  Where Python
+    cannot raise it (a ctypes callback: numba's cache hook while it compiles; a
+    finaliser), it printed "Exception ignored ..." and a traceback; a remembered one is
+    now silent there, since :func:`checkpoint` raises it again."""
     def handler(signum, frame):
         _REQUESTED.set()
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, handler)
+    if not getattr(sys.unraisablehook, "_rffbench", False):
+        default = sys.unraisablehook
+
+        def unraisable(info):
+            if isinstance(info.exc_value, KeyboardInterrupt) and _REQUESTED.is_set():
+                return
+            default(info)
+
+        unraisable._rffbench = True
+        sys.unraisablehook = unraisable
 
 
 def requested():
