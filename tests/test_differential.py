@@ -28,8 +28,8 @@ from rffbench import _numba as nbk
 from rffbench.errors import ConfigError, DataError
 from rffbench.exact import ExactKRR, KernelOperator, prepared_times
 from rffbench.features import FEATURE_MAPS
-from rffbench.features.fourier import FourierMap, ZERO_TOL
-from rffbench.kernels import KERNELS, make_kernel
+from rffbench.features.fourier import FUSED_MAX_D, FourierMap, ZERO_TOL
+from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, make_kernel
 
 #: examples per property: (default suite, slow suite)
 BUDGET = [pytest.param(6, id="fast"), pytest.param(60, id="wide", marks=pytest.mark.slow)]
@@ -62,6 +62,22 @@ def matrices(draw, n=(1, 9), d=(1, 7), nonneg=False):
     if n > 1 and draw(st.booleans()):  # a repeated row
         X[draw(st.integers(0, n - 1))] = X[0]
     return X
+
+
+def threshold_matrix(n, d, nonneg=False, seed=0):
+    """A fixed matrix of a shape at one of the code's thresholds (the explicit examples:
+    a handful of draws would rarely reach them), with repeated values and a zero row."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.uniform(0.0 if nonneg else -1.5, 1.5, (n, d)), 1)
+    X[-1] = 0.0
+    return X
+
+
+#: the shapes where the compiled code changes route, from the constants themselves: the
+#: Gram's direct distances up to DIRECT_SQDIST_MAX_D, a GEMM above; the maps' fused GEMM and
+#: cosine by blocks of GEMM_BLOCK rows up to FUSED_MAX_D, a chunk GEMM and a pass above
+GRAM_THRESHOLDS = [(3, DIRECT_SQDIST_MAX_D), (4, DIRECT_SQDIST_MAX_D + 1)]
+MAP_THRESHOLDS = [(nbk.GEMM_BLOCK + 1, 2), (3, FUSED_MAX_D + 1)]
 
 
 def _readonly(A):
@@ -105,6 +121,18 @@ def odd_buffers(shape, dtype):
         out += [("(D, 1).T", np.empty((m, 1), dtype).T), ("Fortran (1, D)",
                                                           np.empty(shape, dtype, order="F"))]
     return out
+
+
+#: the smallest nonzero |value| (in lengthscales) a float32 comparison takes: below it a
+#: square underflows in float32, so a norm (and the arc-cosine kernels' angle, a step at
+#: the zero vector) is not defined there; such inputs are checked in float64 only
+FLOAT32_SMALLEST = 1e-19
+
+
+def float32_range(*arrays, ls=1.0):
+    """Whether every nonzero value of ``arrays`` is representable with its square in float32
+    (module docs: FLOAT32_SMALLEST)."""
+    return all(not np.any((A != 0) & (np.abs(A) / ls < FLOAT32_SMALLEST)) for A in arrays)
 
 
 def close(got, want, tol, what):
@@ -179,15 +207,18 @@ def test_gram_in_every_layout_matches_the_reference(name, examples):
             close(k.gram(X, V), reference_gram(name, X, held, ls, **params), tol,
                   f"gram(X, {what})")
         close(k.gram(X), ref_xx, gram_tol(ref_xx, np.float64, name), "gram(X)")
-        close(k.gram(X.astype(np.float32), Y.astype(np.float32)), ref_xy,
-              gram_tol(ref_xy, np.float32, name) * max(1.0, float(np.abs(X).sum(1).max())),
-              "float32")
+        if float32_range(X, Y, ls=ls):
+            close(k.gram(X.astype(np.float32), Y.astype(np.float32)), ref_xy,
+                  gram_tol(ref_xy, np.float32, name) * max(1.0, float(np.abs(X).sum(1).max())),
+                  "float32")
         close(k.gram(sp.csr_matrix(X), Y), ref_xy, tol, "gram(CSR X, Y)")
         if k.shift_invariant:  # k(2 delta) = the kernel at half the lengthscale
             close(k.gram_twice(X, Y), reference_gram(name, X, Y, ls / 2, **params), tol,
                   "gram_twice")
 
-    check(prop, case(), examples)
+    check(prop, case(), examples, *[
+        (threshold_matrix(n, d, nonneg(name)), threshold_matrix(2, d, nonneg(name), 1), 1.7,
+         kernel_params(name, d)) for n, d in GRAM_THRESHOLDS])
 
 
 @pytest.mark.parametrize("bad", [np.array([[1 + 2j, 0.5]]), np.array([[np.nan, 0.5]]),
@@ -232,11 +263,15 @@ def test_kernel_products_match_the_reference(name, examples):
         X, F, V, params = c
         k = make_kernel(name, lengthscale=1.3, **params).fit(None)
         K = reference_gram(name, X, X, 1.3, **params)
-        # mixed precision promises float32 tiles: the rows rounded to float32 (a value below
-        # float32's range is 0 there, which the arc-cosine kernels see)
-        K32 = reference_gram(name, X.astype(np.float32), X.astype(np.float32), 1.3, **params)
+        # mixed precision promises float32 tiles: the rows rounded to float32.  A nonzero
+        # value whose square underflows there (|x| / l < 1e-19) has no float32 norm: those
+        # rows' mixed products are not defined (the arc-cosine kernels see a zero row or
+        # not, by the order of operations), and only float64 is checked for them
+        X32 = X.astype(np.float32)
+        tiny = not float32_range(X, ls=1.3)
+        K32 = reference_gram(name, X32, X32, 1.3, **params)
         scale = max(1.0, float((np.abs(K) @ np.abs(V)).max()))
-        for precision in ("float64", "mixed"):
+        for precision in ("float64",) if tiny else ("float64", "mixed"):
             op = KernelOperator(k, X, precision=precision)
             note(f"route {op.route}, precision {op.precision_used}")
             mixed = op.precision_used == "mixed"
@@ -377,11 +412,18 @@ def fitted(cls, kname, X, D, ls, params):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                return cls(kernel=kernel, n_components=DD, random_state=3).fit(fit_rows)
+                f = cls(kernel=kernel, n_components=DD, random_state=3).fit(fit_rows)
             except ConfigError as exc:
                 if "lengthscale" not in str(exc):
                     raise
+                continue
+        f.fit_rows_ = fit_rows  # (the test's note of what the map was fitted on)
+        return f
     return None
+
+
+def fit_rows(f, X):
+    return getattr(f, "fit_rows_", X)
 
 
 @pytest.mark.parametrize("examples", BUDGET)
@@ -418,8 +460,9 @@ def test_map_features_in_every_layout_match_the_reference(map_name, examples):
             Z = dense(Z)
             ref = map_reference(f, X)
             scale = max(1.0, float(np.abs(Z if ref is None else ref).max()))
-            if ref is not None:
-                close(Z, ref, max(1e-10, KERNEL_RTOL.get(kname, 0.0)) * scale,
+            if ref is not None:  # (Nystrom's K_xL T: the kernel's rounding times |T|)
+                amplify = max(1.0, float(np.abs(getattr(f, "normalization_", 1.0)).max()))
+                close(Z, ref, max(1e-10, KERNEL_RTOL.get(kname, 0.0)) * scale * amplify,
                       f"{kname}: features vs numpy reference")
             for what, V, held in layouts(X):
                 Zv = f.transform(V)
@@ -431,7 +474,9 @@ def test_map_features_in_every_layout_match_the_reference(map_name, examples):
             # float32: the kernel estimates close to float64's on the same (float32) values;
             # estimates, not features: a map's float32 linear part (Nystrom's K_LL^-1/2) can
             # amplify the rounding of a feature that cancels in the estimate
-            X32 = X.astype(np.float32)  # (values below float32's range become 0)
+            if not float32_range(X, fit_rows(f, X), ls=f.kernel_.ls):
+                continue  # (float64 only: FLOAT32_SMALLEST)
+            X32 = X.astype(np.float32)
             Z32 = dense(f.transform(X32)).astype(np.float64)
             assert f.transform(X32).dtype == np.float32, f"{kname}: float32 gave another dtype"
             Z64 = dense(f.transform(X32.astype(np.float64)))
@@ -439,7 +484,8 @@ def test_map_features_in_every_layout_match_the_reference(map_name, examples):
             # Nystrom's K_xL T T^T K_Lx: a float32 K_xL's rounding times |T|^2 (T = K_LL^-1/2
             # on the kept directions, large where K_LL is near singular: repeated rows)
             T = np.abs(getattr(f, "normalization_", np.ones(1))).max() ** 2
-            close(Z32 @ Z32.T, G, 1e-4 * max(1.0, float(np.abs(G).max())) * max(1.0, T)
+            rtol = max(1e-4, KERNEL_RTOL32.get(kname, 0.0))
+            close(Z32 @ Z32.T, G, rtol * max(1.0, float(np.abs(G).max())) * max(1.0, T)
                   * max(1.0, float(np.abs(X).sum(1).max())), f"{kname}: float32 vs float64")
             close(dense(f.transform(sp.csr_matrix(X))), Z, 1e-12 * scale, f"{kname}: CSR")
             if not cls.tags.sparse_output:
@@ -448,7 +494,9 @@ def test_map_features_in_every_layout_match_the_reference(map_name, examples):
                     assert got is buf, f"{kname}: out={what} not returned"
                     close(got, Z, 1e-12 * scale, f"{kname}: out={what}")
 
-    check(prop, case(), examples)
+    check(prop, case(), examples, *[
+        (threshold_matrix(n, d, True), np.where(threshold_matrix(n, d, seed=2) < 0, -1.0, 1.0),
+         10, 1.6) for n, d in MAP_THRESHOLDS])
 
 
 @pytest.mark.parametrize("examples", BUDGET)

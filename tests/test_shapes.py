@@ -136,3 +136,19 @@ def test_a_refusal_names_the_key_the_user_set(tmp_path, capsys):
     assert code == 2 and "\n" not in err, err
     assert "kernel=exp_dot(gamma=100 (lengthscale 0.1))" in err and "use kernel.gamma <= " in err
     assert not (out / RECORDS_FILE).exists()
+
+
+@pytest.mark.parametrize("name", ["rff", "rff_pairs", "orf", "qmc"])
+def test_one_dimensional_least_squares_learns_a_sine(name):
+    """The 1-D least-squares example of rfflearn (ported: y = sin(x) on [0, 2 pi], random
+    features and ridge) failed on the refused GEMM; now it fits the curve as the exact
+    kernel machine does."""
+    from rffbench.models import FeatureRidge
+
+    X = np.linspace(0.0, 2 * np.pi, 200)[:, None]
+    y = np.sin(X[:, 0])
+    f = FEATURE_MAPS[name](kernel="gaussian", n_components=256, lengthscale=1.0,
+                           random_state=0).fit(X)
+    model = FeatureRidge(1e-6).fit(f, X, y[:, None])
+    rmse = float(np.sqrt(np.mean((model.predict(X)[:, 0] - y) ** 2)))
+    assert rmse < 1e-2, rmse
