@@ -13,6 +13,11 @@ class DataError(RffbenchError):
     """A dataset that cannot be used: missing file, bad values, wrong shape."""
 
 
+class RangeError(DataError):
+    """A number beyond float64's room: a kernel's values on the data (Kernel.check_values),
+    a formula's result (rffbench.theory).  Refused, naming what fits."""
+
+
 class RunDirError(RffbenchError):
     """An output directory that cannot be created or written."""
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .checks import Int, Real, check_constraints
-from .errors import ConfigError
+from .errors import ConfigError, RangeError
 from .features.formulas import (VARIANCE_TERMS, chi_cos_mean, orf_pair_covariance,  # noqa: F401
                                 orf_variance, positive_variance, term_variance)
 
@@ -489,7 +489,8 @@ def estimate_mse(features, kernel, x, y, D, **params):
     # the map's parameters and D as a run checks them (D against the dimension: maclaurin's
     # H0/1 takes d + 1 exact features), and the kernel's values on the pair
     cls.check_params(D, kernel, **params)
-    cls.check_data(D, 2, d=x.size, kernel=kernel, **params)
+    # (training rows: as many as D needs, e.g. Nystrom's landmarks; the pair is not them)
+    cls.check_data(D, max(D, 2), d=x.size, kernel=kernel, **params)
     kernel.check_values(float(max(np.linalg.norm(x), np.linalg.norm(y))), "the pair (x, y)")
     mse = cls.exact_mse(kernel, x, y, D, **params)
     if mse is None:
@@ -507,7 +508,7 @@ def _not_below_zero(v, what, scale):
 
     a = np.asarray(v, dtype=np.float64)
     if not np.isfinite(a).all():
-        raise ValueError(f"{what}: the formula gives {a[~np.isfinite(a)].flat[0]} here "
+        raise RangeError(f"{what}: the formula gives {a[~np.isfinite(a)].flat[0]} here "
                          "(values beyond float64's range)")
     if (a < -1e-12 * scale).any():
         raise ValueError(f"{what} gives a negative variance {a.min():.3g}: its formula does "

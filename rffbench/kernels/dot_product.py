@@ -11,7 +11,7 @@ from scipy.special import ndtri
 
 from .. import _numba as nbk
 from ..checks import Int, Real
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, RangeError
 from .base import MAX_KERNEL_VALUE, MEDIAN_SUBSAMPLE, Kernel, TileSpec
 
 
@@ -182,7 +182,7 @@ class Polynomial(DotProductKernel):
             ls_min = radius / math.sqrt(room / 2) * 1.001
             fix = f"kernel.coef0 <= {room / 2:.4g}" + (
                 f" with {self.lengthscale_advice(ls_min)}" if ls < ls_min else "")
-        raise DataError(f"kernel=polynomial(degree={p}, coef0={c:g}, {self.scale_text()}): its "
+        raise RangeError(f"kernel=polynomial(degree={p}, coef0={c:g}, {self.scale_text()}): its "
                         f"values on {what} (norms up to {radius:.3g}) reach 1e{log_top:.0f}, "
                         f"beyond {MAX_KERNEL_VALUE:g} where the errors' squares and variances "
                         f"overflow; use {fix} or a lower kernel.degree")
@@ -227,7 +227,7 @@ class ExponentialDot(DotProductKernel):
         if top <= math.log(MAX_KERNEL_VALUE):
             return
         fix = radius / math.sqrt(math.log(MAX_KERNEL_VALUE)) * 1.001
-        raise DataError(f"kernel=exp_dot({self.scale_text()}): its values on {what} (norms "
+        raise RangeError(f"kernel=exp_dot({self.scale_text()}): its values on {what} (norms "
                         f"up to {radius:.3g}) reach exp({top:.3g}), beyond "
                         f"{MAX_KERNEL_VALUE:g} where the errors' squares and variances "
                         f"overflow; use {self.lengthscale_advice(fix)}")
@@ -281,7 +281,7 @@ class Anova(NotShiftInvariant):
         if log_top <= math.log10(MAX_KERNEL_VALUE):
             return
         fix = radius / math.sqrt((MAX_KERNEL_VALUE * math.factorial(p)) ** (1.0 / p)) * 1.001
-        raise DataError(f"kernel=anova(degree={p}, {self.scale_text()}): its values on {what} "
+        raise RangeError(f"kernel=anova(degree={p}, {self.scale_text()}): its values on {what} "
                         f"(norms up to {radius:.3g}) reach 1e{log_top:.0f}, beyond "
                         f"{MAX_KERNEL_VALUE:g}; use {self.lengthscale_advice(fix)}")
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import theory
 from ..checks import Applies, as_list, Int, Numbers, OneOf, check_constraints
-from ..errors import ConfigError
+from ..errors import ConfigError, RangeError
 from ..memory import Need
 from ..progress import Progress
 from ..results import VARIANCE_FILE, record
@@ -176,7 +176,11 @@ class Variance(Measurement):
 
         def finite(scale, key):
             c = replace(cfg, **{key: [v * scale for v in getattr(cfg, key)]})
-            return all(t is None or math.isfinite(t) for t in _theory(ctx, *_pairs(ctx, c)[:2]))
+            try:
+                return all(t is None or math.isfinite(t)
+                           for t in _theory(ctx, *_pairs(ctx, c)[:2]))
+            except RangeError:  # (estimate_mse refuses a result beyond float64's range)
+                return False
 
         for key in ("sums", "distances"):
             if not finite(1.0, key):
