@@ -169,6 +169,10 @@ def sequence_problem(sequence, u):
     if sequence == "sobol" and u > SOBOL_MAX_DIM:
         return (f"scipy's Sobol sequence has at most {SOBOL_MAX_DIM} dimensions and the map "
                 f"draws {u}-dimensional points")
+    if sequence == "generalized_halton" and u == 1:
+        return ("in one dimension the sequence has no randomness: base 2's only digit "
+                "permutation that fixes 0 is the identity, so every random_state (seed) gives "
+                "the same frequencies and redraws would measure no spread")
     need, avail = sequence_bytes(sequence, u), available_bytes()
     if avail is not None and need > MEMORY_FRACTION * avail:
         return (f"the {sequence} sequence's permutations in {u} dimensions need {human(need)}, "
