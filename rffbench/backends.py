@@ -299,6 +299,7 @@ class DaskBackend:
         """NormalEquations of fmap's features of X: one task per block of ``rows`` rows,
         the block sums added in a binary tree."""
         from .models import NormalEquations
+        from .plugins import output_dim
 
         c = self.client
         fmap_f = share(c, fmap, "the feature map", self.timeout)
@@ -318,7 +319,7 @@ class DaskBackend:
                 nxt.append(parts[-1])
             parts = nxt
         G, b, zsum, ysum, n = gather(c, [parts[0]], "the ridge accumulation", self.timeout)[0]
-        ne = NormalEquations(fmap.n_components, Y.shape[1])
+        ne = NormalEquations(output_dim(fmap), Y.shape[1])  # (the fitted map's width)
         ne.G[...] = G
         ne.b[...], ne.zsum[...], ne.ysum[...], ne.n = b, zsum, ysum, n
         return ne

@@ -39,6 +39,7 @@ from scipy.linalg import blas
 from .errors import ConfigError, RffbenchError
 from .exact import solve_regularised, with_intercept
 from .features import gram_of
+from .plugins import output_dim
 from .progress import Progress
 from .registry import Registry, subclass_check
 
@@ -169,7 +170,7 @@ class NormalEquations:
 def block_sums(fmap, X, Y):
     """The sums of one block of rows (a Dask task): (Z^T Z upper triangle, Z^T Y, sum z,
     sum y, n) of its features Z."""
-    ne = NormalEquations(fmap.n_components, Y.shape[1])
+    ne = NormalEquations(output_dim(fmap), Y.shape[1])
     ne.add_chunk(fmap.transform(X), Y)
     return ne.G, ne.b, ne.zsum, ne.ysum, ne.n
 
@@ -180,11 +181,11 @@ def accumulate(fmap, X, Y, rows=None, timer=None, backend=None):
     timer = timer or Timer()
     if backend is not None:
         t0 = time.perf_counter()
-        ne = backend.accumulate(fmap, X, Y, chunk_rows(fmap.n_components, rows))
+        ne = backend.accumulate(fmap, X, Y, chunk_rows(output_dim(fmap), rows))
         timer.add("accumulate_time_s", t0)  # features + sums, on the workers
         return ne
-    ne = NormalEquations(fmap.n_components, Y.shape[1])
-    rows = chunk_rows(fmap.n_components, rows)
+    ne = NormalEquations(output_dim(fmap), Y.shape[1])
+    rows = chunk_rows(output_dim(fmap), rows)
     progress = Progress("ridge: accumulating Z^T Z", -(-X.shape[0] // rows), "chunks")
     for s in range(0, X.shape[0], rows):
         t0 = time.perf_counter()
@@ -258,7 +259,7 @@ class FeatureRidge(FeatureModel):
 
     def predict(self, X):
         out = np.empty((X.shape[0], self.coef_.shape[1]))
-        rows = chunk_rows(self.fmap_.n_components, self.chunk_rows)
+        rows = chunk_rows(output_dim(self.fmap_), self.chunk_rows)
         for s in range(0, X.shape[0], rows):
             out[s:s + rows] = self.fmap_.transform(X[s:s + rows]) @ self.coef_
         return out + self.offset_
@@ -285,7 +286,7 @@ class FeatureRidge(FeatureModel):
                 sols.append(NOT_PD)
         preds = [sol if isinstance(sol, str) else np.empty((X_val.shape[0], Y_fit.shape[1]))
                  for sol in sols]
-        rows = chunk_rows(fmap.n_components, self.chunk_rows)
+        rows = chunk_rows(output_dim(fmap), self.chunk_rows)
         for s in range(0, X_val.shape[0], rows):
             Z = fmap.transform(X_val[s:s + rows])
             for sol, P in zip(sols, preds):
@@ -337,7 +338,7 @@ class FeatureSGD(FeatureModel):
 
     def _passes(self, fmap, X, y, estimators, timer):
         rng = np.random.default_rng(self.random_state)
-        rows = chunk_rows(fmap.n_components, self.chunk_rows)
+        rows = chunk_rows(output_dim(fmap), self.chunk_rows)
         classes = np.unique(y) if self.task == "classification" else None
         for _ in range(self.epochs):
             order = rng.permutation(X.shape[0])
@@ -361,7 +362,7 @@ class FeatureSGD(FeatureModel):
         return self
 
     def predict(self, X):
-        rows = chunk_rows(self.fmap_.n_components, self.chunk_rows)
+        rows = chunk_rows(output_dim(self.fmap_), self.chunk_rows)
         parts = [self.est_.predict(self.fmap_.transform(X[s:s + rows]))
                  for s in range(0, X.shape[0], rows)]
         return np.concatenate(parts)
@@ -370,7 +371,7 @@ class FeatureSGD(FeatureModel):
         """Validation predictions per lambda; every lambda's model sees the same chunks."""
         ests = [self._estimator(lam, X_fit.shape[0]) for lam in grid]
         self._passes(fmap, X_fit, y_fit, ests, Timer())
-        rows = chunk_rows(fmap.n_components, self.chunk_rows)
+        rows = chunk_rows(output_dim(fmap), self.chunk_rows)
         parts = [[] for _ in grid]
         for s in range(0, X_val.shape[0], rows):
             Z = fmap.transform(X_val[s:s + rows])

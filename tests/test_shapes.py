@@ -152,3 +152,19 @@ def test_one_dimensional_least_squares_learns_a_sine(name):
     model = FeatureRidge(1e-6).fit(f, X, y[:, None])
     rmse = float(np.sqrt(np.mean((model.predict(X)[:, 0] - y) ** 2)))
     assert rmse < 1e-2, rmse
+
+
+def test_a_map_with_fewer_columns_than_d_in_the_lambda_search(tmp_path):
+    """model.lam=auto fits the map on 80% of the training rows: Nystrom with D = 256 on 240
+    rows outputs 240 columns, and ridge's normal equations were sized by D (an internal
+    error from scipy's dsyrk, "0-th dimension must be fixed to 240 but got 256"); they now
+    take the fitted map's width."""
+    out = tmp_path / "run"
+    code = run_main(compose_config(["dataset=synthetic", "dataset.n=400", "dataset.d=2",
+                                    "features=nystrom", "D=256", "measure.bounds.enabled=false",
+                                    "measure.timing.enabled=false",
+                                    "measure.learning.repeats=1"]), out)
+    assert code == 0
+    df = pd.read_csv(out / RECORDS_FILE)
+    rel = df[df.metric == "test_rel_rmse"].set_index("method").value
+    assert np.isfinite(rel["ridge"]) and rel["ridge"] <= 1.2 * rel["exact_krr"], rel
