@@ -31,8 +31,9 @@ from .measure import measurement_classes
 from .runid import changes, find_run, run_id, stored_disagreement
 from .interrupts import checkpoint
 from .results import ERROR_FILE, RECORDS_FILE, params_text, records_frame, write_all_atomic
+from .readers import DamagedFile
 from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, claim_run_dir,
-                    config_text, write_config, write_text_atomic)
+                    config_text, run_check, write_config, write_manifest, write_text_atomic)
 
 log = logging.getLogger("rffbench")
 
@@ -439,7 +440,9 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
                 print(f"rffbench: run {rid} is being computed by pid {holder.get('pid')} on "
                       f"{holder.get('host')}: waiting for it", flush=True)
 
-            claim = acquire(out, on_wait=busy)
+            # a run already here is checked (its manifest, or for a folder written before
+            # manifests its records); a damaged one is set aside and computed again
+            claim = acquire(out, run_check(rid, in_sweep=True), on_wait=busy)
             if claim is None:
                 stale = stored_disagreement(conf, out)
                 if stale:
@@ -466,13 +469,20 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
             if stored is None:
                 stale = stored_disagreement(conf, store.stored_dir(rid))
                 if stale is None:
-                    store.copy_stored(rid, out)
-                    print(f"rffbench: run {rid} was computed by another sweep: its records "
-                          f"copied from {store.stored_dir(rid)}")
-                    log.info("run %s copied from the store (%s)", rid, store.stored_dir(rid))
-                    return 0
-                log.warning("run %s in the store was recorded with %s=%r, this config has "
-                            "%r: computed again here, not reused", rid, *stale)
+                    try:
+                        store.copy_stored(rid, out)
+                    except DamagedFile as exc:  # changed after it was checked
+                        print(f"rffbench: warning: {exc}: run {rid} computed here instead",
+                              file=sys.stderr)
+                    else:
+                        print(f"rffbench: run {rid} was computed by another sweep: its "
+                              f"records copied from {store.stored_dir(rid)} (checked)")
+                        log.info("run %s copied from the store (%s)", rid,
+                                 store.stored_dir(rid))
+                        return 0
+                else:
+                    log.warning("run %s in the store was recorded with %s=%r, this config "
+                                "has %r: computed again here, not reused", rid, *stale)
         log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
         try:
             df, tables = run(conf, threads=jobs_threads if in_sweep else None, store=store,
@@ -497,16 +507,22 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
         files = [(t, out / name) for name, t in tables.items()]
         if not in_sweep:
             files.append((config_text(rid, asdict(conf), overrides), out / CONFIG_FILE))
-        # all or nothing, records.csv last: its presence means complete
+        # all or nothing, records.csv last, then the manifest: a run is complete when its
+        # manifest verifies (rffbench.store.check_entry)
         checkpoint()  # a Ctrl-C that a library swallowed during the run stops it here
         path = write_all_atomic(files + [(df, out / RECORDS_FILE)])[-1]
+        # last: what identifies and checks the run (a resume, a copy, the report verify it)
+        results = [name for name in tables] + [RECORDS_FILE]
+        write_manifest(out, rid, results + ([] if in_sweep else [CONFIG_FILE]))
         if not in_sweep:  # an earlier failure's line in this directory is no longer true
             (out / ERROR_FILE).unlink(missing_ok=True)
         elif stored is not None:  # for the other sweeps of the results folder
             try:
-                store.publish(rid, out)
+                store.publish(rid, out, results)
             except OSError as exc:  # the sweep's own records are written: a warning
                 log.warning("run %s: not copied to the store (%s)", rid, _os_message(exc))
+            except DamagedFile as exc:  # changed while copied: the store stays without it
+                log.warning("run %s: not copied to the store (%s)", rid, exc)
     except KeyboardInterrupt:
         where = "" if rid is None else f" run {rid}"
         if claim is not None and in_sweep:

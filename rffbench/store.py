@@ -21,7 +21,9 @@ A sweep directory::
           config.json           the run's resolved config and the overrides that asked for it
           claim                 exists while a process computes the run (host, pid; its
                                 mtime is a heartbeat)
-          records.csv           written last, atomically: its presence means complete
+          records.csv           written atomically after the run's other tables
+          manifest.json         written last: the run id and a sha256 digest of each result
+                                file; a run is complete when its manifest verifies
           bounds_trials.csv     extra tables of the run
           error.txt             a failed run: its one-line reason
           interrupted.txt       a run stopped by Ctrl-C (resumable)
@@ -32,10 +34,21 @@ A sweep directory::
 and beside it, the store::
 
     RESULTS/.runs/<run_id>/     a run computed in one of the folder's sweeps (its claim
-                                while a sweep computes it, its config.json and records)
+                                while a sweep computes it, its config.json, records and
+                                manifest)
     RESULTS/.runs/shared/<name>-<hash>/  a result that many runs share, computed once: key.json
-                                (what it depends on, the run that computed it), claim and
-                                rows.csv (its records' rows) as a run's records.csv
+                                (what it depends on, the run that computed it), claim,
+                                rows.csv (its records' rows) and manifest.json
+    .set-aside/<id>-<time>-<pid>/  beside any of these: an entry found damaged (cut, edited,
+                                another run's files), moved here for inspection, never
+                                deleted; the entry is computed again
+
+Every entry is checked before it is used: a resume, a copy out of the store (the copy
+itself is checked against the digests before it is renamed into place) and a read of
+shared rows verify the manifest (:func:`check_entry`).  A sweep folder written before
+manifests existed is read and resumed when its records pass
+:func:`rffbench.results.read_records` for its run id; the store, a cache, recomputes such
+an entry rather than trust it.
 
 A run's records are found and written by its ``run_id``, so no job can
 overwrite another run's results, whatever the order or the value lists of
@@ -43,7 +56,8 @@ later sweeps into the same directory.  Resume is one ``stat`` per job.  A
 run is computed by whoever creates its ``claim`` first (``O_CREAT | O_EXCL``);
 another process asking for the same run waits for it (or takes the claim over
 when its holder is dead: same host and the pid is gone, or another host and
-the heartbeat stopped for ``STALE_S`` seconds).
+the heartbeat stopped for ``STALE_S`` seconds).  The process holding the claim is
+also the only one that sets a damaged entry aside.
 """
 from __future__ import annotations
 
@@ -53,11 +67,12 @@ import json
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
 
-from .readers import MAX_TABLE_BYTES, DamagedFile, parse_json, read_json, read_text, shaped
+from .readers import MAX_TABLE_BYTES, DamagedFile, parse_json, read_bytes, read_json, shaped
 from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 
 log = logging.getLogger(__name__)
@@ -73,6 +88,11 @@ JOBS_DIR = ".jobs"
 CONFIG_FILE = "config.json"
 CLAIM_FILE = "claim"
 INTERRUPTED_FILE = "interrupted.txt"
+#: an entry's identity and the digests of its result files, written last
+MANIFEST_FILE = "manifest.json"
+MANIFEST_SHAPE = {"run_id": str, "files": dict}
+#: where damaged entries are moved (beside the entries of the same folder)
+SET_ASIDE_DIR = ".set-aside"
 #: the job directory's pointer to its run directory (a symlink, or a text file)
 RUN_LINK = "run"
 #: seconds between heartbeats of a claim (its mtime)
@@ -206,20 +226,20 @@ def _break_stale(path, holder):
         lock.unlink(missing_ok=True)
 
 
-def acquire(run_dir, on_wait=None, done_file=RECORDS_FILE):
+def acquire(run_dir, check, on_wait=None):
     """Claim ``run_dir`` for this process.
 
-    Returns a :class:`Claim` (compute the run, then ``release()``), or None
-    when the run is complete (its ``done_file`` exists, possibly after waiting
-    for another process that was computing it).  ``on_wait(holder)`` is called
-    once when the run is found busy.
+    Returns a :class:`Claim` (compute the entry, then ``release()``), or None when
+    ``check(run_dir)`` (:func:`check_entry`) says the entry is complete and sound,
+    possibly after waiting for another process that was computing it.  A damaged entry
+    is set aside by the process that claims it (:func:`set_aside`) and computed again.
+    ``on_wait(holder)`` is called once when the entry is found busy.
     """
     run_dir = Path(run_dir)
     path = run_dir / CLAIM_FILE
-    records = run_dir / done_file
     waited = False
     while True:
-        if records.exists():
+        if check(run_dir)[0] == "ok":
             return None
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -241,14 +261,179 @@ def acquire(run_dir, on_wait=None, done_file=RECORDS_FILE):
             os.write(fd, json.dumps(_me()).encode())
         finally:
             os.close(fd)
-        if records.exists():  # completed by another process just before our claim
+        state, why = check(run_dir)
+        if state == "ok":  # completed by another process just before our claim
             path.unlink(missing_ok=True)
             return None
+        if state == "damaged":
+            try:
+                set_aside(run_dir, why)
+            except OSError:
+                path.unlink(missing_ok=True)
+                raise
         for stale in (ERROR_FILE, INTERRUPTED_FILE):
             (run_dir / stale).unlink(missing_ok=True)
         for tmp in run_dir.glob(".*.tmp"):  # left by a killed writer
             tmp.unlink(missing_ok=True)
         return Claim(path)
+
+# --------------------------------------------------------------------------
+# entries: what identifies and checks them
+# --------------------------------------------------------------------------
+def file_digest(path):
+    """The sha256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_manifest(folder, entry_id, names):
+    """Write ``folder``'s manifest (last): ``entry_id`` and the digest of each of ``names``
+    as they are now in ``folder``."""
+    folder = Path(folder)
+    files = {n: dict(sha256=file_digest(folder / n), bytes=(folder / n).stat().st_size)
+             for n in names}
+    write_text_atomic(folder / MANIFEST_FILE,
+                      json.dumps(dict(run_id=entry_id, files=files), indent=1))
+
+
+def read_manifest(folder):
+    """The manifest of ``folder`` ({"run_id", "files": name -> sha256}); DamagedFile when
+    it cannot be read or is not one; OSError (FileNotFoundError) as raised."""
+    path = Path(folder) / MANIFEST_FILE
+    m = read_json(path, MANIFEST_SHAPE)
+    files = {}
+    for name, meta in (m.get("files") or {}).items():
+        sha = meta.get("sha256") if isinstance(meta, dict) else None
+        if not isinstance(sha, str) or not name or Path(name).name != name \
+                or name.startswith("."):
+            raise DamagedFile(path, f"entry {name!r} is not a file name with its sha256")
+        files[name] = sha
+    if "run_id" not in m or not files:
+        raise DamagedFile(path, "no run_id or no files: not a manifest rffbench wrote")
+    return dict(run_id=m["run_id"], files=files)
+
+
+def check_entry(folder, entry_id, data_file, legacy=None, content=None):
+    """The state of an entry (a run's directory, a shared result): ``("absent", None)``
+    when it holds neither ``data_file`` nor a manifest, ``("ok", None)`` when its manifest
+    names ``entry_id``, lists ``data_file`` and every file it lists has its digest (and
+    ``content(folder)``, a further check, returns None), else ``("damaged", reason)``.
+    Without a manifest, ``legacy(folder)`` (None: fine; else the reason) decides for a
+    folder written before manifests; without ``legacy`` such an entry is damaged."""
+    folder = Path(folder)
+    try:
+        m = read_manifest(folder)
+    except FileNotFoundError:
+        if not (folder / data_file).exists():
+            return "absent", None
+        if legacy is None:
+            return "damaged", (f"{data_file} without {MANIFEST_FILE} (written by an older "
+                               "rffbench, or stopped before its last file): it cannot be "
+                               "checked")
+        why = legacy(folder)
+        return ("ok", None) if why is None else ("damaged", why)
+    except OSError as exc:
+        return "damaged", f"{MANIFEST_FILE}: cannot read ({exc.strerror or exc})"
+    except DamagedFile as exc:
+        return "damaged", f"{MANIFEST_FILE}: {exc.reason}"
+    if m["run_id"] != entry_id:
+        return "damaged", (f"its manifest is entry {m['run_id']}'s, not {entry_id}'s (another "
+                           "entry's files copied here?)")
+    if data_file not in m["files"]:
+        return "damaged", f"its manifest does not list {data_file}"
+    for name, sha in sorted(m["files"].items()):
+        try:
+            ok = file_digest(folder / name) == sha
+        except FileNotFoundError:
+            return "damaged", f"{name} is missing"
+        except OSError as exc:
+            return "damaged", f"{name}: cannot read ({exc.strerror or exc})"
+        if not ok:
+            return "damaged", f"{name} differs from its digest (cut, edited or replaced)"
+    why = content(folder) if content is not None else None
+    return ("ok", None) if why is None else ("damaged", why)
+
+
+def set_aside(folder, reason):
+    """Move the files of a damaged entry (all but this process's claim) to
+    ``SET_ASIDE_DIR`` beside it, and say so in one line; the path they went to."""
+    folder = Path(folder)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    dest = folder.parent / SET_ASIDE_DIR / f"{folder.name}-{stamp}-{os.getpid()}"
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in sorted(folder.iterdir()):
+        if f.name != CLAIM_FILE and not (f.name.startswith(".") and f.name.endswith(".tmp")):
+            os.replace(f, dest / f.name)
+    print(f"rffbench: warning: {folder} is damaged ({reason}): set aside in {dest}; "
+          "it is made again", file=sys.stderr, flush=True)
+    log.warning("%s damaged (%s): set aside in %s", folder, reason, dest)
+    return dest
+
+
+def run_check(rid, in_sweep):
+    """The :func:`check_entry` of run ``rid``'s directory (for :func:`acquire`): its
+    records hold ``rid``.  In a sweep's own folder (``in_sweep``) its config.json (which
+    the report reads its conditions from) holds ``rid`` too, and a folder written before
+    manifests is sound when its records pass :func:`rffbench.results.read_records` for
+    ``rid``."""
+    from .results import DamagedRecords, read_records
+
+    def content(folder):
+        found = records_run_id(Path(folder) / RECORDS_FILE)
+        if found != rid:
+            return f"{RECORDS_FILE} holds run {found or '(none)'}"
+        if in_sweep:
+            try:
+                cfg = read_json(Path(folder) / CONFIG_FILE, CONFIG_SHAPE)
+            except FileNotFoundError:
+                return f"{CONFIG_FILE} is missing"
+            except (OSError, DamagedFile) as exc:
+                return f"{CONFIG_FILE}: {getattr(exc, 'reason', None) or exc}"
+            if cfg.get("run_id") != rid or not isinstance(cfg.get("config"), dict):
+                return f"{CONFIG_FILE} is not run {rid}'s config"
+        return None
+
+    def legacy(folder):
+        try:
+            read_records(Path(folder) / RECORDS_FILE, run_id=rid)
+        except DamagedRecords as exc:
+            return f"{RECORDS_FILE}: {exc.reason}"
+        return content(folder)
+
+    return lambda folder: check_entry(folder, rid, RECORDS_FILE,
+                                      legacy=legacy if in_sweep else None, content=content)
+
+
+def _result_names(names):
+    """A run's result files in the order they are written: records last."""
+    names = sorted(set(names) - {RECORDS_FILE, CONFIG_FILE, MANIFEST_FILE})
+    return names + [RECORDS_FILE]
+
+
+def copy_checked(src, dst, names, entry_id, digests=None):
+    """Copy ``names`` from entry ``src`` to ``dst`` all or none, each copy's digest checked
+    against ``digests`` (default: ``src``'s manifest) before any is renamed into place,
+    then write ``dst``'s manifest of the result files (config.json is not a result: each
+    sweep writes its own).  DamagedFile, naming the file, when a copy differs."""
+    import shutil
+
+    src, dst = Path(src), Path(dst)
+    digests = read_manifest(src)["files"] if digests is None else digests
+    dst.mkdir(parents=True, exist_ok=True)
+
+    def copy(name):
+        def write(tmp):
+            shutil.copyfile(src / name, tmp)
+            if name in digests and file_digest(tmp) != digests[name]:
+                raise DamagedFile(src / name, "its copy differs from the digest in "
+                                  f"{src / MANIFEST_FILE} (changed while copied?)")
+        return write
+
+    write_all_atomic([(copy(n), dst / n) for n in names])
+    write_manifest(dst, entry_id, [n for n in names if n != CONFIG_FILE])
 
 
 def check_not_claimed(run_dir, key="hydra.run.dir"):
@@ -345,37 +530,24 @@ class SweepStore:
         waiting for another sweep that computed it)."""
         d = self.stored_dir(rid)
         d.mkdir(parents=True, exist_ok=True)
-        return acquire(d, on_wait=on_wait)
+        return acquire(d, run_check(rid, in_sweep=False), on_wait=on_wait)
 
     def copy_stored(self, rid, out):
-        """Copy the store's files of run ``rid`` into the sweep's ``out`` (its records
-        last, so their presence means complete; this sweep's config.json is kept); the
-        list of files copied."""
-        import shutil
-
+        """Copy the result files of run ``rid`` from the store into the sweep's ``out``,
+        each checked against the store's manifest before it is renamed into place, then
+        ``out``'s own manifest (this sweep's config.json is kept); the names copied.
+        DamagedFile (nothing renamed) when a copy differs from its digest."""
         src = self.stored_dir(rid)
-        names = sorted(f.name for f in src.iterdir() if f.is_file()
-                       and not f.name.startswith(".")
-                       and f.name not in (CLAIM_FILE, CONFIG_FILE, RECORDS_FILE))
-        names.append(RECORDS_FILE)
-        write_all_atomic([(lambda tmp, f=src / n: shutil.copyfile(f, tmp), Path(out) / n)
-                          for n in names])
+        names = _result_names(read_manifest(src)["files"])
+        copy_checked(src, out, names, rid)
         return names
 
-    def publish(self, rid, out):
-        """Copy a run just computed in ``out`` to the store (records last), for the other
-        sweeps of the results folder."""
-        import shutil
-
-        dst = self.stored_dir(rid)
-        dst.mkdir(parents=True, exist_ok=True)
-        names = sorted(f.name for f in Path(out).iterdir() if f.is_file()
-                       and not f.name.startswith(".")
-                       and f.name not in (CLAIM_FILE, RECORDS_FILE, ERROR_FILE,
-                                          INTERRUPTED_FILE))
-        names.append(RECORDS_FILE)
-        write_all_atomic([(lambda tmp, f=Path(out) / n: shutil.copyfile(f, tmp), dst / n)
-                          for n in names])
+    def publish(self, rid, out, names):
+        """Copy a run just computed in ``out`` (its config.json and result files
+        ``names``, records last) to the store for the other sweeps of the results folder,
+        checked against ``out``'s manifest; the store's manifest last."""
+        copy_checked(out, self.stored_dir(rid), [CONFIG_FILE, *names], rid,
+                     digests=read_manifest(out)["files"])
 
     def write_ticket(self, overrides, rid=None, error=None, job_dir=None):
         """Record which run (or which error) a job of the sweep's command led to."""
@@ -434,9 +606,10 @@ class SweepStore:
         blob = json.dumps(key, sort_keys=True, default=str)
         d = self.store / SHARED_DIR / f"{name}-{hashlib.sha1(blob.encode()).hexdigest()[:12]}"
         d.mkdir(parents=True, exist_ok=True)
-        claim = acquire(d, on_wait=lambda h: log.info(
+        check = lambda folder: check_entry(folder, d.name, SHARED_ROWS_FILE)  # noqa: E731
+        claim = acquire(d, check, on_wait=lambda h: log.info(
             "%s: waiting for %s pid %s, which computes it for these runs", name,
-            h.get("host"), h.get("pid")), done_file=SHARED_ROWS_FILE)
+            h.get("host"), h.get("pid")))
         if claim is not None:
             try:
                 rows = compute()
@@ -444,6 +617,7 @@ class SweepStore:
                                   indent=1)
                 write_all_atomic([(meta, d / SHARED_KEY_FILE),
                                   (pd.DataFrame(rows), d / SHARED_ROWS_FILE)])
+                write_manifest(d, d.name, [SHARED_KEY_FILE, SHARED_ROWS_FILE])
                 return rows
             finally:
                 claim.release()
@@ -451,8 +625,13 @@ class SweepStore:
             by = read_json(d / SHARED_KEY_FILE, {"computed_by": str}).get("computed_by", "?")
         except (OSError, DamagedFile):
             by = "?"
-        text = read_text(d / SHARED_ROWS_FILE, MAX_TABLE_BYTES)  # bounded: DamagedFile
-        df = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+        raw = read_bytes(d / SHARED_ROWS_FILE, MAX_TABLE_BYTES)  # bounded: DamagedFile
+        if hashlib.sha256(raw).hexdigest() != read_manifest(d)["files"][SHARED_ROWS_FILE]:
+            # changed since it was checked: these rows are not the ones the manifest names
+            log.warning("%s: %s changed while being read: computed here", name, d)
+            return compute()
+        df = pd.read_csv(io.StringIO(raw.decode("utf-8")), keep_default_na=False,
+                         na_values=[""])
         rows = df.astype(object).where(df.notna(), None).to_dict("records")
         for r in rows:
             for col in ("method", "unit"):

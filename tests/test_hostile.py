@@ -58,7 +58,11 @@ def tail_sweep(tmp_path_factory):
 
 
 def _rename_map(folder, old, new):
-    """Every records/trials file and config.json of the sweep name map ``new``."""
+    """Every records/trials file and config.json of the sweep name map ``new``; the runs'
+    manifests written again, as a crafted folder would carry them (a digest catches
+    damage, not a forger)."""
+    from rffbench.store import read_manifest, write_manifest
+
     for f in (folder / "runs").glob("*/*.csv"):
         df = pd.read_csv(f, keep_default_na=False, dtype=str)
         if "features" in df:
@@ -68,6 +72,9 @@ def _rename_map(folder, old, new):
         blob = json.loads(f.read_text().replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
         assert blob["config"]["features"]["name"] == new
         f.write_text(json.dumps(blob))
+    for d in (folder / "runs").iterdir():
+        if (d / "manifest.json").exists():
+            write_manifest(d, d.name, read_manifest(d)["files"])
 
 
 @pytest.mark.slow

@@ -180,15 +180,16 @@ def test_resume_with_changed_value_lists_loses_nothing(tmp_path):
 @pytest.mark.slow
 def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
     from rffbench.runid import run_id
-    from rffbench.store import acquire
+    from rffbench.store import acquire, run_check
 
     sweep = tmp_path / "sweep"
     extra = ["measure.bounds.trials=400", "measure.bounds.n_points=100"]
     # this test holds the last run's claim, as a third sweep computing it would: both sweeps
     # wait for it, and the reports made meanwhile find it in flight (not left to timing)
-    held = sweep / "runs" / run_id(validate(compose_config([*TINY, *extra, "D=64"])))
+    rid = run_id(validate(compose_config([*TINY, *extra, "D=64"])))
+    held = sweep / "runs" / rid
     held.mkdir(parents=True)
-    claim = acquire(held)
+    claim = acquire(held, run_check(rid, in_sweep=True))
     args = [sys.executable, str(ROOT / "run.py"), "-m", *TINY, "D=16,32,48,64", *extra,
             f"hydra.sweep.dir={sweep}"]
     env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")

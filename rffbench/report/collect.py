@@ -5,7 +5,7 @@
   checked by :func:`rffbench.results.read_records`, ``config.json`` (the
   resolved config, flattened to dotted keys), and a status:
 
-  ``complete`` (records), ``failed`` (``error.txt``: its line), ``damaged`` or
+  ``complete`` (records, and its manifest's digests where it has one), ``failed`` (``error.txt``: its line), ``damaged`` or
   ``outdated`` (a records file that cannot be trusted: the reason and path),
   ``running`` (claimed by a live process), ``interrupted`` (Ctrl-C, or a
   claim whose process is gone), ``incomplete`` (none of these).
@@ -26,8 +26,9 @@ from ..errors import first_line, RffbenchError
 from ..progress import Progress
 from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
 from ..readers import MAX_YAML_BYTES, DamagedFile, read_json, read_text, yaml_nodes
-from ..store import (CLAIM_FILE, CONFIG_FILE, INTERRUPTED_FILE, JOBS_DIR, RUNS_DIR, SweepStore,
-                     CONFIG_SHAPE, count_jobs, holder_alive, job_key, read_claim)
+from ..store import (CLAIM_FILE, CONFIG_FILE, INTERRUPTED_FILE, JOBS_DIR, MANIFEST_FILE,
+                     RUNS_DIR, SET_ASIDE_DIR, SweepStore, CONFIG_SHAPE, check_entry,
+                     count_jobs, holder_alive, job_key, read_claim)
 
 MULTIRUN_FILE = "multirun.yaml"
 #: the most jobs a multirun.yaml is expanded into (each is listed in the report): a sweep
@@ -108,10 +109,10 @@ def _run_dirs(root):
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel = Path(dirpath).relative_to(root).parts
-        if REPORT_DIR in rel or JOBS_DIR in rel:
+        if REPORT_DIR in rel or JOBS_DIR in rel or SET_ASIDE_DIR in rel:
             dirnames[:] = []
             continue
-        dirnames[:] = [d for d in dirnames if d not in (".hydra", JOBS_DIR)]
+        dirnames[:] = [d for d in dirnames if d not in (".hydra", JOBS_DIR, SET_ASIDE_DIR)]
         names = set(filenames) & _MARKERS
         if not names:
             continue
@@ -137,6 +138,11 @@ def read_run(path):
                                                  else str(exc)) + " (a JSON object with "
                        "run_id, overrides: a list of strings, config: an object)")
     rid = (cfg_blob or {}).get("run_id") or (path.name if path.parent.name == RUNS_DIR else None)
+    if cfg_blob is None and own_id is not None and (path / RECORDS_FILE).exists():
+        # a sweep writes every run's config.json before it measures: without it the run's
+        # conditions are unknown, and drawn with others its records would be pooled by guess
+        return Run(path, own_id, "damaged", f"{cf}: missing: the run's conditions are unknown, "
+                   "so its records are left out; the sweep's command run again restores it")
     config = flatten(cfg_blob["config"]) if cfg_blob and "config" in cfg_blob else None
     overrides = (cfg_blob or {}).get("overrides", [])
     run = Run(path, rid, "incomplete", config=config, overrides=overrides)
@@ -146,6 +152,12 @@ def read_run(path):
             df = read_records(rec, run_id=rid if path.parent.name == RUNS_DIR else None)
         except DamagedRecords as exc:
             run.status, run.reason = exc.status, f"{rec}: {exc.reason}"
+            return run
+        # records that parse may still be cut at a line's end or edited: the digests
+        state, why = (check_entry(path, rid, RECORDS_FILE)
+                      if (path / MANIFEST_FILE).exists() and rid else ("ok", None))
+        if state != "ok":  # the next run of its sweep sets it aside and makes it again
+            run.status, run.reason = "damaged", f"{path}: {why}"
             return run
         run.run_id = run.run_id or str(df.run_id.iloc[0])
         run.status, run.records = "complete", df
