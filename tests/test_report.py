@@ -579,3 +579,86 @@ def test_maps_figure_refuses_a_kernel_whose_maps_differ_in_D(tmp_path):
     _maps_sweep(tmp_path / "s", [("gaussian", "rff", 64, {}), ("gaussian", "orf", 128, {})])
     drawn, why = rmaps.fig_maps(_fig_context(tmp_path / "s"))
     assert not drawn and why.startswith("maps side by side: D varies for a kernel")
+
+
+# --------------------------------------------------------------------------
+# the report pools only what it knows is the same
+# --------------------------------------------------------------------------
+def _alpha_run(root, rid, alpha, D, seed=0, layout="runs", repeats=3):
+    """A rational-quadratic run whose value depends on kernel.alpha, a config key without
+    a record column: only its config.json tells two such runs apart."""
+    conf = dict(kernel=dict(name="rational_quadratic", lengthscale="median", alpha=alpha),
+                features=dict(name="rff"), dataset=dict(name="synthetic", d=3, n=100), D=D,
+                seed=seed, experiment="t", measure=dict(timing=dict(repeats=repeats)))
+    v = (0.1 if alpha < 1 else 0.2) / np.sqrt(D / 16)
+    identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
+                    n_train=75, n_test=25, d=3, kernel="rational_quadratic", nu=None,
+                    lengthscale=1.0, features="rff", D=D, n_freq=D, n_columns=D, seed=seed,
+                    dtype="float64", threads=2)
+    out = Path(root) / ("runs" if layout == "runs" else "jobs") / rid
+    _write_run_at(out, rid, conf, identity,
+                  [record("approximation", "rel_fro_error", v),
+                   record("approximation", "expected_rel_fro_error", v, method="theory")])
+    return out
+
+
+def _write_run_at(out, rid, conf, identity, rows):
+    out.mkdir(parents=True)
+    write_config(out, rid, conf, [])
+    records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
+
+
+@pytest.mark.parametrize("layout", ["runs", "jobs"])
+def test_a_run_without_its_config_is_left_out_named_never_pooled(tmp_path, capsys, layout):
+    """The issue's case: kernel.alpha=0.5,50 with one run's config.json removed pooled the
+    two kernels into one median (0.1333 for 0.108 and 0.159) under a caption claiming they
+    differ only in settings the value does not depend on."""
+    root = tmp_path / "s"
+    dirs = {(a, D): _alpha_run(root, f"a{a}D{D}", a, D, layout=layout)
+            for a in (0.5, 50) for D in (16, 64)}
+    gone = dirs[50, 16]
+    (gone / "config.json").unlink()
+    assert report.main([str(root), "--no-pdf"]) == 1
+    err = capsys.readouterr().err
+    line = [ln for ln in err.splitlines() if gone.name in ln]
+    assert len(line) == 1 and "config.json" in line[0], err
+    res = pd.read_csv(root / "report" / "results.csv")
+    assert gone.name not in set(res.run_id) and res.run_id.nunique() == 3
+    summary = (root / "report" / "summary.md").read_text()
+    assert "differ only in settings" not in summary
+    # each alpha is its own line: the values are the runs', never a median of both kernels
+    fro = res[res.metric == "rel_fro_error"]
+    assert sorted(fro.value) == sorted([0.1, 0.05, 0.1])
+
+
+def test_a_caption_names_what_same_seed_runs_it_pools_differ_in(tmp_path):
+    """Runs with the same seed that differ in a setting the figure does not depend on
+    (measure.timing.repeats for the approximation error) are pooled, and the caption names
+    that setting, read from their configs; without configs it claims nothing."""
+    root = tmp_path / "s"
+    for rep in (3, 5):
+        for D in (16, 64):
+            _alpha_run(root, f"r{rep}D{D}", 0.5, D, repeats=rep)
+    out = report.make_report(root, pdf=False, dpi=40)
+    text = out.summary.read_text()
+    assert "differ only in measure.timing.repeats, which this value does not depend on" \
+        in text, text
+    for f in root.glob("runs/*/config.json"):  # written before config.json existed
+        f.unlink()
+    shutil.rmtree(root / "report")
+    legacy = tmp_path / "legacy"
+    shutil.copytree(root / "runs", legacy / "jobs")  # the layout of those versions
+    out = report.make_report(legacy, pdf=False, dpi=40)
+    text = out.summary.read_text()
+    assert "configurations were not recorded" in text and "differ only in" not in text
+
+
+@pytest.mark.parametrize("flag,value,have", [("--delta", "0.123", "recorded delta 0.05"),
+                                             ("--tail-D", "17", "at D = 16, 64")])
+def test_asking_for_what_no_run_recorded_is_one_line(grid_sweep, capsys, flag, value, have):
+    assert report.main([str(grid_sweep), "--no-pdf", flag, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{flag} {value}: no run recorded" in err[0] and have in err[0]
+    assert not (grid_sweep / "report").exists()  # nothing written
+    assert report.main([str(grid_sweep), "--no-pdf", flag, {"--delta": "0.05",
+                                                            "--tail-D": "16"}[flag]]) == 0

@@ -147,9 +147,22 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
     root = Path(sweep_dir)
     col = collect(root)
     out = Path(out_dir) if out_dir else root / "report"
-    out.mkdir(parents=True, exist_ok=True)
     counts, earlier, problems, complete, jobs = _status(col)
     good = col.complete_runs
+    # a run whose configuration cannot be read among runs whose can: pooled by the columns
+    # it has, it would be a guess; left out, named with its reason
+    unknown = [r for r in good if r.config is None]
+    if unknown and len(unknown) < len(good):
+        good = [r for r in good if r.config is not None]
+        complete = False
+        for r in unknown:
+            problems.append(("left out", f"run {r.run_id} ({os.path.relpath(r.path, root)})",
+                             "complete records but no readable config.json: its conditions "
+                             "are unknown, so it is drawn with no other run (pooling it "
+                             "would be a guess); left out of the figures and tables"))
+    if good:  # before anything is written: a question no run can answer is one line
+        check_asked(pd.concat([r.records for r in good], ignore_index=True), delta, tail_D)
+    out.mkdir(parents=True, exist_ok=True)
     rep = Report(out, out / "index.html", out / "summary.md", complete, counts, problems,
                  earlier)
     if good:
@@ -164,7 +177,8 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
         if len(centers) > 1:
             rep.notes.append("the runs disagree on report.center: seeds are summarised by "
                              "their median")
-        with summarising(rep.center):
+        with summarising(rep.center, {r.run_id: r.config and with_added_defaults(r.config)
+                                      for r in good}):
             rep.reproductions = reproduction_sections(ctx, good)
             rep.tables = all_tables(df, origins)
             _draw(rep, ctx, out, pdf, dpi)
@@ -179,6 +193,26 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
     write_text_atomic(rep.summary, render_markdown(rep, col, env))
     write_text_atomic(rep.index, render_html(rep, col, env))
     return rep
+
+
+def check_asked(df, delta=None, tail_D=None):
+    """ReportError (one line naming what the runs do have) when the report is asked for a
+    ``--delta`` or a ``--tail-D`` that no run recorded."""
+    import numpy as np
+
+    sup = df[(df.measurement == "bounds") & (df.metric == "eps_empirical")]
+    if delta is not None:
+        have = sorted(set(sup.delta.dropna()))
+        if not np.isclose(have, delta).any():
+            raise ReportError(f"--delta {delta:g}: no run recorded it; " + (
+                f"the runs recorded delta {', '.join(fmt(v) for v in have)}" if have else
+                "no run recorded bounds (measure.bounds.enabled=true records them)"))
+    if tail_D is not None:
+        have = sorted(set(sup.D.dropna().astype(int)))
+        if tail_D not in have:
+            raise ReportError(f"--tail-D {tail_D}: no run recorded bounds at D={tail_D}; " + (
+                f"the runs recorded them at D = {', '.join(map(str, have))}" if have else
+                "no run recorded bounds (measure.bounds.enabled=true records them)"))
 
 
 def with_varies(df):

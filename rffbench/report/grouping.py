@@ -33,16 +33,22 @@ from ..compat import FALLBACK_COLUMNS
 CENTER = contextvars.ContextVar("rffbench_report_center", default="median")
 #: the interval of report.center=mean
 LEVEL = 0.95
+#: run_id -> its flattened config (None: not recorded), for the captions' claims about
+#: what a value pools (:func:`pooled_text`); set for a whole report by :func:`summarising`
+CONFIGS = contextvars.ContextVar("rffbench_report_configs", default={})
 
 
 @contextlib.contextmanager
-def summarising(center):
-    """Within this block figures and tables summarise seeds by ``center``."""
+def summarising(center, configs=None):
+    """Within this block figures and tables summarise seeds by ``center``; ``configs``
+    (run_id -> flattened config or None) let captions say what pooled runs differ in."""
     token = CENTER.set(center)
+    ctoken = CONFIGS.set(configs or {})
     try:
         yield
     finally:
         CENTER.reset(token)
+        CONFIGS.reset(ctoken)
 
 
 def summary(values):
@@ -343,6 +349,32 @@ class Grouping:
         return text + (f" Same for every run drawn: {fixed}." if fixed else "")
 
 
+def same_seed_text(rows, by):
+    """What the runs a value pools with the same seed differ in, read from their configs
+    (never claimed without them)."""
+    configs = CONFIGS.get()
+    keys, unknown = set(), False
+    groups = rows.groupby([*by, "seed"], dropna=False) if by else rows.groupby("seed",
+                                                                              dropna=False)
+    for _, g in groups:
+        rids = list(g.run_id.unique())
+        if len(rids) < 2:
+            continue
+        cs = [configs.get(r) for r in rids]
+        if any(c is None for c in cs):
+            unknown = True
+            continue
+        for k in set().union(*[c.keys() for c in cs]):
+            if len({repr(c.get(k)) for c in cs}) > 1:
+                keys.add(k)
+    if unknown:
+        return ("; some pool runs with the same seed whose configurations were not recorded "
+                "(written before config.json): they may differ in settings not shown")
+    return ("; some pool runs with the same seed that differ only in "
+            + fmt_list(sorted(keys)) + ", which this value does not depend on"
+            if keys else "; some pool runs with the same seed and the same configuration")
+
+
 def safe_name(text):
     return "".join(c if c.isalnum() or c in "=._-" else "_" for c in text)
 
@@ -364,7 +396,6 @@ def pooled_text(rows, by, what="point", band=True):
     dup = not np.array_equal(np.asarray(n), np.asarray(s))
     mean = CENTER.get() == "mean"
     return (f"{'mean' if mean else 'median'} over the seeds: {runs} runs per {what} ({seedtxt})"
-            + ("; some pool runs with the same seed that differ only in settings this "
-               "value does not depend on" if dup else "")
+            + (same_seed_text(rows, by) if dup else "")
             + ((f"; band: its {LEVEL:.0%} t interval" if mean else
                 "; band: min to max over the seeds") if band else ""))
