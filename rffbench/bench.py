@@ -15,14 +15,20 @@
 The full speed experiment (records, report figures) is ``python run.py -m
 experiment=speed``; this script is the quick check.
 
-For each shape (N, d, D), in one process and interleaved (A B C A B C ...),
-after a warm-up call of each: the transform of every rffbench map in ``--maps``
-(Gaussian kernel; default ``rff`` and ``rff_pairs``),
-scikit-learn ``RBFSampler.transform`` (same Gaussian kernel, same D), and the
-*limit*: a BLAS GEMM of the same shape into a preallocated output plus one
-streaming pass over that output (numba ``scale_inplace``).  Medians of
-``--repeats`` repeats; ratios are computed within the run, so they are
-meaningful on a noisy shared machine where absolute times are not.
+For each shape (N, d, D), in ``--processes`` fresh worker processes one after the
+other (default 3; rffbench.measure.workers), each interleaved (A B C A B C ...) after a
+warm-up call of each, every call's output released before the next: the transform of
+every rffbench map in ``--maps`` (Gaussian kernel; default ``rff`` and ``rff_pairs``),
+scikit-learn ``RBFSampler.transform`` (same Gaussian kernel, same D), the *limit*: a
+BLAS GEMM of the same shape into a preallocated output plus one streaming pass over
+that output (numba ``scale_inplace``), and the first touch of a fresh N x D output
+(``first_touch``: a parallel pass over a new array minus the same pass over a kept
+one).  A time is the median
+of the processes' medians of ``--repeats`` calls; ``process_medians`` lists them and
+``unstable`` says whether they differ by more than 1.3x (the machine decided them:
+docs/performance.md, "Timing on a virtual machine").  Ratios are taken within each
+process, so they are meaningful on a noisy shared machine where absolute times are not;
+a fresh-output map's fraction of the limit is taken on its time less the first touch.
 """
 from __future__ import annotations
 
@@ -42,20 +48,17 @@ from .errors import first_line, RffbenchError
 DEFAULT_SHAPES = [(100_000, 8, 1024), (20_000, 512, 4096)]
 
 
-def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_pairs"),
-                peers=()):
-    """Median seconds per implementation for one shape -> dict name -> (median, spread[,
-    note]).  ``rff_out``: rff's transform into a reused buffer; each of ``peers``
-    (rffbench.peers) in its own process with rff's W and b, with a fresh output per call
-    (``torch``) and into a reused buffer (``torch_out``)."""
-    import numba
+def shape_cell(N, d, D, dtype, seed, maps, out_rff):
+    """The transform benchmark's implementations for one shape, built in each worker
+    process (rffbench.measure.workers): every map's transform (a fresh output per call),
+    rff into a kept buffer (``rff_out``), scikit-learn's RBFSampler, the limit (GEMM into
+    a kept buffer + one pass) and the first touch of a fresh N x D output."""
     from sklearn.kernel_approximation import RBFSampler
 
     from . import _numba as nbk
     from .features import FEATURE_MAPS
     from .kernels import Gaussian
-    from .measure.speed import interleaved
-    from .peers import time_peer_outputs
+    from .measure.speed import _first_touch
 
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((N, d)).astype(dtype)
@@ -66,28 +69,82 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
     sk = RBFSampler(gamma=0.5 / ls**2, n_components=D, random_state=seed).fit(X)
     W = rng.standard_normal((d, D)).astype(dtype)
     out = np.empty((N, D), dtype=dtype)
-
-    def limit_gemm():
-        np.matmul(X, W, out=out)
-
-    def limit_pass():
-        nbk.scale_inplace(out, 1.0)
-
     impls = {m: (lambda f=f: f.transform(X)) for m, f in fitted.items()}
-    if "rff" in fitted and peers:
+    if out_rff:
         reused = np.empty((N, D), dtype=dtype)
         impls["rff_out"] = lambda: fitted["rff"].transform(X, out=reused)
-    impls.update(sklearn_rbf=lambda: sk.transform(X), gemm=limit_gemm, **{"pass": limit_pass})
-    res = interleaved(impls, repeats)
-    res["limit"] = (res["gemm"][0] + res["pass"][0], res["gemm"][1] + res["pass"][1])
-    if "rff" in fitted:
-        Wr = fitted["rff"].random_weights_.astype(dtype)
-        br = fitted["rff"].random_offset_.astype(dtype)
+    impls.update(sklearn_rbf=lambda: sk.transform(X),
+                 gemm=lambda: np.matmul(X, W, out=out),
+                 **{"pass": lambda: nbk.scale_inplace(out, 1.0)})
+    impls.update(_first_touch((N, D), np.dtype(dtype)))
+    return impls
+
+
+def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_pairs"),
+                peers=(), processes=3, threads=None):
+    """The rows of one shape: each implementation's time (the median of ``processes``
+    worker processes' medians, rffbench.measure.workers), the range of those medians,
+    each process's median and whether they differ by more than the unstable ratio; the
+    speed-up over scikit-learn and the fraction of the limit taken within each process
+    (a dense map's limit: GEMM + one pass; a fresh output's allocation and first touch,
+    ``first_touch_s``, taken off its time first).  ``rff_out``: rff's transform into a
+    reused buffer; each of ``peers`` (rffbench.peers) in its own process with rff's W and
+    b, with a fresh output per call (``torch``) and into a reused buffer (``torch_out``)."""
+    import numba
+
+    from .features import FEATURE_MAPS
+    from .kernels import Gaussian
+    from .measure.workers import time_in_processes
+    from .peers import time_peer_outputs
+
+    threads = threads or numba.get_num_threads()
+    out_rff = "rff" in maps and bool(peers)
+    cells = time_in_processes(shape_cell, dict(N=N, d=d, D=D, dtype=dtype, seed=seed,
+                                               maps=tuple(maps), out_rff=out_rff),
+                              repeats, processes=processes, threads=threads)
+
+    def touch(m):
+        return m["alloc/fresh"] - m["alloc/kept"]
+
+    rows = []
+    for name in cells.runs:
+        if name in ("gemm", "pass") or name.startswith("alloc/"):
+            continue
+        ours = name in maps or name == "rff_out"
+        dense = name in ("rff", "rff_out")  # the limit: the dense map's GEMM + one pass
+
+        def fraction(m, name=name):
+            code = m[name] - (touch(m) if name != "rff_out" else 0.0)
+            return (m["gemm"] + m["pass"]) / code if code > 0 else math.nan
+
+        rows.append(dict(impl=name, time_s=cells.median(name), spread_s=cells.spread(name),
+                         process_medians=" ".join(f"{v:.4g}" for v in cells.medians(name)),
+                         process_ratio=cells.ratio(name), unstable=cells.unstable(name),
+                         speedup_vs_sklearn=cells.per_process(
+                             lambda m, name=name: m["sklearn_rbf"] / m[name]),
+                         fraction_of_limit=cells.per_process(fraction) if dense else None,
+                         note="" if ours or name == "sklearn_rbf" else "own process"))
+    rows.append(dict(impl="first_touch", time_s=cells.per_process(touch),
+                     process_medians=" ".join(f"{v:.4g}" for v in (
+                         m1 - m2 for m1, m2 in zip(cells.medians("alloc/fresh"),
+                                                   cells.medians("alloc/kept")))),
+                     note="a fresh output's allocation and first touch (a parallel pass "
+                          "over a new array minus the same pass over a kept one)"))
+    if "rff" in maps and peers:
+        X = np.random.default_rng(seed).standard_normal((N, d)).astype(dtype)
+        rff = FEATURE_MAPS["rff"](kernel=Gaussian(lengthscale=float(np.sqrt(d))),
+                                  n_components=D, random_state=seed).fit(X)
+        Wr, br = rff.random_weights_.astype(dtype), rff.random_offset_.astype(dtype)
         for peer in peers:
-            for output, t, spread, note in time_peer_outputs(peer, X, Wr, br,
-                                                             numba.get_num_threads(), repeats):
-                res[peer + ("_out" if output == "out" else "")] = (t, spread, note)
-    return res
+            for output, t, spread, note in time_peer_outputs(peer, X, Wr, br, threads,
+                                                             repeats):
+                rows.append(dict(impl=peer + ("_out" if output == "out" else ""), time_s=t,
+                                 spread_s=spread, note=note))
+    loads = cells.loads_text()
+    for r in rows:
+        r.update(N=N, d=d, D=D, dtype=dtype, threads=threads, loads=loads,
+                 machine=cells.machine)
+    return rows
 
 
 def default_runs(repeats=3):
@@ -324,76 +381,118 @@ PRODUCT_KERNELS = {
 COORDINATE_OPS = {"laplacian": 2, "intersection": 2}
 
 
-def _elementwise_seconds(op, threads, n=1 << 16, repeats=50):
-    """Seconds per element of numpy's (SIMD where numpy has it) ``op`` on an in-cache
-    float64 buffer, divided by the threads: the machine's rate for that function."""
+def _elementwise_fn(op, n=1 << 16):
+    """numpy's (SIMD where numpy has it) ``op`` on an in-cache float64 buffer of ``n``
+    elements: the machine's rate for that function (seconds per call / n / threads)."""
     x = np.random.default_rng(0).uniform(0.01, 0.99, n)
     neg = -x  # exp's argument made once: np.exp(-x) would time a negation and a fresh array
     out = np.empty_like(x)
-    from .measure.speed import interleaved
-
-    fn = {"exp": lambda: np.exp(neg, out=out), "sqrt": lambda: np.sqrt(x, out=out),
-          "arccos": lambda: np.arccos(x, out=out),
-          "divide": lambda: np.divide(1.0, x, out=out)}[op]
-    return interleaved({op: fn}, repeats)[op][0] / n / threads
+    return {"exp": lambda: np.exp(neg, out=out), "sqrt": lambda: np.sqrt(x, out=out),
+            "arccos": lambda: np.arccos(x, out=out),
+            "divide": lambda: np.divide(1.0, x, out=out)}[op]
 
 
-def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, threads=None):
+#: elements of the in-cache buffer the elementwise rates are measured on
+ELEMENTWISE_N = 1 << 16
+#: the square GEMM the float64 and float32 rates are measured on
+RATE_GEMM_N = 3000
+
+
+def _operators(name, n, d):
+    """(X, V, {impl: KernelOperator}) of one kernel's product benchmark."""
+    from .exact import KernelOperator
+    from .kernels import make_kernel
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d))
+    V = rng.standard_normal((n, 1))
+    k = make_kernel(name)
+    Xk = np.abs(X) if k.input_floor() > -math.inf else X  # the chi2 kernels' domain
+    k.fit(Xk)
+    return Xk, V, {"float64": KernelOperator(k, Xk),
+                   "mixed": KernelOperator(k, Xk, precision="mixed"),
+                   "python_tiles": KernelOperator(k, Xk, fused=False)}
+
+
+def products_cell(name, n, d):
+    """One kernel's products and their limits' measurements, built in each worker process:
+    the three products, the float64 and float32 GEMM rates and the kernel's elementwise
+    functions, interleaved, so that every fraction is a ratio taken under one load."""
+    _, V, ops = _operators(name, n, d)
+    A = np.random.default_rng(1).standard_normal((RATE_GEMM_N, RATE_GEMM_N))
+    A32 = A.astype(np.float32)
+    C, C32 = np.empty_like(A), np.empty_like(A32)
+    impls = {key: (lambda op=op: op.matvec(V)) for key, op in ops.items()}
+    impls["limit/dgemm"] = lambda: np.matmul(A, A, out=C)
+    impls["limit/sgemm"] = lambda: np.matmul(A32, A32, out=C32)
+    for fn in {op.split(" x ")[-1] for op in PRODUCT_KERNELS[name]}:
+        impls[f"limit/{fn}"] = _elementwise_fn(fn, ELEMENTWISE_N)
+    return impls
+
+
+def products_bench(n=12000, d=16, kernels=tuple(PRODUCT_KERNELS), repeats=5, threads=None,
+                   processes=3):
     """One exact kernel product K V (V: n x 1) per kernel: the fused numba product in
     float64 and mixed precision and the tile-by-tile Python path, against two limits.
 
-    * ``limit_s`` (the flop count): n^2 / 2 pairs x (2d + 2 + 10) flops at this run's
+    * ``limit_s`` (the flop count): n^2 / 2 pairs x (2d + 2 + 10) flops at the
       large-DGEMM rate (2d for the distance, 2 for the multiply-add, about 10 for a
       vectorised exp; mixed: at the SGEMM rate);
     * ``measured_limit_s``: n^2 / 2 pairs x (2 c d + 4) flops at the GEMM rate (c: the
       vector operations per coordinate, COORDINATE_OPS, default 1) plus the kernel's
       transcendental part (PRODUCT_KERNELS) at numpy's rate for it on this machine.
-    Fractions are limit / measured (1 = at the limit).  The linear and polynomial kernels'
-    products go through their explicit features when these are few, the intersection
-    kernel's through its sorted coordinates (``product``: the operator's route;
-    rffbench.exact.KernelOperator): no pair is evaluated, and the pairs' limits do not
-    bound them."""
+    Each kernel is a cell timed in ``processes`` worker processes
+    (rffbench.measure.workers): the products, the GEMM rates and the elementwise rates
+    interleaved in each, so a fraction (limit / measured, 1 = at the limit) is taken
+    within one process, under one load, then the median over processes; ``gemm_gflops``
+    is the median rate.  The linear and polynomial kernels' products go through their
+    explicit features when these are few, the intersection kernel's through its sorted
+    coordinates (``product``: the operator's route; rffbench.exact.KernelOperator): no
+    pair is evaluated, and the pairs' limits do not bound them."""
     from .experiment import apply_threads
-    from .exact import KernelOperator
-    from .kernels import make_kernel
-    from .measure.speed import interleaved
+    from .measure.workers import time_in_processes
 
     threads = apply_threads(threads)
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((n, d))
-    V = rng.standard_normal((n, 1))
-    A = rng.standard_normal((3000, 3000))
-    A32 = A.astype(np.float32)
-    C, C32 = np.empty_like(A), np.empty_like(A32)
-    rates = interleaved({"d": lambda: np.matmul(A, A, out=C),
-                         "s": lambda: np.matmul(A32, A32, out=C32)}, 5)
-    rate = {"float64": 2 * 3000**3 / rates["d"][0], "mixed": 2 * 3000**3 / rates["s"][0]}
     pairs = n * n / 2.0
+    flops = 2 * RATE_GEMM_N**3
     rows = []
     for name in kernels:
-        k = make_kernel(name)
-        Xk = np.abs(X) if k.input_floor() > -math.inf else X  # the chi2 kernels' domain
-        k.fit(Xk)
-        ops = {"float64": KernelOperator(k, Xk), "mixed": KernelOperator(k, Xk, precision="mixed"),
-               "python_tiles": KernelOperator(k, Xk, fused=False)}
-        res = interleaved({key: (lambda op=op: op.matvec(V)) for key, op in ops.items()},
-                          repeats)
-        trans = sum(_elementwise_seconds(op.split(" x ")[-1], threads)
-                    * (d if op.startswith("d x") else 1) for op in PRODUCT_KERNELS[name])
-        for impl, (t, spread) in res.items():
+        _, _, ops = _operators(name, n, d)
+        cells = time_in_processes(products_cell, dict(name=name, n=n, d=d), repeats,
+                                  processes=processes, threads=threads)
+
+        def rate(m, prec):
+            return flops / m["limit/dgemm" if prec == "float64" else "limit/sgemm"]
+
+        def trans(m):  # seconds per pair of the kernel's elementwise part, this worker
+            return sum(m[f"limit/{op.split(' x ')[-1]}"] / ELEMENTWISE_N / threads
+                       * (d if op.startswith("d x") else 1) for op in PRODUCT_KERNELS[name])
+
+        per_coord = COORDINATE_OPS.get(name, 1)
+        for impl in ops:
             prec = "mixed" if impl == "mixed" else "float64"
-            lim = pairs * (2 * d + 2 + 10) / rate[prec]
-            per_coord = COORDINATE_OPS.get(name, 1)
-            mlim = pairs * ((2 * per_coord * d + 4) / rate[prec]
-                            + trans / (2 if prec == "mixed" else 1))
+
+            def lim(m, prec=prec):
+                return pairs * (2 * d + 2 + 10) / rate(m, prec)
+
+            def mlim(m, prec=prec):
+                return pairs * ((2 * per_coord * d + 4) / rate(m, prec)
+                                + trans(m) / (2 if prec == "mixed" else 1))
+
             M, route = ops[impl].n_features, ops[impl].route
             rows.append(dict(kernel=name, n=n, d=d, impl=impl,
                              product=route if M is None else f"{M} {route}",
                              precision=ops[impl].precision_used,
-                             threads=threads, time_s=t,
-                             spread_s=spread, gemm_gflops=rate[prec] / 1e9, limit_s=lim,
-                             fraction_of_limit=lim / t, measured_limit_s=mlim,
-                             fraction_of_measured_limit=mlim / t))
+                             threads=threads, time_s=cells.median(impl),
+                             spread_s=cells.spread(impl), process_ratio=cells.ratio(impl),
+                             unstable=cells.unstable(impl),
+                             gemm_gflops=cells.per_process(lambda m, p=prec: rate(m, p)) / 1e9,
+                             limit_s=cells.per_process(lim),
+                             fraction_of_limit=cells.per_process(
+                                 lambda m, f=lim, i=impl: f(m) / m[i]),
+                             measured_limit_s=cells.per_process(mlim),
+                             fraction_of_measured_limit=cells.per_process(
+                                 lambda m, f=mlim, i=impl: f(m) / m[i])))
     return rows
 
 
@@ -529,7 +628,7 @@ KINDS = {
 }
 #: the flags that several kinds read, and which (any other kind refuses them)
 SHARED_FLAGS = {"--repeats": ("shape", "startup", "dask", "products"),
-                "--threads": ("shape", "products")}
+                "--threads": ("shape", "products"), "--processes": ("shape", "products")}
 
 
 def _represents(cls, kernel):
@@ -565,6 +664,10 @@ def _parser():
                     help="comma-separated peers timed in their own process where installed "
                          "(rffbench.peers); '' = none")
     ap.add_argument("--threads", type=_number("--threads", lo=1, integer=True), default=None)
+    ap.add_argument("--processes", type=_number("--processes", lo=1, hi=100, integer=True),
+                    default=None,
+                    help="fresh worker processes each shape or kernel is timed in, one after "
+                         "the other (default 3): every time is the median of their medians")
     ap.add_argument("--out", default=None, help="also write the table as CSV")
     ap.add_argument("--startup", action="store_true",
                     help="time the default `python run.py` cold (empty numba cache) and warm")
@@ -755,7 +858,7 @@ def _run(kind, args):
     if kind == "products":
         n, d = args.products
         return _show(products_bench(n, d, tuple(args.kernels or PRODUCT_KERNELS),
-                                    args.repeats or 5, args.threads))
+                                    args.repeats or 5, args.threads, args.processes or 3))
     if kind == "dask":
         n_ridge, n_exact = args.dask
         return _show(dask_bench(n_ridge=n_ridge, n_exact=n_exact, repeats=args.repeats or 3))
@@ -771,22 +874,14 @@ def _run(kind, args):
 
     threads = apply_threads(args.threads)
     rows = []
-    peers = tuple(args.peers)
-    maps = tuple(args.maps)
     for N, d, D in args.shape or DEFAULT_SHAPES:
-        r = bench_shape(N, d, D, args.dtype, args.repeats or 7, maps=maps, peers=peers)
-        for name, (t, spread, *note) in r.items():
-            if name in ("gemm", "pass", "limit"):
-                continue
-            ours = name in maps or name == "rff_out"
-            dense = name in ("rff", "rff_out")  # the limit: the dense map's GEMM + one pass
-            rows.append(dict(N=N, d=d, D=D, dtype=args.dtype, threads=threads, impl=name,
-                             time_s=t, spread_s=spread,
-                             speedup_vs_sklearn=r["sklearn_rbf"][0] / t if t else None,
-                             fraction_of_limit=r["limit"][0] / t if dense else None,
-                             note=note[0] if note else ("own process" if not ours and
-                                                        name != "sklearn_rbf" else "")))
-    return _show(rows)
+        rows += bench_shape(N, d, D, args.dtype, args.repeats or 7, maps=tuple(args.maps),
+                            peers=tuple(args.peers), processes=args.processes or 3,
+                            threads=threads)
+    cols = ["N", "d", "D", "dtype", "threads", "impl", "time_s", "spread_s",
+            "process_medians", "process_ratio", "unstable", "speedup_vs_sklearn",
+            "fraction_of_limit", "note", "loads", "machine"]
+    return _show([{c: r.get(c) for c in cols} for r in rows])
 
 
 def _show(rows):

@@ -18,12 +18,14 @@ first imported counts as disturbed.
 from __future__ import annotations
 
 import contextvars
+import os
 import sys
 import threading
 import time
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -254,3 +256,41 @@ def time_call(fn, repeats, probes=()):
             return None, None
         times.append(t.seconds)
     return float(np.median(times)), float(np.max(times) - np.min(times))
+
+
+# --------------------------------------------------------------------------
+# what the machine is doing
+# --------------------------------------------------------------------------
+def machine_state():
+    """What decides a timing on this machine besides the code, where it can be read
+    (Linux): the transparent-huge-page setting, whether a virtio balloon reports free
+    pages to the host (a virtual machine with free page reporting) and the 1-minute load.
+    A dict of text values (``unknown`` where it cannot be read)."""
+    out = dict(thp="unknown", free_page_reporting="unknown", load="unknown")
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+        out["thp"] = text[text.index("[") + 1:text.index("]")]
+    except (OSError, ValueError):
+        pass
+    try:
+        balloons = [d for d in Path("/sys/bus/virtio/devices").iterdir()
+                    if (d / "device").read_text().strip() == "0x0005"]
+        if balloons:  # feature bit 5: VIRTIO_BALLOON_F_REPORTING
+            bits = (balloons[0] / "features").read_text().strip()
+            out["free_page_reporting"] = "on" if len(bits) > 5 and bits[5] == "1" else "off"
+        else:
+            out["free_page_reporting"] = "no balloon"
+    except (OSError, ValueError):
+        pass
+    try:
+        out["load"] = f"{os.getloadavg()[0]:.2f}"
+    except OSError:
+        pass
+    return out
+
+
+def machine_text(state=None):
+    """:func:`machine_state` as a record's text, e.g. ``thp=madvise;free_page_reporting=on``
+    (the load is per cell: :attr:`CellTimes.loads`)."""
+    s = machine_state() if state is None else state
+    return f"thp={s['thp']};free_page_reporting={s['free_page_reporting']}"

@@ -8,7 +8,7 @@ jobs.csv stay in the sweep dirs, which are not committed) and writes
 ``results/README.md`` with each preset's question, a link to its page, its
 figures with their captions and its tables.
 
-    python -m rffbench.reference                 # all presets (~45 min on 2 cores)
+    python -m rffbench.reference                 # all presets (~1.5 h on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
     python -m rffbench.reference --samples       # only the docs' sample output and times
     python -m rffbench.reference --report-only   # report the existing sweeps again, no runs
@@ -152,8 +152,9 @@ def write_samples(values, pages=None):
 def write_readme(ref):
     """results/README.md from the summaries in ``ref`` (no runs)."""
     parts = ["# rffbench reference report", "",
-             "Regenerate with `python -m rffbench.reference` (all presets, ~45 min on 2 cores; "
-             "one preset: `--only NAME`). Each section is one preset of `conf/experiment/`, "
+             "Regenerate with `python -m rffbench.reference` (all presets, ~1.5 h on 2 cores: "
+             "the speed and learning presets time each cell in 3 processes; one preset: "
+             "`--only NAME`). Each section is one preset of `conf/experiment/`, "
              "run as `python run.py -m experiment=NAME`; its self-contained page is "
              "`reference/NAME/index.html`, and the full tables and PDF figures are in "
              "`results/multirun/NAME/report/` after a run.", ""]

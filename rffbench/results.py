@@ -104,8 +104,10 @@ def environment():
                            numpy=numpy.__version__, scipy=scipy.__version__,
                            sklearn=sklearn.__version__, cpu=cpu_name(), git_sha=git_sha())
     from . import runtime_env
+    from .clock import machine_text
 
-    return dict(_STATIC_ENV, runtime_env=runtime_env(), blas=blas_info(),
+    # what decides a timing besides the code: thread pools, huge pages, free page reporting
+    return dict(_STATIC_ENV, runtime_env=f"{runtime_env()};{machine_text()}", blas=blas_info(),
                 date=_dt.datetime.now().isoformat(timespec="seconds"))
 
 

@@ -215,6 +215,11 @@ def test_sgd_and_peers_in_one_table():
                                 "cholesky, cg"),
     (["model.cg_tol=2"], "model.cg_tol=2.0 is not allowed: use a number in [1e-14, 1)"),
     (["model.precond_rank=0"], "model.precond_rank=0 is not allowed"),
+    (["measure.learning.processes=0"], "measure.learning.processes=0 is not allowed: use an "
+                                       "integer in 1..100"),
+    (["measure.learning.unstable_ratio=1"], "measure.learning.unstable_ratio=1.0 is not allowed"),
+    (["measure.learning.processes=2", "backend.name=dask"], "measure.learning.processes=2 is "
+                                                           "not allowed with backend.name=dask"),
 ])
 def test_bad_input_one_line(tmp_path, capsys, overrides, match):
     code = run_main(compose_config([*ONLY, *overrides]), tmp_path)
@@ -258,3 +263,21 @@ def test_fashion_mnist_missing_files_name_the_install_command(tmp_path, capsys):
     assert run_main(cfg, tmp_path) == 2
     err = capsys.readouterr().err.strip()
     assert "sudo apt-get install dataset-fashion-mnist" in err and "\n" not in err
+
+
+def test_fit_and_predict_timed_again_in_fresh_worker_processes():
+    """measure.learning.processes=2: train_time_s and predict_time_s of the model and of
+    exact KRR are the median of two worker processes' medians, with their ratio and the
+    unstable flag; the test errors are the run's own (the same as with one process)."""
+    base = ["dataset=synthetic", "dataset.n=400", "dataset.d=3", "D=32"]
+    one = learning(*base).set_index(["method", "metric"])
+    two = learning(*base, "measure.learning.processes=2").set_index(["method", "metric"])
+    for method in ("ridge", "exact_krr"):
+        assert two.loc[(method, "test_rmse"), "value"] == one.loc[(method, "test_rmse"), "value"]
+        for what in ("train", "predict"):
+            note = two.loc[(method, f"{what}_time_s"), "note"]
+            assert "2 worker processes' medians" in note and "in the run's own process" in note
+            ratio = two.loc[(method, f"{what}_process_ratio"), "value"]
+            flag = two.loc[(method, f"{what}_unstable"), "value"]
+            assert ratio >= 1 and flag == float(ratio > 1.3)
+        assert (method, "train_process_ratio") not in one.index

@@ -12,11 +12,12 @@ SPEED = ["dataset=synthetic", "dataset.n=400", "dataset.d=6", "D=64",
          "measure.approximation.enabled=false", "measure.bounds.enabled=false",
          "measure.learning.enabled=false", "measure.timing.enabled=false",
          "measure.speed.enabled=true", "measure.speed.gram_max_n=100",
-         "measure.speed.train_max_n=100"]
+         "measure.speed.train_max_n=100", "measure.speed.processes=1"]
 #: SPEED for the maps part alone (the gram's and train's sizes have no effect there)
 SPEED_MAPS = [a for a in SPEED if "_max_n=" not in a] + ["measure.speed.parts=[maps]"]
 METRICS = {"time_s", "throughput_rows_per_s", "speedup_vs_sklearn", "speedup_vs_numpy",
-           "speedup_vs_torch", "speedup_vs_jax", "fraction_of_limit", "limit_time_s"}
+           "speedup_vs_torch", "speedup_vs_jax", "fraction_of_limit", "limit_time_s",
+           "first_touch_s"}
 
 
 def test_interleaved_calls_each_implementation_warm_then_repeats():
@@ -66,8 +67,14 @@ def test_speed_records_vocabulary_and_consistency():
         t["transform/sklearn_rbf"] / t["transform/rff"], rel=1e-12)
     assert v["transform/rff", "speedup_vs_numpy"] == pytest.approx(
         t["transform/numpy"] / t["transform/rff"], rel=1e-12)
+    # a fresh output's allocation and first touch is its own number, taken off the time
+    # before the fraction of the limit (one worker process: the ratio of its medians)
+    touch = v["alloc/output", "first_touch_s"]
     assert v["transform/rff", "fraction_of_limit"] == pytest.approx(
-        v["transform/rff", "limit_time_s"] / t["transform/rff"], rel=1e-12)
+        v["transform/rff", "limit_time_s"] / (t["transform/rff"] - touch), rel=1e-12)
+    assert v["transform/rff_out", "fraction_of_limit"] == pytest.approx(
+        v["transform/rff_out", "limit_time_s"] / t["transform/rff_out"], rel=1e-12) \
+        if ("transform/rff_out", "fraction_of_limit") in v else True
     # every rffbench implementation has a limit
     for m in ("transform/rff", "transform/sorf", "gram/rffbench_gaussian", "gram/rffbench_laplacian",
               "train/rffbench_ridge", "train/rffbench_exact_krr"):
@@ -183,3 +190,144 @@ def test_peer_worker_refuses_pickled_arrays(tmp_path):
     np.save(tmp_path / "b.npy", np.ones(2))
     with pytest.raises(ValueError, match="allow_pickle=False"):
         worker(str(tmp_path), "numpy", 1, 1, "fresh")
+
+
+# --------------------------------------------------------------------------
+# times that hold across processes: the mechanism (never a wall-clock number)
+# --------------------------------------------------------------------------
+class _Output:
+    alive = 0
+
+    def __init__(self):
+        type(self).alive += 1
+
+    def __del__(self):
+        type(self).alive -= 1
+
+
+def test_no_output_is_alive_while_another_call_runs():
+    """The interleaving keeps no call's output past its call: the next call (another
+    implementation's fresh output) can reuse its memory instead of blocks freed a round
+    earlier (on a VM with free page reporting, those are zeroed again at 10x the cost)."""
+    from rffbench.measure.workers import interleaved_times
+
+    seen = []
+    impls = {"a": _Output, "b": _Output, "check": lambda: seen.append(_Output.alive)}
+    interleaved_times(impls, 5)
+    assert seen == [0] * 6  # warm-up + 5 repeats: nothing alive from a or b
+    res = interleaved({"a": _Output, "check": lambda: seen.append(_Output.alive)}, 5)
+    assert seen[6:] == [0] * 6 and set(res) == {"a", "check"}
+
+
+def pid_cell(folder):
+    """A cell whose one implementation writes its process's pid (test helper)."""
+    import os
+    from pathlib import Path
+
+    return {"pid": lambda: (Path(folder) / str(os.getpid())).touch()}
+
+
+def planted_cell(folder, fast_s, slow_s):
+    """A cell whose first worker process sleeps ``fast_s`` per call, every later one
+    ``slow_s`` (a planted slow worker; test helper)."""
+    import os
+    import time
+    from pathlib import Path
+
+    try:
+        os.close(os.open(Path(folder) / "first", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        pause = fast_s
+    except FileExistsError:
+        pause = slow_s
+    return {"sleep": lambda: time.sleep(pause), "steady": lambda: time.sleep(fast_s)}
+
+
+def test_a_cell_is_timed_in_the_processes_asked_for(tmp_path):
+    import os
+
+    from rffbench.measure.workers import time_in_processes
+
+    cells = time_in_processes(pid_cell, dict(folder=str(tmp_path)), 5, processes=3, threads=1)
+    pids = {int(p.name) for p in tmp_path.iterdir()}
+    assert len(pids) == 3 and os.getpid() not in pids  # three fresh processes
+    assert cells.processes == 3 and len(cells.medians("pid")) == 3
+    assert all(len(run) == 5 for run in cells.runs["pid"])
+    assert len(cells.loads) == 3
+
+
+def test_a_planted_slow_worker_marks_the_cell_unstable(tmp_path):
+    from rffbench.measure.workers import time_in_processes
+
+    cells = time_in_processes(planted_cell, dict(folder=str(tmp_path), fast_s=0.002,
+                                                 slow_s=0.05), 5, processes=2, threads=1)
+    assert cells.unstable("sleep") and cells.ratio("sleep") > 5
+    assert "UNSTABLE" in cells.note("sleep") and "2 worker processes" in cells.note("sleep")
+    assert cells.spread("sleep") == pytest.approx(max(cells.medians("sleep"))
+                                                  - min(cells.medians("sleep")))
+    assert cells.median("sleep") == pytest.approx(sum(cells.medians("sleep")) / 2)
+    assert not cells.unstable("steady") or cells.ratio("steady") > cells.unstable_ratio
+
+
+def test_speed_records_say_which_cells_are_unstable(monkeypatch):
+    """Through a run: two worker processes, one planted slow for rff_pairs: its time
+    carries process_ratio, unstable = 1 and the word UNSTABLE; the others' processes."""
+    import rffbench.measure.speed as speed
+    from rffbench.measure.workers import CellTimes
+
+    real = speed.time_in_processes
+
+    def planted(build, kwargs, repeats, processes=3, **kw):
+        cells = real(build, kwargs, repeats, processes=processes, **kw)
+        if "transform/rff_pairs" in cells.runs:  # the second worker 3x slower
+            runs = cells.runs["transform/rff_pairs"]
+            runs[1] = [3 * t for t in runs[1]]
+        return CellTimes(cells.runs, cells.unstable_ratio, cells.loads, cells.machine)
+
+    monkeypatch.setattr(speed, "time_in_processes", planted)
+    cfg = [a for a in SPEED_MAPS if not a.startswith("measure.speed.processes")] + [
+        "measure.speed.processes=2", "measure.speed.maps=[rff,rff_pairs]",
+        "measure.speed.peers=[]"]
+    df, _ = run(compose_config(cfg))
+    sp = df[df.measurement == "speed"].set_index(["method", "metric"])
+    assert sp.loc[("transform/rff_pairs", "unstable"), "value"] == 1
+    assert sp.loc[("transform/rff_pairs", "process_ratio"), "value"] > 2
+    assert "UNSTABLE" in sp.loc[("transform/rff_pairs", "time_s"), "note"]
+    assert "median of 2 worker processes' medians" in sp.loc[("transform/rff", "time_s"),
+                                                              "note"]
+    assert "thp=" in df.runtime_env.iloc[0] and "free_page_reporting=" in df.runtime_env.iloc[0]
+
+
+def test_the_report_marks_unstable_times_in_the_figure_caption_and_table(tmp_path):
+    """A time recorded unstable is drawn with a hollow marker and named in the caption of
+    speed_vs_size and in the time table's description (summary.md holds both)."""
+    from rffbench import report
+    from rffbench.results import SCHEMA_VERSION, record, records_frame
+    from rffbench.store import write_config
+
+    env = dict(schema=SCHEMA_VERSION, rffbench="t", numba="t", numpy="t", scipy="t",
+               sklearn="t", runtime_env="thp=madvise;free_page_reporting=on", cpu="c",
+               blas="b", date="2026-01-01T00:00:00", git_sha="")
+    for n, shaky in ((1000, False), (2000, True), (4000, False)):
+        rid = f"n{n}"
+        rows = []
+        for m, t in (("transform/rff", 1e-6 * n), ("transform/sklearn_rbf", 5e-6 * n)):
+            rows += [record("speed", "time_s", t, "s", method=m, note="median of 3"),
+                     record("speed", "process_ratio", 2.0 if shaky and m.endswith("rff")
+                            else 1.05, method=m),
+                     record("speed", "unstable", float(shaky and m.endswith("rff")),
+                            method=m)]
+        rows.append(record("speed", "speedup_vs_sklearn", 5.0, method="transform/rff"))
+        identity = dict(run_id=rid, experiment="speed", dataset="synthetic",
+                        task="regression", n_train=n, n_test=10, d=8, kernel="gaussian",
+                        nu=None, lengthscale=1.0, features="rff", D=64, n_freq=64,
+                        n_columns=64, seed=0, dtype="float64", threads=2)
+        out = tmp_path / "s" / "runs" / rid
+        out.mkdir(parents=True)
+        write_config(out, rid, dict(dataset=dict(name="synthetic", n=n), D=64,
+                                    experiment="speed"), [])
+        records_frame(identity, rows, env).to_csv(out / RECORDS_FILE, index=False)
+    rep = report.make_report(tmp_path / "s", pdf=False, dpi=40)
+    text = rep.summary.read_text()
+    assert "UNSTABLE (hollow markers)" in text and "rff (N=2000, d=8, D=64, float64)" in text
+    assert "sklearn_rbf (N=" not in text.split("UNSTABLE", 1)[1].split(".")[0]
+    assert "Speed: agreement of the worker processes" in text

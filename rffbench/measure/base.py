@@ -35,7 +35,7 @@ import inspect
 #: metrics that are measurements of time or memory (every measurement's): they differ from
 #: run to run; the report's results.csv says so in its ``varies`` column
 MEASURED = ("*time_s", "peak_rss_mb", "throughput_*", "speedup_*", "fraction_of_limit",
-            "dask_workers_lost")
+            "dask_workers_lost", "first_touch_s", "*process_ratio", "*unstable")
 
 
 class Measurement:

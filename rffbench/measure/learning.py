@@ -64,6 +64,7 @@ from ..runid import block_identity
 from ..stream import subset
 from ..tiles import SYM_CHUNKS
 from .base import Measurement
+from .workers import UNSTABLE_RATIO, time_in_processes
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +80,17 @@ class LearningConfig:
     repeats: int = 3
     #: ... when the fit took less than this many seconds
     cheap_s: float = 2.0
+    #: > 1: train_time_s and predict_time_s are timed again in this many fresh worker
+    #: processes, one after the other (rffbench.measure.workers; each fit as many times as
+    #: in the run); the records keep the median of their medians, their range and
+    #: whether they differ by more than unstable_ratio.  1: the run's own process only
+    processes: int = 1
+    #: per-process medians further apart than this (max / min) mark a time unstable
+    unstable_ratio: float = UNSTABLE_RATIO
 
     constraints = {"repeats": Int(1, MAX_REPEATS),
-                   "cheap_s": Real(ge=0, text="use a number of seconds >= 0")}
+                   "cheap_s": Real(ge=0, text="use a number of seconds >= 0"),
+                   "processes": Int(1, 100), "unstable_ratio": Real(gt=1.0, le=100.0)}
 
     def __post_init__(self):
         check_constraints(self, "measure.learning")
@@ -259,6 +268,79 @@ def _metric_rows(method, task, pred, y_test, note=""):
                    note=why)]
 
 
+def feature_cell(model, proto, fit_rows, Xtr, target, Xte):
+    """The feature model's fit (map fit + features + accumulate + solve) and prediction,
+    built in each timing worker (rffbench.measure.workers); warmed up on a few rows here,
+    so that numba's code is compiled or loaded before the first timed call."""
+    import copy
+
+    few = min(Xtr.shape[0], 64)
+    warm = copy.deepcopy(model)
+    warm.fit(copy.deepcopy(proto).fit(fit_rows), Xtr[:few], target[:few])
+    warm.predict(Xte[:8])
+
+    def fit():
+        model.fit(copy.deepcopy(proto).fit(fit_rows), Xtr, target)
+
+    return {"fit": fit, "predict": lambda: model.predict(Xte)}
+
+
+def exact_cell(model, warm_model, Xtr, Ytr, Xte):
+    """Exact KRR's fit and prediction, built in each timing worker (``warm_model``: the same
+    solver on a few rows, fitted here first)."""
+    few = min(Xtr.shape[0], 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warm_model.fit(Xtr[:few], Ytr[:few]).predict(Xte[:8])
+
+    def fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the run records it
+            model.fit(Xtr, Ytr)
+
+    return {"fit": fit, "predict": lambda: model.predict(Xte)}
+
+
+def in_workers(ctx, cfg, cell, kwargs, n_rep):
+    """:class:`~rffbench.measure.workers.CellTimes` of ``fit`` and ``predict`` in
+    ``measure.learning.processes`` fresh worker processes (``n_rep`` calls each, as many
+    as the run's own timing made), or None when the run's own process is all."""
+    if cfg.processes <= 1 or not n_rep:
+        return None
+    log.info("learning: %s timed again in %d worker processes", cell.__name__, cfg.processes)
+    return time_in_processes(cell, kwargs, n_rep, processes=cfg.processes, threads=ctx.threads,
+                             unstable_ratio=cfg.unstable_ratio, warmups=0)
+
+
+def worker_rows(method, rows, cells):
+    """``rows`` with train_time_s and predict_time_s replaced by the workers' times (the
+    median of their medians, their range; the phases stay the run's own, said so), plus
+    the ratio of their medians and whether it marks the time unstable."""
+    if cells is None:
+        return rows
+    out = []
+    for r in rows:
+        for metric, key in (("train_time_s", "fit"), ("predict_time_s", "predict")):
+            if r["metric"] == metric and r["method"] == method and r["value"] is not None:
+                r = dict(r, value=cells.median(key), spread=cells.spread(key),
+                         note=f"{cells.note(key)}; load at the start of each worker: "
+                              f"{cells.loads_text()}; in the run's own process: "
+                              f"{r['value']:.4g} s ({r['note']})")
+                out.append(r)
+                out.append(record("learning", metric.replace("_time_s", "_process_ratio"),
+                                  cells.ratio(key), method=method,
+                                  note=f"max / min of the worker processes' medians of "
+                                       f"{metric}"))
+                out.append(record("learning", metric.replace("_time_s", "_unstable"),
+                                  float(cells.unstable(key)), method=method,
+                                  note=f"1: the worker processes' medians of {metric} differ "
+                                       f"by more than {cells.unstable_ratio:g}x"))
+                break
+        else:
+            out.append(r)
+    return out
+
+
 def _feature_model(ctx, cfg):
     m, data = ctx.cfg.model, ctx.data
     task = data.task
@@ -316,6 +398,9 @@ def _feature_model(ctx, cfg):
          if ph is None or "solve_time_s" in ph else []))
     rows += time_rows(method, pph, pspread, pn, pred_why, [
         ("predict_time_s", lambda p: p["total"], "test features + product")])
+    rows = worker_rows(method, rows, in_workers(ctx, cfg, feature_cell, dict(
+        model=model, proto=ctx.make_map(), fit_rows=np.asarray(fit_rows), Xtr=Xtr,
+        target=target, Xte=Xte), n_rep))
     rows += [
         record("learning", "lambda", model.lam, method=method, note=lam_note),
         record("learning", "peak_rss_mb", peak_rss_mb(), "MB", method=method,
@@ -363,6 +448,8 @@ def _exact(ctx, cfg):
     key = dict(dataset=asdict(c.dataset), kernel=asdict(c.kernel), seed=c.seed, dtype=c.dtype,
                threads=ctx.threads, learning=dict(repeats=cfg.repeats, cheap_s=cfg.cheap_s),
                model={k: getattr(m, k) for k in EXACT_MODEL_KEYS})
+    if cfg.processes > 1:  # (absent at 1: keys stay those of older sweeps)
+        key["learning"].update(processes=cfg.processes, unstable_ratio=cfg.unstable_ratio)
     if c.backend.name != "local":  # (absent when local: keys stay those of older sweeps)
         key["backend"] = block_identity("backend", c.backend)  # not backend.timeout
     return ctx.shared("exact_krr", key, lambda: _exact_rows(ctx, cfg))
@@ -490,6 +577,13 @@ def _exact_rows(ctx, cfg):
         ]
     rows += time_rows("exact_krr", pph, pspread, pn, pred_why, [
         ("predict_time_s", lambda p: p["total"], "K(test, train) alpha")])
+    few = min(Xtr.shape[0], 64)
+    short = dict(max_iter=2, precond_rank=None if m.precond_rank is None else
+                 min(m.precond_rank, few)) if solver == "cg" else {}
+    rows = worker_rows("exact_krr", rows, in_workers(ctx, cfg, exact_cell, dict(
+        model=ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **cg),
+        warm_model=ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **dict(cg, **short)),
+        Xtr=Xtr, Ytr=Ytr, Xte=Xte), n_rep))
     rows += [
         record("learning", "lambda", lam, method="exact_krr", note=lam_note),
         record("learning", "peak_rss_mb", peak_rss_mb(), "MB", method="exact_krr",
@@ -550,6 +644,14 @@ class Learning(Measurement):
     def check(self, ctx, cfg):
         m, task = ctx.cfg.model, ctx.data.task
         MODELS[m.name].check(m, task, f"dataset={ctx.data.name}")
+        remote = ctx.cfg.backend.name != "local"
+        if cfg.processes > 1 and (remote or ctx.data.streamed):
+            raise ConfigError(
+                f"measure.learning.processes={cfg.processes} is not allowed with "
+                + (f"backend.name={ctx.cfg.backend.name}" if remote
+                   else f"dataset.path={ctx.cfg.dataset.path} (a streamed .npy or .parquet)")
+                + ": the fits are timed again in fresh local processes that are given the "
+                  "data; use measure.learning.processes=1")
         check_targets(ctx.data, ctx.cfg.dataset)
         if cfg.exact:
             check_exact_request(ctx)

@@ -1,8 +1,19 @@
 """Speed: rffbench's kernels against plain numpy, scikit-learn and the machine's limit.
 
-In one process, interleaved (A B C A B C ...), after one warm-up call of each,
-medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
-(``measure.speed.parts``), on the run's training set X (N x d), D and dtype:
+Each part is a *cell* timed in ``measure.speed.processes`` fresh worker processes, one
+after the other (rffbench.measure.workers, the practice of pyperf): in each, after one
+warm-up call of each implementation, ``repeats`` (>= 5) interleaved calls (A B C A B C
+...), each call's output released before the next starts.  A time is the median of the
+processes' medians, its spread their range; ``process_ratio`` (max / min of the medians)
+above ``measure.speed.unstable_ratio`` marks it ``unstable`` (a record, the note, the
+figures and the summary say so).  Ratios (speed-ups, fractions of the limit) are taken
+within each process and then their median: a limit is measured interleaved with what it
+bounds, under the same load.  A fresh output's allocation and first touch is measured
+as its own number (``first_touch_s`` of ``alloc/output``: a parallel pass over a new
+array minus the same pass over a kept one), and the fraction of the limit of a transform that returns a fresh
+array is taken on its time less that: the code's share, not the machine's memory
+(docs/performance.md, "Timing on a virtual machine").  Parts (``measure.speed.parts``),
+on the run's training set X (N x d), D and dtype:
 
 * ``maps``: the transform of every rffbench map in ``measure.speed.maps`` that
   represents the run's kernel (``transform/<map>``), the plain numpy reference
@@ -16,12 +27,12 @@ medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
   reused buffer (``transform/torch_out``, compared with ``transform/rff_out``: rff's
   ``transform(X, out=buf)``); ``speedup_vs_torch`` / ``speedup_vs_jax``, the note says
   which output and which version.
-  **Limit**, measured in the same loop: a GEMM of the map's shape into a
+  **Limit**, measured in the same workers' loops: a GEMM of the map's shape into a
   preallocated output (``limit/gemm``; its flop rate is the machine's rate on
   this shape) plus one streaming pass over the N x D output (``limit/pass``).
   A dense map's lower bound is gemm + pass; a structured map's (sorf,
-  fastfood) is its FWHT flop count (blocks x FWHTs x L log2 L adds per row)
-  at the GEMM's flop rate, plus the pass; tensorsketch's (no GEMM: count
+  fastfood) is its FWHT count (blocks x FWHTs per row block) at the rate measured
+  on cache-resident tiles, plus the pass; tensorsketch's (no GEMM: count
   sketches and FFTs) is 2p + 1 passes over the output, its memory traffic.
 * ``gram``: the exact Gram of min(N, ``gram_max_n``) rows: rffbench's numba
   Gram vs scikit-learn ``rbf_kernel`` / ``laplacian_kernel`` (same
@@ -35,8 +46,11 @@ medians of ``repeats`` (>= 5) calls with the spread (max - min) kept.  Parts
   a syrk of the ridge's own Z^T Z shape, plus one pass over Z (or K).
 
 Records: ``measurement`` = ``speed``, ``method`` = ``<task>/<implementation>``,
-``metric`` in time_s, throughput_rows_per_s, speedup_vs_sklearn,
-speedup_vs_numpy, speedup_vs_torch, speedup_vs_jax, fraction_of_limit (= limit / measured) and limit_time_s.
+``metric`` in time_s, throughput_rows_per_s, process_ratio, unstable (1 or 0),
+speedup_vs_sklearn, speedup_vs_numpy, speedup_vs_torch, speedup_vs_jax,
+fraction_of_limit (= limit / measured) and limit_time_s; ``first_touch_s`` of
+``alloc/output``.  The time notes carry the load at the start of each worker; the
+records' ``runtime_env`` the transparent-huge-page setting and free page reporting.
 """
 from __future__ import annotations
 
@@ -48,13 +62,13 @@ from typing import List
 import numpy as np
 
 from .. import _numba as nbk
-from ..checks import MAX_REPEATS, Applies, as_list, Check, Int, check_constraints
-from ..clock import UNMEASURED, clean_call
-from ..errors import ConfigError, RffbenchError
+from ..checks import MAX_REPEATS, Applies, as_list, Check, Int, Real, check_constraints
+from ..errors import ConfigError
 from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
 from ..results import record
 from .base import Measurement
+from .workers import UNSTABLE_RATIO, interleaved_times, time_in_processes
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +86,14 @@ class SpeedConfig:
     """measure.speed: rffbench vs numpy, scikit-learn and the machine's limit (off by default)."""
 
     enabled: bool = False
-    #: interleaved warm repeats per implementation (>= 5); medians and spread recorded
+    #: interleaved warm repeats per implementation and worker process (>= 5)
     repeats: int = 5
+    #: fresh worker processes each cell is timed in, one after the other (pyperf's
+    #: practice): the records keep the median of their medians and their range
+    processes: int = 3
+    #: per-process medians further apart than this (max / min) mark a cell unstable in
+    #: the records, the figures and the summary
+    unstable_ratio: float = UNSTABLE_RATIO
     #: which comparisons: maps (transforms), gram (exact Gram), train (ridge / exact KRR)
     parts: List[str] = field(default_factory=lambda: ["maps", "gram", "train"])
     #: rffbench maps timed in the maps part (those that cannot represent the kernel are noted)
@@ -89,6 +109,8 @@ class SpeedConfig:
 
     constraints = {
         "repeats": Int(5, MAX_REPEATS),
+        "processes": Int(1, 100),
+        "unstable_ratio": Real(gt=1.0, le=100.0),
         "parts": Check(lambda v: isinstance(v, (list, tuple)) and len(v) >= 1
                        and all(p in SPEED_PARTS for p in v),
                        f"use a non-empty list of {', '.join(SPEED_PARTS)}", [[], ["x"], "x"]),
@@ -116,18 +138,10 @@ class SpeedConfig:
 
 
 def interleaved(impls, repeats):
-    """{name: (median s, spread s)} of ``impls`` (name -> fn), A B C A B C ..., each call
-    timed with numba's compiler idle (rffbench.clock: a call during which numba compiled
-    is timed again)."""
-    for fn in impls.values():
-        fn()  # warm-up: numba compile or cache load, first-touch page faults
-    times = {k: [] for k in impls}
-    for _ in range(repeats):
-        for name, fn in impls.items():
-            _, t = clean_call(fn, what=name)
-            if t.seconds is None:
-                raise RffbenchError(f"{name}: {UNMEASURED}")
-            times[name].append(t.seconds)
+    """{name: (median s, spread s)} of ``impls`` (name -> fn) in this process, A B C A B C
+    ..., after one warm-up call of each; each call's output released before the next
+    (:func:`rffbench.measure.workers.interleaved_times`)."""
+    times = interleaved_times(impls, repeats)
     return {k: (float(np.median(v)), float(np.max(v) - np.min(v))) for k, v in times.items()}
 
 
@@ -150,28 +164,78 @@ def _maps_ok(ctx, names):
     return ok, skipped
 
 
-def _records(res, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, ours=(), note=""):
+def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, ours=(),
+             note="", fresh=(), touch_method="alloc/output"):
+    """The records of ``names`` from their :class:`~rffbench.measure.workers.CellTimes`.
+
+    Times: the median of the worker processes' medians, their range as the spread, the
+    ratio max / min of the per-process medians and whether it marks the cell unstable.
+    Ratios (speed-ups, fractions of the limit) are taken within each process, then their
+    median: a fraction is a ratio measured under one load.  ``limits``: name -> (fn of one
+    process's {impl: median} -> seconds, how); ``fresh``: the names whose output is a new
+    array per call: their fraction of the limit is taken on the time less the output's
+    allocation and first touch (``alloc/fresh`` - ``alloc/kept``, recorded as
+    ``first_touch_s``), so it is the code's."""
     out = []
-    sk = res.get(sklearn_key, (None,))[0] if sklearn_key else None
-    npy = res.get(numpy_key, (None,))[0] if numpy_key else None
-    for name, (t, spread) in res.items():
-        if name.startswith("limit/"):
-            continue
-        out.append(record("speed", "time_s", t, "s", method=name, spread=spread,
-                          n_repeats=repeats, note=note))
+    loads = f"load at the start of each worker: {cells.loads_text()}"
+
+    def touch(m):
+        return m["alloc/fresh"] - m["alloc/kept"]
+
+    for name in names:
+        t = cells.median(name)
+        words = "; ".join(filter(None, [note, cells.note(name), loads]))
+        out.append(record("speed", "time_s", t, "s", method=name, spread=cells.spread(name),
+                          n_repeats=repeats, note=words))
         out.append(record("speed", "throughput_rows_per_s", rows_n / t, "rows/s", method=name))
-        if sk and name != sklearn_key and name in ours:
-            out.append(record("speed", "speedup_vs_sklearn", sk / t, method=name,
-                              note=f"{sklearn_key} / {name}"))
-        if npy and name != numpy_key and name in ours:
-            out.append(record("speed", "speedup_vs_numpy", npy / t, method=name,
-                              note=f"{numpy_key} / {name}"))
+        if cells.processes > 1:
+            out.append(record("speed", "process_ratio", cells.ratio(name), method=name,
+                              note="max / min of the worker processes' medians"))
+            out.append(record("speed", "unstable", float(cells.unstable(name)), method=name,
+                              note=f"1: the processes' medians differ by more than "
+                                   f"{cells.unstable_ratio:g}x"))
+        for key, metric in ((sklearn_key, "speedup_vs_sklearn"),
+                            (numpy_key, "speedup_vs_numpy")):
+            if key and key in cells.runs and name != key and name in ours:
+                out.append(record("speed", metric,
+                                  cells.per_process(lambda m, k=key: m[k] / m[name]),
+                                  method=name, note=f"{key} / {name}, within each worker"))
         if name in limits:
             lim, how = limits[name]
-            out.append(record("speed", "limit_time_s", lim, "s", method=name, note=how))
-            out.append(record("speed", "fraction_of_limit", lim / t, method=name,
-                              note="limit / measured (1 = at the machine's limit)"))
+
+            def fraction(m, lim=lim, name=name):
+                code = m[name] - (touch(m) if name in fresh else 0.0)
+                return lim(m) / code if code > 0 else math.nan
+
+            f = cells.per_process(fraction)
+            out.append(record("speed", "limit_time_s", cells.per_process(lim), "s",
+                              method=name, note=how))
+            out.append(record("speed", "fraction_of_limit", None if math.isnan(f) else f,
+                              method=name,
+                              note="limit / measured (1 = at the machine's limit), within "
+                                   "each worker" + ("; measured less the output's allocation "
+                                                    "and first touch (first_touch_s)"
+                                                    if name in fresh else "")
+                              if not math.isnan(f) else
+                              "not measurable: the output's allocation and first touch took "
+                              "longer than the call"))
+    if fresh:
+        out.append(record("speed", "first_touch_s", cells.per_process(touch), "s",
+                          method=touch_method,
+                          note="a fresh output's allocation and first touch: a parallel "
+                               "pass over a new array minus the same pass over a kept one, "
+                               "within each worker; " + loads))
     return out
+
+
+def _first_touch(shape, dtype):
+    """``alloc/fresh`` (one numba-parallel pass over a new array of ``shape``, its pages
+    first touched by all threads at once, as a map's writes touch them) and ``alloc/kept``
+    (the same pass over a kept array): their difference is the allocation and first touch
+    of a fresh output."""
+    kept = np.zeros(shape, dtype=dtype)
+    return {"alloc/fresh": lambda: nbk.scale_inplace(np.empty(shape, dtype=dtype), 0.0),
+            "alloc/kept": lambda: nbk.scale_inplace(kept, 0.0)}
 
 
 def sklearn_peer(kernel_name):
@@ -185,7 +249,7 @@ def sklearn_peer(kernel_name):
     return None
 
 
-def _peer_rows(name, X, W, b, threads, repeats, res, ours):
+def _peer_rows(name, X, W, b, threads, repeats, cells, ours):
     """A peer timed in its own process (rffbench.peers), once with a fresh output per call
     (``transform/<peer>``, against our maps' transform) and once into a reused buffer
     (``transform/<peer>_out``, against ``transform/rff_out``, rff with ``out=``)."""
@@ -197,65 +261,95 @@ def _peer_rows(name, X, W, b, threads, repeats, res, ours):
         if t is None:
             break  # one line saying why is enough
         against = ours if output == "fresh" else ["transform/rff_out"]
-        rows += [record("speed", "speedup_vs_" + name, t / res[k][0], method=k,
-                        note=f"{method} / {k} ({note})") for k in against if k in res]
+        rows += [record("speed", "speedup_vs_" + name, t / cells.median(k), method=k,
+                        note=f"{method} / {k} ({note})") for k in against if k in cells.runs]
     return rows
 
 
-def fwht_tile_seconds(L, repeats, threads=None):
-    """Seconds per FWHT of one L x ROW_BLOCK tile: 2 tiles per thread, each transformed
-    in place many times while it stays in L1 (median of ``repeats``), i.e. the in-cache
-    butterfly rate of all threads that the structured maps' limit is counted in."""
-    import numba
-
+def _fwht_plan(L, threads):
+    """(repeats per call, tiles) of the FWHT tile rate: 2 tiles per thread of L x ROW_BLOCK,
+    each transformed in place ``repeats`` times while it stays in L1."""
     work = (1 << 22) // (L * max(1, int(math.log2(max(L, 2)))) * nbk.ROW_BLOCK)
     reps = 2 * max(1, min(work // 2, int(250 / math.log10(max(L, 2)))))  # L^(reps/2) finite
-    tiles = 2 * (threads or numba.get_num_threads()) * max(1, -(-work // reps))
+    return reps, 2 * threads * max(1, -(-work // reps))
+
+
+def fwht_tile_cell(L, threads):
+    """``nbk.fwht_tiles_repeat`` on the tiles of :func:`_fwht_plan` (normalised first, so
+    that L^reps stays finite): the in-cache butterfly rate of all threads that the
+    structured maps' limit is counted in; one call's time / (reps x tiles) is one tile's."""
+    reps, tiles = _fwht_plan(L, threads)
     V = np.random.default_rng(0).standard_normal((tiles, L, nbk.ROW_BLOCK))
-    nbk.fwht_tiles_repeat(V, 2)  # warm-up
-    times = []
-    for _ in range(repeats):
-        V /= np.abs(V).max()
-        _, t = clean_call(lambda: nbk.fwht_tiles_repeat(V, reps), what="fwht tile")
-        if t.seconds is None:
-            raise RffbenchError(f"the FWHT tile rate: {UNMEASURED}")
-        times.append(t.seconds / (reps * tiles))
-    return float(np.median(times))
+
+    def fn():
+        V[...] /= np.abs(V).max()
+        nbk.fwht_tiles_repeat(V, reps)
+
+    return fn
+
+
+def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, threads):
+    """The maps part's implementations, built in each worker: every map's transform (a
+    fresh output per call), numpy's reference, rff into a kept buffer, scikit-learn's
+    sampler, the limit (GEMM into a kept buffer + one pass), the FWHT tile rate of each
+    structured map's L and the first touch of an N x D output."""
+    N = X.shape[0]
+    impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
+    if rff_wb is not None:
+        W, b = rff_wb
+        scale = X.dtype.type(math.sqrt(2.0 / D))
+        impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
+    if out_rff:
+        out_buf = np.empty((N, D), dtype=X.dtype)
+        impls["transform/rff_out"] = lambda: fitted["rff"].transform(X, out=out_buf)
+    if sampler is not None:
+        impls[peer_key] = lambda: sampler.transform(Xp)
+    buf = np.empty((N, D), dtype=X.dtype)
+    Wg = np.ascontiguousarray(np.random.default_rng(0).standard_normal((X.shape[1], D)),
+                              dtype=X.dtype)
+    impls["limit/gemm"] = lambda: np.matmul(X, Wg, out=buf)
+    impls["limit/pass"] = lambda: nbk.scale_inplace(buf, 1.0)
+    for L in fwht_Ls:
+        impls[f"limit/fwht_{L}"] = fwht_tile_cell(L, threads)
+    impls.update(_first_touch((N, D), X.dtype))
+    return impls
+
+
+def _timing_kwargs(ctx, cfg):
+    return dict(repeats=cfg.repeats, processes=cfg.processes, threads=ctx.threads,
+                unstable_ratio=cfg.unstable_ratio)
 
 
 def _part_maps(ctx, cfg, X):
     D = ctx.cfg.D
     names, skipped = _maps_ok(ctx, [m for m in cfg.maps if not m.startswith("sklearn_")])
     fitted = {m: ctx.make_map(name=m).fit(X) for m in names}
-    buf = np.empty((X.shape[0], D), dtype=X.dtype)
-    W = np.ascontiguousarray(
-        np.random.default_rng(ctx.cfg.seed).standard_normal((X.shape[1], D)), dtype=X.dtype)
-    impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
-    peers = []
+    rff_wb, peers, W, b = None, [], None, None
     if ctx.kernel.shift_invariant:  # the plain numpy reference of the rff map
         rff = ctx.make_map(name="rff").fit(X)
         W, b = rff.random_weights_.astype(X.dtype), rff.random_offset_.astype(X.dtype)
-        scale = X.dtype.type(math.sqrt(2.0 / D))
-        impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
+        rff_wb = (W, b)
         peers = list(cfg.peers)
-        if peers and "transform/rff" in impls:  # ours into a reused buffer, as a peer's out=
-            out_buf = np.empty((X.shape[0], D), dtype=X.dtype)
-            impls["transform/rff_out"] = lambda: fitted["rff"].transform(X, out=out_buf)
+    out_rff = bool(peers) and "rff" in fitted  # ours into a reused buffer, as a peer's out=
     peer = sklearn_peer(ctx.kernel.name)
+    sampler = Xp = None
     if peer is not None:
         try:  # scikit-learn's sampler itself, without rffbench's wrapper
             pm = ctx.make_map(name=peer).fit(X)
-            Xp = pm.sampler_input(X)
-            impls[f"transform/{peer}"] = lambda: pm.sampler_.transform(Xp)
+            sampler, Xp = pm.sampler_, pm.sampler_input(X)
         except ConfigError as exc:
             skipped.append((peer, str(exc)))
             peer = None
-    impls["limit/gemm"] = lambda: np.matmul(X, W, out=buf)
-    impls["limit/pass"] = lambda: nbk.scale_inplace(buf, 1.0)
-    log.info("speed: transforms of %d x %d -> D=%d (%s): %s", *X.shape, D, X.dtype,
-             ", ".join(k for k in impls if not k.startswith("limit/")))
-    res = interleaved(impls, cfg.repeats)
-    gemm, pas = res["limit/gemm"][0], res["limit/pass"][0]
+    peer_key = f"transform/{peer}" if peer else None
+    Ls = sorted({f.padded_dim_ for m, f in fitted.items() if m in FWHTS_PER_BLOCK})
+    log.info("speed: transforms of %d x %d -> D=%d (%s) in %d worker process(es): %s",
+             *X.shape, D, X.dtype, cfg.processes, ", ".join(
+                 [f"transform/{m}" for m in fitted] + (["numpy"] if rff_wb else [])
+                 + ([peer_key] if peer_key else [])))
+    cells = time_in_processes(maps_cell, dict(
+        X=X, fitted=fitted, D=D, rff_wb=rff_wb, sampler=sampler, Xp=Xp, peer_key=peer_key,
+        out_rff=out_rff, fwht_Ls=Ls, threads=ctx.threads), **_timing_kwargs(ctx, cfg))
+    gemm, pas = cells.median("limit/gemm"), cells.median("limit/pass")
     rate = 2.0 * X.shape[0] * X.shape[1] * D / gemm  # flop/s of BLAS on this shape
     limits = {}
     for m, f in fitted.items():
@@ -264,29 +358,34 @@ def _part_maps(ctx, cfg, X):
             L = f.padded_dim_
             blocks = -(-f.n_freq_ // L)
             n_fwht = -(-X.shape[0] // nbk.ROW_BLOCK) * blocks * FWHTS_PER_BLOCK[m]
-            t_tile = fwht_tile_seconds(L, cfg.repeats)
-            limits[key] = (n_fwht * t_tile + pas, f"{FWHTS_PER_BLOCK[m]} FWHTs per block of "
-                           f"{nbk.ROW_BLOCK} rows at the rate measured on cache-resident tiles "
-                           f"({t_tile * 1e6:.3g} us per {L} x {nbk.ROW_BLOCK} tile: butterflies are "
-                           "load/store-bound, not flop-bound) + one pass over the output")
+            per_tile = 1.0 / math.prod(_fwht_plan(L, ctx.threads))
+            t_tile = cells.median(f"limit/fwht_{L}") * per_tile
+            limits[key] = (lambda mm, n=n_fwht, L=L, pt=per_tile:
+                           n * mm[f"limit/fwht_{L}"] * pt + mm["limit/pass"],
+                           f"{FWHTS_PER_BLOCK[m]} FWHTs per block of {nbk.ROW_BLOCK} rows at "
+                           f"the rate measured on cache-resident tiles ({t_tile * 1e6:.3g} us "
+                           f"per {L} x {nbk.ROW_BLOCK} tile: butterflies are load/store-bound, "
+                           "not flop-bound) + one pass over the output")
         elif m in SKETCHES:  # FFTs, no GEMM: a lower bound from the memory traffic only
             p = f.kernel_.degree
-            limits[key] = ((2 * p + 1) * pas, f"{2 * p + 1} passes over the N x D output (p = {p} "
-                           "count sketches, their spectra and the product; FFT flops not "
-                           "counted)")
+            limits[key] = (lambda mm, p=p: (2 * p + 1) * mm["limit/pass"],
+                           f"{2 * p + 1} passes over the N x D output (p = {p} count "
+                           "sketches, their spectra and the product; FFT flops not counted)")
         else:  # the map's own GEMM: n_freq columns (D/2 for cos/sin pairs)
-            g = gemm * f.n_freq_ / D
-            limits[key] = (g + pas, f"GEMM of the map's shape (N x d x {f.n_freq_}) into a "
-                           f"preallocated output ({g:.4g} s at {rate / 1e9:.1f} GFLOP/s) + one "
-                           f"pass over the N x D output ({pas:.4g} s)")
-    if "transform/rff_out" in res:
+            share = f.n_freq_ / D
+            limits[key] = (lambda mm, s=share: mm["limit/gemm"] * s + mm["limit/pass"],
+                           f"GEMM of the map's shape (N x d x {f.n_freq_}) into a "
+                           f"preallocated output ({gemm * share:.4g} s at {rate / 1e9:.1f} "
+                           f"GFLOP/s) + one pass over the N x D output ({pas:.4g} s)")
+    if "transform/rff_out" in cells.runs:
         limits["transform/rff_out"] = limits["transform/rff"]
     ours = [f"transform/{m}" for m in fitted]
-    rows = _records(res, X.shape[0], limits, cfg.repeats,
-                    f"transform/{peer}" if peer else None,
-                    "transform/numpy" if "transform/numpy" in res else None, ours)
+    shown = [k for k in cells.runs if not k.startswith(("limit/", "alloc/"))]
+    rows = _records(cells, shown, X.shape[0], limits, cfg.repeats, peer_key,
+                    "transform/numpy" if rff_wb is not None else None, ours,
+                    fresh=[k for k in shown if k != "transform/rff_out"])
     for name in peers:
-        rows += _peer_rows(name, X, W, b, ctx.threads, cfg.repeats, res, ours)
+        rows += _peer_rows(name, X, W, b, ctx.threads, cfg.repeats, cells, ours)
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
              for m, why in skipped]
     if peer is None:
@@ -295,14 +394,13 @@ def _part_maps(ctx, cfg, X):
     return rows
 
 
-def _part_gram(ctx, cfg, X):
+def gram_cell(Xg, ls):
+    """The gram part's implementations, built in each worker."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
     from ..kernels import make_kernel
 
-    Xg = X[: min(X.shape[0], cfg.gram_max_n)]
-    n, d = Xg.shape
-    ls = ctx.kernel.ls
+    n = Xg.shape[0]
     gauss = make_kernel("gaussian", lengthscale=ls).fit(None)
     lap = make_kernel("laplacian", lengthscale=ls).fit(None)
     buf = np.empty((n, n), dtype=Xg.dtype)
@@ -314,23 +412,38 @@ def _part_gram(ctx, cfg, X):
         "limit/gemm": lambda: np.matmul(Xg, Xg.T, out=buf),
         "limit/pass": lambda: nbk.scale_inplace(buf, 1.0),
     }
+    impls.update(_first_touch((n, n), Xg.dtype))
+    return impls
+
+
+def _part_gram(ctx, cfg, X):
+    Xg = X[: min(X.shape[0], cfg.gram_max_n)]
+    n, d = Xg.shape
     log.info("speed: exact Gram of %d x %d, Gaussian and Laplacian vs scikit-learn", n, d)
-    res = interleaved(impls, cfg.repeats)
-    gemm, pas = res["limit/gemm"][0], res["limit/pass"][0]
+    cells = time_in_processes(gram_cell, dict(Xg=np.ascontiguousarray(Xg), ls=ctx.kernel.ls),
+                              **_timing_kwargs(ctx, cfg))
+    gemm, pas = cells.median("limit/gemm"), cells.median("limit/pass")
     how = f"X X^T GEMM ({gemm:.4g} s) + one pass over the n x n output ({pas:.4g} s)"
     rows = []
     for kern, sk in (("gaussian", "rbf_kernel"), ("laplacian", "laplacian_kernel")):
         ours = f"gram/rffbench_{kern}"
-        part = {ours: res[ours], f"gram/sklearn_{sk}": res[f"gram/sklearn_{sk}"]}
-        limits = {ours: (gemm + pas, how)} if kern == "gaussian" else {
-            ours: (3.0 * gemm + pas, "sub, abs and add per pair and coordinate at the X X^T "
-                   f"GEMM's instruction rate (3 x {gemm:.4g} s) + one pass ({pas:.4g} s)")}
-        rows += _records(part, n, limits, cfg.repeats, f"gram/sklearn_{sk}", None, [ours],
-                         note=f"{n} x {d}")
-    return rows
+        limits = {ours: (lambda m: m["limit/gemm"] + m["limit/pass"], how)} \
+            if kern == "gaussian" else {
+            ours: (lambda m: 3.0 * m["limit/gemm"] + m["limit/pass"],
+                   "sub, abs and add per pair and coordinate at the X X^T GEMM's instruction "
+                   f"rate (3 x {gemm:.4g} s) + one pass ({pas:.4g} s)")}
+        rows += _records(cells, [ours, f"gram/sklearn_{sk}"], n, limits, cfg.repeats,
+                         f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}", fresh=[ours],
+                         touch_method="alloc/gram_output")
+    # one first-touch record for the part
+    touch = [r for r in rows if r["metric"] == "first_touch_s"]
+    return [r for r in rows if r["metric"] != "first_touch_s"] + touch[:1]
 
 
-def _part_train(ctx, cfg, X, y):
+def train_cell(Xt, yt, D, ls, lam, proto):
+    """The train part's implementations, built in each worker (``proto``: the unfitted
+    rff map of the run's settings)."""
+    from sklearn.base import clone
     from sklearn.kernel_approximation import RBFSampler
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.linear_model import Ridge
@@ -339,16 +452,12 @@ def _part_train(ctx, cfg, X, y):
     from ..kernels import make_kernel
     from ..models import FeatureRidge
 
-    n = min(X.shape[0], cfg.train_max_n)
-    Xt, yt = X[:n], np.asarray(y[:n], dtype=np.float64)
+    n = Xt.shape[0]
     Y = yt[:, None]
-    D, ls = ctx.cfg.D, ctx.kernel.ls
-    lam = ctx.cfg.model.lam if ctx.cfg.model.lam != "auto" else DEFAULT_LAM
     gauss = make_kernel("gaussian", lengthscale=ls).fit(None)
 
     def ours_ridge():
-        fmap = ctx.make_map(name="rff", kernel=gauss).fit(Xt)
-        FeatureRidge(lam, center=False).fit(fmap, Xt, Y)
+        FeatureRidge(lam, center=False).fit(clone(proto).fit(Xt), Xt, Y)
 
     def sk_ridge():
         Z = RBFSampler(gamma=0.5 / ls**2, n_components=D, random_state=0).fit_transform(Xt)
@@ -356,7 +465,7 @@ def _part_train(ctx, cfg, X, y):
 
     Zt = np.random.default_rng(0).standard_normal((D, n))  # a features-shaped operand
     G = np.empty((D, D))
-    impls = {
+    return {
         "train/rffbench_ridge": ours_ridge,
         "train/sklearn_rbfsampler_ridge": sk_ridge,
         "train/rffbench_exact_krr": lambda: ExactKRR(gauss, lam, center=False).fit(Xt, Y),
@@ -365,24 +474,41 @@ def _part_train(ctx, cfg, X, y):
         "limit/syrk": lambda: np.matmul(Zt, Zt.T, out=G),
         "limit/pass": lambda: nbk.scale_inplace(Zt, 1.0),
     }
+
+
+def _part_train(ctx, cfg, X, y):
+    from ..kernels import make_kernel
+
+    n = min(X.shape[0], cfg.train_max_n)
+    Xt, yt = np.ascontiguousarray(X[:n]), np.asarray(y[:n], dtype=np.float64)
+    D, ls = ctx.cfg.D, ctx.kernel.ls
+    lam = ctx.cfg.model.lam if ctx.cfg.model.lam != "auto" else DEFAULT_LAM
+    proto = ctx.make_map(name="rff", kernel=make_kernel("gaussian", lengthscale=ls).fit(None))
     log.info("speed: training on %d rows (D=%d, lam=%g): ridge on features and exact KRR vs "
              "scikit-learn", n, D, lam)
-    res = interleaved(impls, cfg.repeats)
-    syrk, pas = res["limit/syrk"][0], res["limit/pass"][0]
-    rate = float(n) * D * D / syrk  # flop/s of BLAS syrk on the ridge's own Z^T Z
+    cells = time_in_processes(train_cell, dict(Xt=Xt, yt=yt, D=D, ls=ls, lam=lam, proto=proto),
+                              **_timing_kwargs(ctx, cfg))
+    syrk = cells.median("limit/syrk")
     d = Xt.shape[1]
-    ridge_lim = (2.0 * n * d * D + n * D * D + D**3 / 3.0) / rate + pas
-    exact_lim = (2.0 * n * n * d + n**3 / 3.0) / rate + pas * n / D
+
+    def rate(m):  # flop/s of BLAS syrk on the ridge's own Z^T Z, in this worker
+        return float(n) * D * D / m["limit/syrk"]
+
+    shown = rate(dict(zip(["limit/syrk"], [syrk])))
     limits = {
-        "train/rffbench_ridge": (ridge_lim, f"projection + Z^T Z + Cholesky flops at the syrk rate "
-                                 f"({rate / 1e9:.1f} GFLOP/s) + one pass over Z"),
-        "train/rffbench_exact_krr": (exact_lim, "X X^T + Cholesky flops at the syrk rate "
-                                     f"({rate / 1e9:.1f} GFLOP/s) + one pass over K"),
+        "train/rffbench_ridge": (
+            lambda m: (2.0 * n * d * D + n * D * D + D**3 / 3.0) / rate(m) + m["limit/pass"],
+            f"projection + Z^T Z + Cholesky flops at the syrk rate ({shown / 1e9:.1f} "
+            "GFLOP/s) + one pass over Z"),
+        "train/rffbench_exact_krr": (
+            lambda m: (2.0 * n * n * d + n**3 / 3.0) / rate(m) + m["limit/pass"] * n / D,
+            f"X X^T + Cholesky flops at the syrk rate ({shown / 1e9:.1f} GFLOP/s) + one "
+            "pass over K"),
     }
     rows = []
     for ours, sk in (("train/rffbench_ridge", "train/sklearn_rbfsampler_ridge"),
                      ("train/rffbench_exact_krr", "train/sklearn_kernelridge")):
-        rows += _records({ours: res[ours], sk: res[sk]}, n, limits, cfg.repeats, sk, None, [ours],
+        rows += _records(cells, [ours, sk], n, limits, cfg.repeats, sk, None, [ours],
                          note=f"{n} rows, Gaussian kernel")
     return rows
 

@@ -20,6 +20,26 @@ def _impl(method):
     return method.split("/", 1)[1] if "/" in method else method
 
 
+def unstable_cells(df):
+    """The speed records' cells (run_id, method) marked unstable: their worker processes'
+    medians differ by more than ``measure.speed.unstable_ratio`` (rffbench.measure.speed)."""
+    u = df[(df.measurement == "speed") & (df.metric == "unstable") & (df.value == 1)]
+    return set(zip(u.run_id, u.method))
+
+
+def unstable_text(rows, cells):
+    """The caption's words for the unstable cells among ``rows`` ('' when none)."""
+    hit = rows[[(r, m) in cells for r, m in zip(rows.run_id, rows.method)]]
+    if hit.empty:
+        return ""
+    names = sorted({f"{_impl(m)} (N={fmt(n)}, d={fmt(d)}, D={fmt(D)}, {t})"
+                    for m, n, d, D, t in zip(hit.method, hit.n_train, hit.d, hit.D, hit.dtype)})
+    return (" UNSTABLE (hollow markers): the worker processes' medians of "
+            + "; ".join(names) + " differ by more than measure.speed.unstable_ratio: the "
+            "machine, not the code, decided them (their per-process medians are in the time "
+            "records' notes).")
+
+
 class SpeedVsSize(Figure):
     """Transform time of each implementation against the number of rows N."""
 
@@ -33,7 +53,8 @@ class SpeedVsSize(Figure):
                & df.method.str.startswith("transform/")]
         if t.empty:
             return "speed vs size: needs transform times"
-        return Selection(rows=t, colors=colors_for(t.method.unique()))
+        return Selection(rows=t, colors=colors_for(t.method.unique()),
+                         unstable=unstable_cells(df))
 
     def layout(self, sheet):
         return dict(ncols=min(3, len(sheet.panels)), w=4.4, h=3.3)
@@ -49,13 +70,19 @@ class SpeedVsSize(Figure):
                                                                      " (reference)"))
             ln.set_gid(f"observed:time_s:{impl}")
             sheet.keep(ln)
+            bad = grp[[(r, m) in sheet.sel.unstable for r, m in zip(grp.run_id, grp.method)]]
+            if not bad.empty:  # marked where a user looks, not only in the records
+                u = s[s.index.isin(bad.n_train)]
+                ax.plot(u.index, u.values, "o", ms=9, mfc="none", mec="k", mew=1.1, zorder=5)
         ax.set(title=label, xlabel="N (rows transformed)", ylabel="transform time (s)")
         log_axis(ax, "x", sorted(rows.n_train.unique()))
         log_axis(ax, "y")
 
     def describe(self, sheet):
-        return ("Median over interleaved warm repeats of each transform; dashed: plain numpy "
-                "and scikit-learn.")
+        return ("Each time: the median of the worker processes' medians of interleaved warm "
+                "repeats of each transform (every call's output released before the next); "
+                "dashed: plain numpy and scikit-learn."
+                + unstable_text(sheet.rows, sheet.sel.unstable))
 
     def pooled(self, sheet):
         return "Each point: " + pooled_text(sheet.rows, _by(sheet.g), band=False) + "."
@@ -79,6 +106,7 @@ class SpeedBars(Figure):
             return "speed bars: needs speed records"
         sp = sp.assign(task=sp.method.str.split("/").str[0], impl=sp.method.map(_impl))
         return Selection(rows=sp, colors=colors_for(sp.impl.unique()),
+                         unstable=unstable_cells(df),
                          metrics=[m for m in ("speedup_vs_sklearn", "fraction_of_limit")
                                   if m in set(sp.metric)])
 
@@ -105,6 +133,8 @@ class SpeedBars(Figure):
         for ax, metric in zip(axs, sheet.sel.metrics):
             part = rows[rows.metric == metric]
             med = part.groupby(["task", "n_train", "d", "D", "impl"]).value.median()
+            shaky = {k for k, g in part.groupby(["task", "n_train", "d", "D", "impl"])
+                     if any((r, m) in sheet.sel.unstable for r, m in zip(g.run_id, g.method))}
             vals = []
             for key, v in med.items():
                 yy = sheet.ypos[key]
@@ -112,8 +142,9 @@ class SpeedBars(Figure):
                     ax.barh(yy, v - 1.0, left=1.0, height=0.85, color=sheet.sel.colors[key[-1]])
                 else:
                     ax.barh(yy, v, height=0.85, color=sheet.sel.colors[key[-1]])
-                ax.text(v, yy, f" {v:.3g}" if v >= 1 or metric != "speedup_vs_sklearn"
-                        else f"{v:.3g} ", va="center", fontsize=7,
+                mark = " unstable" if key in shaky else ""
+                ax.text(v, yy, f" {v:.3g}{mark}" if v >= 1 or metric != "speedup_vs_sklearn"
+                        else f"{v:.3g}{mark} ", va="center", fontsize=7,
                         ha="left" if v >= 1 or metric != "speedup_vs_sklearn" else "right")
                 vals.append(v)
             ax.axvline(1.0, color="k", lw=0.9)
@@ -141,7 +172,10 @@ class SpeedBars(Figure):
     def describe(self, sheet):
         return ("Per shape (task, N, d, D) and implementation: scikit-learn's time divided by "
                 "rffbench's, and the limit measured in the same loop divided by the measured "
-                "time (medians of interleaved warm repeats).")
+                "time (a fresh output's allocation and first touch taken off first), each "
+                "ratio taken within a worker process, then their median."
+                + unstable_text(sheet.rows, sheet.sel.unstable).replace(
+                    "(hollow markers)", "(bars labelled 'unstable')"))
 
     def pooled(self, sheet):
         return ("Each bar: " + pooled_text(sheet.rows, [*sheet.g.keys, "task", "n_train", "d",
@@ -154,7 +188,8 @@ class SpeedBars(Figure):
 
 def table_speed(df, origins):
     sp = df[(df.measurement == "speed") & df.value.notna()
-            & df.metric.isin(["time_s", "speedup_vs_sklearn", "fraction_of_limit"])]
+            & df.metric.isin(["time_s", "speedup_vs_sklearn", "fraction_of_limit",
+                              "first_touch_s", "process_ratio"])]
     if sp.empty:
         return []
     sp = sp.assign(task=sp.method.str.split("/").str[0],
@@ -163,14 +198,23 @@ def table_speed(df, origins):
     rk = row_keys(g, last=["task", "n_train", "d", "D"])
     out = []
     for metric, title, what in (
-            ("time_s", "Speed: time (s)", "Median time of interleaved warm repeats."),
+            ("time_s", "Speed: time (s)", "Median of the worker processes' medians of "
+             "interleaved warm repeats."),
             ("speedup_vs_sklearn", "Speed-up over scikit-learn", "scikit-learn's time / "
              "rffbench's."),
             ("fraction_of_limit", "Fraction of the measured limit", "limit / measured time "
-             "(1 = at the limit).")):
+             "(1 = at the limit; a fresh output's time less its first touch)."),
+            ("process_ratio", "Speed: agreement of the worker processes", "max / min of the "
+             "worker processes' medians of each time (1 = they agree; above "
+             "measure.speed.unstable_ratio the time is marked unstable)."),
+            ("first_touch_s", "Speed: a fresh output's allocation and first touch (s)",
+             "A parallel pass over a new output minus the same pass over a kept one, in the "
+             "same workers: the memory's share of a fresh-output time.")):
         part = sp[sp.metric == metric]
         if part.empty:
             continue
+        if metric == "time_s":
+            what += unstable_text(part, unstable_cells(df)).replace(" (hollow markers)", "")
         out.append(make_table(f"speed_{metric}", title, what, g, part, rk, ["impl"]))
     return out
 
