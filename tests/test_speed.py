@@ -129,13 +129,15 @@ def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
     import pandas as pd
 
     base = [sys.executable, "-m", "rffbench.bench", "--products", "600,4", "--kernels",
-            "gaussian,laplacian,intersection", "--repeats", "1"]
+            "gaussian,laplacian,intersection", "--repeats", "1", "--processes", "1"]
     saved = tmp_path / "saved.csv"
     done = subprocess.run(base + ["--save", str(saved)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     df = pd.read_csv(saved)
     assert set(df.impl) == {"float64", "mixed", "python_tiles"} and (df.time_s > 0).all()
+    # one worker process: its fraction is the ratio of its medians
     assert ((df.fraction_of_limit - df.limit_s / df.time_s).abs() < 1e-9).all()
+    assert (df.process_ratio == 1).all() and not df.unstable.any()
     routes = df.set_index(["kernel", "impl"])["product"]
     assert routes["intersection", "float64"] == routes["intersection", "mixed"] \
         == "sorted coordinates" and routes["gaussian", "float64"] == "tiles"
