@@ -94,6 +94,7 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
 
     from .features import FEATURE_MAPS
     from .kernels import Gaussian
+    from .measure.speed import first_touch_of as touch
     from .measure.workers import time_in_processes
     from .peers import time_peer_outputs
 
@@ -102,9 +103,6 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
     cells = time_in_processes(shape_cell, dict(N=N, d=d, D=D, dtype=dtype, seed=seed,
                                                maps=tuple(maps), out_rff=out_rff),
                               repeats, processes=processes, threads=threads)
-
-    def touch(m):
-        return m["alloc/fresh"] - m["alloc/kept"]
 
     rows = []
     for name in cells.runs:

@@ -178,10 +178,7 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
     ``first_touch_s``), so it is the code's."""
     out = []
     loads = f"load at the start of each worker: {cells.loads_text()}"
-
-    def touch(m):
-        return m["alloc/fresh"] - m["alloc/kept"]
-
+    touch = first_touch_of
     for name in names:
         t = cells.median(name)
         words = "; ".join(filter(None, [note, cells.note(name), loads]))
@@ -226,6 +223,12 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
                                "pass over a new array minus the same pass over a kept one, "
                                "within each worker; " + loads))
     return out
+
+
+def first_touch_of(m):
+    """A fresh output's allocation and first touch in one worker ({impl: median}) of a cell
+    built with :func:`_first_touch`."""
+    return m["alloc/fresh"] - m["alloc/kept"]
 
 
 def _first_touch(shape, dtype):

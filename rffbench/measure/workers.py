@@ -31,6 +31,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+from statistics import median as _median
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,12 +64,6 @@ def interleaved_times(impls, repeats, warmups=1):
                 raise RffbenchError(f"{name}: {UNMEASURED}")
             times[name].append(t.seconds)
     return times
-
-
-def _median(v):
-    v = sorted(v)
-    n = len(v)
-    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
 @dataclass
