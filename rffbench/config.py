@@ -25,7 +25,7 @@ from .datasets import FILE_FORMATS
 from .errors import ConfigError, first_line
 from .measure import measure_config_class
 from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
-from .features.fourier import CHUNK_ROWS
+from .features.base import CHUNK_ROWS
 from .kernels import MEDIAN_SUBSAMPLE, Kernel
 from .models import SGD_LOSSES
 

@@ -44,7 +44,7 @@ def _group_options():
 def _partner(group, name):
     """A map's first declared kernel (else gaussian), a kernel's first map."""
     from rffbench.features import FEATURE_MAPS
-    from rffbench.features.fourier import maps_for_kernel
+    from rffbench.features import maps_for_kernel
 
     if group == "features":
         return [f"kernel={(FEATURE_MAPS[name].KERNELS or ['gaussian'])[0]}"]

@@ -123,7 +123,7 @@ def test_import_path_map_runs(plugin, tmp_path):
 @pytest.mark.parametrize("name,match", [
     ("nosuch_module_xyz:Map", "cannot load the import path .*ModuleNotFoundError"),
     ("collections:OrderedDict", "is not a feature map: it must be a subclass of "
-                                "rffbench.features.fourier.FeatureMap"),
+                                "rffbench.features.base.FeatureMap"),
     ("nonsense", "features.name='nonsense' is not allowed: use one of rff"),
 ])
 def test_bad_plugin_names(name, match):

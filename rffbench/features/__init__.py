@@ -12,7 +12,8 @@ import scipy.sparse as sp
 from ..registry import Registry, subclass_check
 from . import (activation, binning, fourier, intersection, leverage, nystrom, peers,
                polynomial, qmc, quadrature, sketch, structured)
-from .fourier import FeatureMap, FourierMap, MapTags
+from .base import FeatureMap, MapTags, maps_for_kernel
+from .fourier import FourierMap
 
 #: the modules of rffbench's maps, each listing its maps in ``MAPS`` (a new map in one of
 #: them is its class and its MAPS entry; a new module, one entry here)
@@ -47,4 +48,5 @@ def feature_map_class(name):
 
 
 __all__ = ["FEATURE_MAPS", "FAMILIES", "FeatureMap", "FourierMap", "MapTags", "feature_map_class",
+           "maps_for_kernel",
            "gram_of", *(cls.__name__ for module in FAMILIES for cls in module.MAPS)]

@@ -24,7 +24,8 @@ import scipy.sparse as sp
 
 from .. import _numba as nbk
 from .formulas import positive_variance
-from .fourier import ZERO_TOL, FeatureMap, activate, project_into
+from .base import FeatureMap, project_into
+from .fourier import ZERO_TOL, activate
 
 
 class ActivationMap(FeatureMap):

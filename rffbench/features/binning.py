@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _numba as nbk
-from .fourier import FeatureMap, _DenseRows
+from .base import FeatureMap, DenseRows
 
 
 class RandomBinning(FeatureMap):
@@ -75,14 +75,14 @@ class RandomBinning(FeatureMap):
         self.n_freq_ = P
 
     def _keys(self, X):
-        """Bin keys (n, P) of dense rows, or of CSR / _DenseRows densified by chunks."""
+        """Bin keys (n, P) of dense rows, or of CSR / DenseRows densified by chunks."""
         keys = np.empty((X.shape[0], self.n_components), dtype=np.uint64)
         pitch, shift = self._as("pitch_", np.float64), self._as("shift_", np.float64)
         if isinstance(X, np.ndarray):
             nbk.binning_keys(np.ascontiguousarray(X), pitch, shift, self._mult, keys)
             return keys
         s = 0
-        for Xc in (X.chunks() if hasattr(X, "chunks") else _DenseRows(X).chunks()):
+        for Xc in (X.chunks() if hasattr(X, "chunks") else DenseRows(X).chunks()):
             nbk.binning_keys(np.ascontiguousarray(Xc), pitch, shift, self._mult,
                              keys[s:s + Xc.shape[0]])
             s += Xc.shape[0]

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _numba as nbk
 from ..errors import ConfigError
-from .fourier import FeatureMap, _DenseRows
+from .base import FeatureMap, DenseRows
 
 
 class MajiBerg(FeatureMap):
@@ -63,8 +63,8 @@ class MajiBerg(FeatureMap):
                           f"outputs {d} features", UserWarning, stacklevel=3)
             D = d
         self.n_components_ = D
-        top = np.zeros(d)  # X: dense, or sparse rows densified by chunks (_DenseRows)
-        for Xc in (X.chunks() if isinstance(X, _DenseRows) else [X]):
+        top = np.zeros(d)  # X: dense, or sparse rows densified by chunks (DenseRows)
+        for Xc in (X.chunks() if isinstance(X, DenseRows) else [X]):
             top = np.maximum(top, Xc.max(axis=0) if Xc.shape[0] else 0.0)
         self.top_ = (top / self.kernel_.ls).astype(self._dtype)
         base, extra = divmod(D, d)

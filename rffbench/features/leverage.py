@@ -26,7 +26,8 @@ import scipy.sparse as sp
 from .. import _numba as nbk
 from ..checks import Int, Real
 from ..errors import ConfigError
-from .fourier import FourierMap, blas_single_thread, check_even
+from .base import blas_single_thread, check_even
+from .fourier import FourierMap
 
 #: candidate features per fit row above which the leverage Gram is refused
 MAX_CANDIDATES = 8192

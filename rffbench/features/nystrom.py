@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ..errors import ConfigError
-from .fourier import FeatureMap
+from .base import FeatureMap
 
 EIG_RTOL = 1e-12
 

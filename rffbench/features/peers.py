@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ConfigError
-from .fourier import FeatureMap
+from .base import FeatureMap
 
 
 class SklearnRBF(FeatureMap):

@@ -45,7 +45,7 @@ from .. import _numba as nbk
 from ..checks import BOOL, Int, OneOf
 from ..errors import ConfigError
 from ..kernels import max_row_norm
-from .fourier import FeatureMap
+from .base import FeatureMap
 from .sketch import GaussianRandomProjection, SubsampledHadamard
 
 POLY_REASON = "it represents the polynomial kernel (x.y / l^2 + coef0)^degree only"

@@ -48,8 +48,8 @@ import numpy as np
 from .. import _numba as nbk
 from ..checks import BOOL, Int, OneOf
 from ..errors import ConfigError
-from .fourier import (ZERO_TOL, FeatureMap, FourierMap, check_even, project_into,
-                      trig_kernel)
+from .base import FeatureMap, check_even, project_into, trig_kernel
+from .fourier import ZERO_TOL, FourierMap
 from .structured import GAUSSIAN_DIRECTION_KERNELS
 
 RADII = ("vertex", "rule")

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _numba as nbk
-from .fourier import FeatureMap, project_into
+from .base import FeatureMap, project_into
 from .structured import next_pow2
 
 LINEAR_REASON = "it is a random projection: it represents the linear kernel x.y / l^2 only"
