@@ -381,7 +381,7 @@ class DaskKernelOperator:
 
     def __init__(self, client, kernel, X, rows=None, precision="float64", timeout=60.0):
         from .exact import KernelOperator
-        from .tiles import product_route, route_precision
+        from .exact.tiles import product_route, route_precision
 
         # columns and diagonal (n r work) stay here
         self.local = KernelOperator(kernel, X, precision=precision)

@@ -180,7 +180,7 @@ def test_mixed_precision_residual_is_the_float32_operators(rng, name):
     ||(K32 - K) a||.  The test computes K32 densely from the same tile code; the operator
     uses the transpose of each upper tile for the lower one, whose float32 rounding can
     differ from the dense tile's by as much as K32 from K: hence the factor 2."""
-    from rffbench.tiles import TiledRows, tiled_gram
+    from rffbench.exact.tiles import TiledRows, tiled_gram
 
     X = rng.standard_normal((700, 5))
     y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(700)

@@ -169,10 +169,15 @@ def test_cg_memory_counts_the_explicit_features():
                                    "kernel=polynomial", "features=tensorsketch"]))
     data = SimpleNamespace(X_train=np.zeros((1200, 4)), d=4, n_classes=0)
     ctx = SimpleNamespace(cfg=cfg, data=data)
-    assert lm._explicit_features_bound(cfg.kernel, 1200, 4) == 15
-    assert lm._explicit_features_bound(cfg.kernel, 100, 4) == 0  # 8 x 15 > 100 rows: tiles
+    from rffbench.exact import ExactKRR, explicit_features_bound
+
+    poly = (cfg.kernel.name, cfg.kernel.kernel_params())
+    assert explicit_features_bound(*poly, 1200, 4) == 15
+    assert explicit_features_bound(*poly, 100, 4) == 0  # 8 x 15 > 100 rows: tiles
     gauss = validate(compose_config(["dataset=synthetic", "dataset.n=1600", "dataset.d=4"]))
-    assert lm._explicit_features_bound(gauss.kernel, 1200, 4) == 0
+    assert explicit_features_bound(gauss.kernel.name, {}, 1200, 4) == 0
+    assert ExactKRR.memory_bytes(1200, 4, solver="cg", kernel=poly[0], kernel_params=poly[1]) \
+        - ExactKRR.memory_bytes(1200, 4, solver="cg") == 8 * 1200 * 15
     assert lm._cg_bytes(ctx) - lm._cg_bytes(SimpleNamespace(cfg=gauss, data=data)) \
         == 8 * 1200 * 15
 

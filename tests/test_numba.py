@@ -287,7 +287,7 @@ def _numpy_gram(kernel, X, Y):
 def test_kernel_times_matches_numpy(make, n, m, rng):
     """Symmetric (I <= J, diagonal tiles, padding) and rectangular products, float64
     and mixed precision, and the Gram tiles, against the numpy Gram times V."""
-    from rffbench.tiles import TiledRows, tiled_gram, tiled_times
+    from rffbench.exact.tiles import TiledRows, tiled_gram, tiled_times
 
     X = np.abs(rng.standard_normal((n, 5))) + 0.05
     Y = np.abs(rng.standard_normal((97, 5))) + 0.05
@@ -317,7 +317,7 @@ def test_exp_dot_rows_with_and_without_the_norm_bound(rng):
     708 take the exp without selects, the others the one that overflows to inf; both
     against numpy's exp of the dot products (arguments up to +-700: relative 1e-12 is
     the argument's rounding), in the Gram, the tiles and the tile products."""
-    from rffbench.tiles import TiledRows, tiled_gram, tiled_times
+    from rffbench.exact.tiles import TiledRows, tiled_gram, tiled_times
     from rffbench.kernels import make_kernel
 
     X = 0.3 * rng.standard_normal((300, 3))
@@ -365,7 +365,7 @@ def test_fused_one_column_products_keep_the_tiles_values(rng, name, params):
     first column of K [e_j, e_j] through the value tile and BLAS, exactly (one nonzero
     term per sum), symmetric and rectangular, the exponential dot product with and
     without its norm bound."""
-    from rffbench.tiles import TiledRows, tiled_times
+    from rffbench.exact.tiles import TiledRows, tiled_times
 
     X = 0.5 * rng.standard_normal((700, 3))
     Y = 0.5 * rng.standard_normal((300, 3))
@@ -457,7 +457,7 @@ def test_kernel_times_threads_bitwise(rng, name, d):
     sorted coordinates) do not depend on the thread count: same bits."""
     import numba
 
-    from rffbench.tiles import TiledRows, tiled_times
+    from rffbench.exact.tiles import TiledRows, tiled_times
     from rffbench.kernels import make_kernel
 
     X = rng.uniform(0, 1, (700, d))

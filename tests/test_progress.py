@@ -108,7 +108,7 @@ def test_a_sweep_logs_job_i_of_n_with_the_time_left(tmp_path):
 
 
 def test_cg_estimate_of_the_iterations_left_follows_the_residual_rate():
-    from rffbench.exact import _iterations_left
+    from rffbench.exact.solvers import _iterations_left
 
     # residual 0.5^k: from 0.5^5 to 1e-6 takes log2(0.5^5 / 1e-6) = 14.9 -> 15 iterations
     assert _iterations_left((1, 0.5), 5, 0.5 ** 5, 1e-6, 200) == 15

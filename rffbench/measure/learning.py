@@ -42,27 +42,19 @@ from ..errors import ConfigError, RffbenchError
 from ..exact import (
     CG_DEFAULTS,
     CHOLESKY_AUTO_MAX_N,
-    FEATURES_PER_COORD,
-    PREDICT_BLOCK_COLS,
-    PREDICT_BLOCK_ROWS,
-    TILE,
     ExactKRR,
     check_cg_unused,
     choose_solver,
-    default_rank,
-    explicit_feature_count,
     fused_product,
     not_converged_text,
     prepared_times,
 )
 from ..exact import select_lambda as exact_select_lambda
-from ..kernels import KERNELS, Kernel, make_kernel
 from ..memory import Need
 from ..models import MODELS, chunk_rows, decode, encode_targets
 from ..results import record
 from ..runid import block_identity
 from ..stream import subset
-from ..tiles import SYM_CHUNKS
 from .base import Measurement
 from .workers import UNSTABLE_RATIO, time_in_processes
 
@@ -127,37 +119,24 @@ def _budget():
     return float("inf") if avail is None else memory.MEMORY_FRACTION * avail
 
 
-def _cholesky_bytes(ctx):
+def _exact_bytes(ctx, solver, rank=None):
+    """ExactKRR.memory_bytes for this run's data and model block (``rank``: the cg
+    preconditioner's, default model.precond_rank or its default)."""
     m, n = ctx.cfg.model, ctx.data.X_train.shape[0]
-    n_fit = n - int(round(m.val_size * n))
-    return 8 * max(n * n, 2 * n_fit * n_fit + (n - n_fit) * n_fit if m.lam == "auto" else 0)
+    auto = m.lam == "auto"
+    return ExactKRR.memory_bytes(
+        n, ctx.data.d, n_outputs=ctx.data.n_classes, solver=solver,
+        fit_rows=n - int(round(m.val_size * n)), n_lams=len(m.lam_grid) if auto else 0,
+        precond_rank=rank or m.precond_rank, kernel=ctx.cfg.kernel.name,
+        kernel_params=ctx.cfg.kernel.kernel_params())
 
 
-def _explicit_features_bound(kcfg, n, d):
-    """The explicit features' count M the cg products will use (0 if none): a built-in
-    kernel's own (unfitted: M depends on its parameters only), a plug-in that declares a
-    feature map at most FEATURES_PER_COORD (d + 1) (its code is not run before its checks)."""
-    if kcfg.name in KERNELS.builtins():
-        return explicit_feature_count(make_kernel(kcfg.name, **kcfg.kernel_params()), n, d) or 0
-    declares = KERNELS[kcfg.name].feature_dimension is not Kernel.feature_dimension
-    return FEATURES_PER_COORD * (d + 1) if declares else 0
+def _cholesky_bytes(ctx):
+    return _exact_bytes(ctx, "cholesky")
 
 
 def _cg_bytes(ctx, rank=None):
-    """X's copies (up to 5 n d: float64, padded, transposed for the coordinate loop, and
-    the intersection kernel's sorted coordinates: order, values, ranks), the kernel's
-    explicit features when the products go through them (n x M), the preconditioner
-    (2 n r at its peak), pcg's 6 n x c
-    vectors, the products' chunk outputs (SYM_CHUNKS n x c) and a tile, the test
-    predictions' K block; lam=auto adds one solution per lambda.  ``rank``: the
-    preconditioner's (default: model.precond_rank, or its default)."""
-    m, n, d = ctx.cfg.model, ctx.data.X_train.shape[0], ctx.data.d
-    c = max(ctx.data.n_classes, 1)
-    r = rank or m.precond_rank or default_rank(n)
-    grid = len(m.lam_grid) if m.lam == "auto" else 0
-    M = _explicit_features_bound(ctx.cfg.kernel, n, d)
-    return 8 * (5 * n * d + n * M + 2 * n * min(r, n) + (6 + grid + SYM_CHUNKS) * n * c
-                + TILE * TILE + PREDICT_BLOCK_ROWS * PREDICT_BLOCK_COLS)
+    return _exact_bytes(ctx, "cg", rank)
 
 
 def exact_plan(ctx):

@@ -9,8 +9,8 @@ import functools
 
 import numpy as np
 
-from . import _numba as nbk
-from .features.base import blas_single_thread
+from .. import _numba as nbk
+from ..features.base import blas_single_thread
 
 #: symmetric products: chunks of tile pairs, each with its own output (summed in a fixed
 #: order, so the result does not depend on the number of threads); at most this many
