@@ -27,6 +27,10 @@ class PluginError(RffbenchError):
     key to change (rffbench.plugins)."""
 
 
+class BenchError(RffbenchError):
+    """A bad flag of ``python -m rffbench.bench``: one line naming it (exit 2)."""
+
+
 def os_error_text(exc, what):
     """One line for an OSError: ``what`` (the path where there is one, and the system's
     reason)."""
