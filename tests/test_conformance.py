@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rffbench.features import FEATURE_MAPS, RandomFourierFeatures
-from rffbench.testing import FeatureMapCheckError, check_feature_map
+from rffbench.testing import CHECKS, FeatureMapCheckError, check_feature_map, map_case
 
 
 MAP_KERNELS = [(name, kernel, {}) for name, cls in FEATURE_MAPS.items()
@@ -29,25 +29,40 @@ MAP_KERNELS += [("rff", "skewed_chi2", {}), ("rff_pairs", "matern", {}), ("qmc",
                 ("compact", "polynomial", {"up_map": "maclaurin", "down": "gaussian"})]
 
 
+#: one MapCase per (map, kernel, params): the checks of a case share its redraws
+_CASES = {}
+
+
+def _case(name, kernel, params):
+    key = (name, kernel, tuple(sorted(params.items())))
+    if key not in _CASES:
+        _CASES[key] = map_case(FEATURE_MAPS[name], kernel, params=params,
+                               lengthscale=1.0 if name == "sklearn_skewed_chi2" else 1.7)
+    return _CASES[key]
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
 @pytest.mark.parametrize("name,kernel,params", MAP_KERNELS,
                          ids=[f"{n}-{k}" + "".join(f"-{a}={b}" for a, b in p.items())
                               for n, k, p in MAP_KERNELS])
 @pytest.mark.slow
-def test_every_registered_map_passes(name, kernel, params):
-    """At a lengthscale of 1.7 (a scale bug at l = 1 would hide; sklearn_skewed_chi2 has
-    no scale: 1).  The estimate includes the map's kernel_offset_ (ssr's centre term)."""
+def test_every_registered_map_passes(name, kernel, params, check):
+    """Each check on its own (rffbench.testing.CHECKS), at a lengthscale of 1.7 (a scale bug
+    at l = 1 would hide; sklearn_skewed_chi2 has no scale: 1).  The estimate includes the
+    map's kernel_offset_ (ssr's centre term).  Which checks must run (not be skipped) for
+    which maps is part of the test."""
     cls = FEATURE_MAPS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        report = check_feature_map(cls, kernel, params=params,
-                                   lengthscale=1.0 if name == "sklearn_skewed_chi2" else 1.7)
-    assert report.passed
-    ran = {c.name for c in report.checks if c.status == "passed"}
-    assert {"sklearn_api", "reproducible", "dtype", "sparse"} <= ran
+        rows = CHECKS[check](_case(name, kernel, params))
+    assert not [r for r in rows if r.status == "failed"], rows
+    must_run = {"construct", "output", "sklearn_api", "reproducible", "dtype", "sparse"}
     if cls.tags.variance is not None:
-        assert {"unbiased", "variance", "bounded"} <= ran
+        must_run |= {"unbiased", "variance", "bounded"}
     if not (cls(kernel=kernel, **params).get_tags().bias or cls.tags.deterministic):
-        assert "unbiased" in ran
+        must_run.add("unbiased")
+    if check in must_run:
+        assert all(r.status == "passed" for r in rows), rows
 
 
 @pytest.mark.parametrize("name,kernel,params", MAP_KERNELS,
@@ -182,3 +197,19 @@ def test_arguments_that_make_a_check_vacuous_are_refused(kw, match):
 
     with pytest.raises(ConfigError, match=match):
         check_feature_map("rff", "gaussian", sklearn_checks=False, **kw)
+
+
+def test_one_check_runs_alone_and_the_gates_first():
+    """check_feature_map(checks=[...]) runs the gates (construct, output) and those; a name
+    that is not a check is refused in one line; a check called on a case is one row."""
+    from rffbench.errors import ConfigError
+
+    report = check_feature_map("rff", "gaussian", checks=["bounded"], n_redraws=30)
+    assert [c.name for c in report.checks] == ["output float64", "output float32", "bounded"]
+    rows = CHECKS["reproducible"](map_case("rff", "gaussian"))
+    assert [(r.name, r.status) for r in rows] == [("reproducible", "passed")]
+    with pytest.raises(ConfigError, match=r"checks='nope' is not allowed: use names of "
+                                          r"construct, output"):
+        check_feature_map("rff", checks=["nope"])
+    broken = check_feature_map(WrongScale, "gaussian", checks=["unbiased"], raise_on_fail=False)
+    assert broken.failed == ["unbiased"]
