@@ -291,3 +291,10 @@ def collect(root):
         raise ReportError(f"{root}: no runs found (no {RECORDS_FILE}, no {CONFIG_FILE}, no "
                           f"{MULTIRUN_FILE})")
     return Collection(root, runs, jobs, sweeps)
+
+
+def run_identity(records):
+    """The identity columns of a run's records (its first row)."""
+    row = records.iloc[0]
+    return {k: row[k] for k in ("dataset", "d", "kernel", "lengthscale", "n_train",
+                                "features", "n_freq", "seed")}

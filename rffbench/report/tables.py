@@ -10,7 +10,7 @@ pools.  Cells pooling fewer runs than the others say ``(n=k)``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .grouping import fmt, pooled_text, summary
 
@@ -22,6 +22,20 @@ class Table:
     caption: str
     frame: object  # DataFrame of strings: n_keys row-label columns, then the values
     n_keys: int = 0
+
+
+@dataclass
+class Section:
+    """A section of the report page (a paper's reproduction, a formula check): its text,
+    tables, figures and CSV files."""
+
+    name: str  # anchor and file stem
+    title: str
+    summary: str  # one line
+    text: list = field(default_factory=list)  # paragraphs
+    tables: list = field(default_factory=list)  # tables.Table
+    figures: list = field(default_factory=list)  # figures.Drawn
+    files: list = field(default_factory=list)  # (name, DataFrame) written as CSV
 
 
 def make_table(name, title, what, g, rows, row_keys, col_keys):
