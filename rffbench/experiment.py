@@ -12,10 +12,8 @@ import contextlib
 import functools
 import logging
 import os
-import sys
 import zlib
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -28,12 +26,10 @@ from .kernels import Kernel, data_rule, make_kernel
 from .memory import Need, Plan
 from .plugins import check_kernel, checked_map_class
 from .measure import measurement_classes
-from .runid import changes, find_run, run_id, stored_disagreement
+from .runid import changes, run_id
 from .interrupts import checkpoint
-from .results import ERROR_FILE, RECORDS_FILE, params_text, records_frame, write_all_atomic
-from .readers import DamagedFile
-from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, claim_run_dir,
-                    config_text, run_check, write_config, write_manifest, write_text_atomic)
+from .results import RECORDS_FILE, params_text, records_frame
+from .jobs import Job
 
 log = logging.getLogger("rffbench")
 
@@ -383,165 +379,65 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C inside a run: its one line is printed; the entry point exits 130."""
 
 
-def _fail(run_dir, code, message, in_sweep):
-    """Print the one line; write it to the run directory's error.txt (``run_dir``: None
-    when the directory is another run's): a sweep's report lists the run as failed with
-    it, and a run alone's directory says why it holds no records."""
-    print(f"rffbench: error: {message}", file=sys.stderr)
-    if run_dir is not None:
-        try:
-            write_text_atomic(Path(run_dir) / ERROR_FILE, message.splitlines()[0] + "\n")
-        except OSError:
-            pass  # the directory itself is the problem: the line above is all we can do
-    return code
-
-
-def _os_message(exc):
-    """One line for an OSError: the path and the system's reason."""
-    where = exc.filename if exc.filename is not None else "(unknown path)"
-    return f"cannot write {where}: {exc.strerror or exc}"
-
-
 def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
     """Run one configuration, write its records, print the summary; exit code.
 
-    Alone (``sweep_dir`` None): records go into ``output_dir``.  In a sweep:
-    records go into ``SWEEP/runs/<run_id>/`` (:mod:`rffbench.store`), the job
-    directory ``output_dir`` gets a ``run`` link to it, and the job's
-    ``overrides`` are recorded with its run_id for the report.  A run that
-    already has records is skipped (resume); one being computed by another
-    process is waited for; a failure writes its one line to ``error.txt`` and
-    returns its code instead of stopping the sweep; ``jobs_threads`` (cores /
-    parallel jobs) is used when ``threads`` is null.  Ctrl-C releases the run
-    (resumable) and raises :class:`Interrupted` after one line.
+    Alone (``sweep_dir`` None): records go into ``output_dir``.  In a sweep: records go
+    into ``SWEEP/runs/<run_id>/`` (:mod:`rffbench.store`), the job directory
+    ``output_dir`` gets a ``run`` link to it, and the job's ``overrides`` are recorded with
+    its run_id for the report.  The storage protocol (resume, waiting for a run computed
+    elsewhere, the store's copy, publishing) is :class:`rffbench.jobs.Job`'s.  A failure
+    writes its one line to ``error.txt`` and returns its code instead of stopping the
+    sweep; ``jobs_threads`` (cores / parallel jobs) is used when ``threads`` is null.
+    Ctrl-C releases the run (resumable) and raises :class:`Interrupted` after one line.
     """
-    in_sweep = sweep_dir is not None
-    store = SweepStore(sweep_dir) if in_sweep else None
-    out, claim, rid, stored = Path(output_dir), None, None, None
+    job = Job(output_dir, sweep_dir, overrides)
     try:
         try:
             conf = validate(cfg)
-            if not in_sweep:
+            if not job.in_sweep:
                 conf.check_single_run(overrides)
-            # in this sweep first (a sweep written before the store keeps its ids), then in
-            # the store of its results folder
-            rid = find_run(conf, store.runs_dir, store.store) if in_sweep else run_id(conf)
+            rid = job.identify(conf)
         except RffbenchError as exc:
-            if in_sweep:
-                store.write_ticket(overrides, error=str(exc).splitlines()[0], job_dir=out)
-            return _fail(out, 2, str(exc), in_sweep)
-        if in_sweep:
-            store.write_ticket(overrides, rid=rid, job_dir=out)
-            out = store.run_dir(rid)
-            out.mkdir(parents=True, exist_ok=True)
-            store.link_job(output_dir, rid)
-
-            def busy(holder):
-                print(f"rffbench: run {rid} is being computed by pid {holder.get('pid')} on "
-                      f"{holder.get('host')}: waiting for it", flush=True)
-
-            # a run already here is checked (its manifest, or for a folder written before
-            # manifests its records); a damaged one is set aside and computed again
-            claim = acquire(out, run_check(rid, in_sweep=True), on_wait=busy)
-            if claim is None:
-                stale = stored_disagreement(conf, out)
-                if stale:
-                    msg = (f"run {rid} in {out.parent} was recorded with {stale[0]}="
-                           f"{stale[1]!r}, this config has {stale[2]!r} (a default changed "
-                           "between rffbench versions): not reused; use another "
-                           "hydra.sweep.dir or remove that run directory")
-                    store.write_ticket(overrides, error=msg, job_dir=Path(output_dir))
-                    return _fail(None, 2, msg, in_sweep)
-                print(f"rffbench: run {rid} already has records in {out / RECORDS_FILE}: "
-                      "skipped (resume)")
-                log.info("run %s already done (%s): skipped", rid, out)
-                return 0
-        else:  # a run alone: its directory is its own while it runs (two runs given one
-            try:  # hydra.run.dir would lose one's records)
-                claim = claim_run_dir(out, rid)
-            except RffbenchError as exc:
-                return _fail(None, 2, str(exc), in_sweep)
-        if in_sweep:  # the report can tell what a failed or interrupted run was
-            write_config(out, rid, asdict(conf), overrides)
-            # computed once for every sweep of the results folder: the store's copy, or
-            # its claim while this sweep computes it (another sweep waits for it)
-            stored = store.claim_stored(rid, on_wait=busy)
-            if stored is None:
-                stale = stored_disagreement(conf, store.stored_dir(rid))
-                if stale is None:
-                    try:
-                        store.copy_stored(rid, out)
-                    except DamagedFile as exc:  # changed after it was checked
-                        print(f"rffbench: warning: {exc}: run {rid} computed here instead",
-                              file=sys.stderr)
-                    else:
-                        print(f"rffbench: run {rid} was computed by another sweep: its "
-                              f"records copied from {store.stored_dir(rid)} (checked)")
-                        log.info("run %s copied from the store (%s)", rid,
-                                 store.stored_dir(rid))
-                        return 0
-                else:
-                    log.warning("run %s in the store was recorded with %s=%r, this config "
-                                "has %r: computed again here, not reused", rid, *stale)
-        log.info("run %s: measuring, records go to %s", rid, out / RECORDS_FILE)
+            return job.refused(exc)
+        done = job.begin(conf, asdict(conf))
+        if done is not None:
+            return done
+        log.info("run %s: measuring, records go to %s", rid, job.out / RECORDS_FILE)
         try:
-            df, tables = run(conf, threads=jobs_threads if in_sweep else None, store=store,
-                             rid=rid)
-        except RffbenchError as exc:
-            return _fail(out, 2, str(exc), in_sweep)
-        except OSError as exc:
-            return _fail(out, 2, f"{exc.filename or 'input'}: {exc.strerror or exc}", in_sweep)
-        except MemoryError as exc:
-            return _fail(out, 2, f"out of memory while measuring ({exc}); the memory plan did "
-                         "not foresee this allocation: please report it, and lower D or the "
-                         "data size", in_sweep)
-        except SystemExit as exc:  # a plug-in's or a library's sys.exit inside the run
-            return _fail(out, 3, f"the run stopped: code inside it called sys.exit({exc.code!r})"
-                         " (a plug-in?); no records written", in_sweep)
-        except Exception as exc:  # a bug: in a sweep, keep the other jobs going
-            if not in_sweep:
-                raise
-            log.exception("run failed")
-            return _fail(out, 3, f"internal error: {type(exc).__name__}: {exc}", in_sweep)
-        out.mkdir(parents=True, exist_ok=True)
-        files = [(t, out / name) for name, t in tables.items()]
-        if not in_sweep:
-            files.append((config_text(rid, asdict(conf), overrides), out / CONFIG_FILE))
-        # all or nothing, records.csv last, then the manifest: a run is complete when its
-        # manifest verifies (rffbench.store.check_entry)
-        checkpoint()  # a Ctrl-C that a library swallowed during the run stops it here
-        path = write_all_atomic(files + [(df, out / RECORDS_FILE)])[-1]
-        # last: what identifies and checks the run (a resume, a copy, the report verify it)
-        results = [name for name in tables] + [RECORDS_FILE]
-        write_manifest(out, rid, results + ([] if in_sweep else [CONFIG_FILE]))
-        if not in_sweep:  # an earlier failure's line in this directory is no longer true
-            (out / ERROR_FILE).unlink(missing_ok=True)
-        elif stored is not None:  # for the other sweeps of the results folder
-            try:
-                store.publish(rid, out, results)
-            except OSError as exc:  # the sweep's own records are written: a warning
-                log.warning("run %s: not copied to the store (%s)", rid, _os_message(exc))
-            except DamagedFile as exc:  # changed while copied: the store stays without it
-                log.warning("run %s: not copied to the store (%s)", rid, exc)
+            df, tables = run(conf, threads=jobs_threads if job.in_sweep else None,
+                             store=job.store, rid=rid)
+        except (Exception, SystemExit) as exc:  # each kind is one line: run_failure
+            code, message = run_failure(exc, job.in_sweep)
+            return job.fail(code, message)
+        path = job.finish(df, tables, asdict(conf))
     except KeyboardInterrupt:
-        where = "" if rid is None else f" run {rid}"
-        if claim is not None and in_sweep:
-            try:
-                write_text_atomic(out / INTERRUPTED_FILE, "interrupted by Ctrl-C\n")
-            except OSError:
-                pass
-        print(f"rffbench: interrupted:{where} stopped before its records were written; "
-              + ("re-run the same command to resume" if in_sweep else "nothing was written"),
-              file=sys.stderr)
+        job.interrupted()
         raise Interrupted() from None
     except OSError as exc:  # the run or job directory cannot be created or written
-        return _fail(out if claim is not None else None, 2, _os_message(exc), in_sweep)
+        return job.os_failed(exc)
     finally:
-        if stored is not None:
-            stored.release()
-        if claim is not None:
-            claim.release()
+        job.release()
     print(summary_table(df))
     print(f"records: {path}")
     log.info("wrote %d records to %s", len(df), path)
     return 0
+
+
+def run_failure(exc, in_sweep):
+    """(exit code, one line) for an exception raised while measuring; a bug is raised again
+    outside a sweep (in a sweep the other jobs go on)."""
+    if isinstance(exc, RffbenchError):
+        return 2, str(exc)
+    if isinstance(exc, OSError):
+        return 2, f"{exc.filename or 'input'}: {exc.strerror or exc}"
+    if isinstance(exc, MemoryError):
+        return 2, (f"out of memory while measuring ({exc}); the memory plan did not foresee "
+                   "this allocation: please report it, and lower D or the data size")
+    if isinstance(exc, SystemExit):  # a plug-in's or a library's sys.exit inside the run
+        return 3, (f"the run stopped: code inside it called sys.exit({exc.code!r}) (a "
+                   "plug-in?); no records written")
+    if not in_sweep:
+        raise exc
+    log.exception("run failed", exc_info=exc)
+    return 3, f"internal error: {type(exc).__name__}: {exc}"
