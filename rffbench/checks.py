@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
+from typing import Any
 
 from .errors import ConfigError
 
@@ -26,7 +28,7 @@ from .errors import ConfigError
 def require(ok, key, value, allowed):
     """ConfigError ``key=value is not allowed: allowed`` unless ``ok``."""
     if not ok:
-        raise ConfigError(f"{key}={value!r} is not allowed: {allowed}")
+        raise ConfigError.not_allowed(key, value, f": {allowed}")
 
 
 def is_int(v):
@@ -255,6 +257,43 @@ def signature_defaults(cls):
 
     return {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()
             if p.default is not inspect.Parameter.empty}
+
+
+@dataclass(frozen=True)
+class Key:
+    """A config key a unit declares on its class where its constructor is not its config
+    (a dataset source's ``KEYS``, a map's ``CONFIG_PARAMS``): default, constraint,
+    description."""
+
+    default: Any = None
+    constraint: Any = None
+    text: str = ""
+
+
+def unit_keys(units, keys_of):
+    """The config keys a family of registered units declares as :class:`Key` objects
+    (``keys_of(unit)``: ``{key: Key}``), in the shape of :func:`declared_keys`: ``{key:
+    (default, constraint, description, [unit names])}``; one key, one default."""
+    out, texts = {}, {}
+    for name, unit in units.items():
+        for k, key in (keys_of(unit) or {}).items():
+            if k in out:
+                if out[k][0] != key.default:
+                    raise TypeError(f"{name} declares {k}={key.default!r}, "
+                                    f"{out[k][3][0]} {k}={out[k][0]!r}: one key, one default")
+                out[k][3].append(name)
+            else:
+                out[k] = (key.default, key.constraint, "", [name])
+            texts.setdefault(k, {})[name] = key.text
+    for k, by_unit in texts.items():  # one key, a meaning per unit: each, by names
+        said = {}
+        for name, t in by_unit.items():
+            if t:
+                said.setdefault(t, []).append(name)
+        text = next(iter(said)) if len(said) == 1 else \
+            "; ".join(f"{', '.join(names)}: {t}" for t, names in said.items())
+        out[k] = (out[k][0], out[k][1], text, out[k][3])
+    return out
 
 
 def declared_keys(classes, keys_of):

@@ -20,8 +20,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from .checks import (Applies, Check, Int, Numbers, OneOf, Real, check_constraints, check_effects,
-                     declared_keys, positive_number, require)
-from .datasets import FILE_FORMATS
+                     declared_keys, positive_number, require, unit_keys)
 from .errors import ConfigError, first_line
 from .measure import measure_config_class
 from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
@@ -32,7 +31,6 @@ from .models import SGD_LOSSES
 DTYPES = ("float64", "float32")
 #: the largest seed: scikit-learn's random_state (the train/test split) takes 0..2**32 - 1
 MAX_SEED = 2**32 - 1
-TASKS = ("regression", "classification")
 #: dataset.scale: z-scores with training statistics, division by the training rows'
 #: largest |value| (one number for every column), or the data as loaded
 SCALES = ("standardize", "max", "none")
@@ -214,17 +212,13 @@ OWN_KEYS = {"n_components": "D", "lengthscale": "kernel.lengthscale", "gamma": "
 
 
 @dataclass
-class FeaturesConfig:
+class FeaturesBlock:
     """features/: which feature map."""
 
     #: the feature map (features=NAME; its class declares its keys and defaults)
     name: str = "rff"
     #: rows per GEMM + cosine pass in transform; null = about 4M output elements
     chunk_rows: Optional[int] = None
-    #: orf, sorf, fastfood, qmc: cos/sin pairs (D even) or cos + offset; null = map default
-    pairs: Optional[bool] = None
-    #: qmc: low-discrepancy sequence, sobol or halton
-    sequence: str = "sobol"
     #: further keyword arguments of the map's class (plug-in maps), e.g. {alpha: 0.5}
     params: Dict[str, Any] = field(default_factory=dict)
 
@@ -253,29 +247,29 @@ class FeaturesConfig:
         return {**params, **self.params}
 
 
+def _map_key_declarations():
+    from .features import FEATURE_MAPS
+
+    return unit_keys(FEATURE_MAPS.builtins(), lambda cls: cls.CONFIG_PARAMS)
+
+
+#: the features block's keys that only some maps read: one key per key a built-in map
+#: declares (FeatureMap.CONFIG_PARAMS: its config default, constraint and description)
+MAP_KEYS = _map_key_declarations()
+FeaturesConfig = block_from_declarations("FeaturesConfig", FeaturesBlock, MAP_KEYS, "features")
 FeaturesConfig.applies = {k: chosen_reads("features", k, _maps, lambda cls: cls.CONFIG_PARAMS,
                                           {"pairs": " (rff is cos + offset, rff_pairs cos/sin "
                                                     "pairs: their form is fixed)"})
-                          for k in ("pairs", "sequence")}
+                          for k in MAP_KEYS}
 
 
 @dataclass
-class DatasetConfig:
+class DatasetBlock:
     """dataset/: which data, how it is split and scaled."""
 
     #: the data (dataset=NAME, with conf/dataset/NAME.yaml where one sets keys; file: a
     #: file of your own)
     name: str = "digits"
-    #: synthetic: number of points, input dimension, ball radius, target noise sd
-    n: int = 2000
-    #: synthetic: input dimension (null = 8); only synthetic data takes d
-    d: Optional[int] = None
-    #: synthetic: radius of the ball the points are drawn in
-    radius: float = 1.0
-    #: synthetic: standard deviation of the target noise
-    noise: float = 0.1
-    #: synthetic: regression (smooth target) or classification (its sign)
-    task: str = "regression"
     #: subsample the whole dataset to at most n_max rows (seeded; split=ordered: the
     #: first n_max rows); null = all
     n_max: Optional[int] = None
@@ -289,42 +283,36 @@ class DatasetConfig:
     scale: str = "standardize"
     #: replaced by scale (true = standardize, false = none); setting it is an error
     standardize: Optional[bool] = None
-    #: file: path, format (svmlight | csv | npz; inferred from the extension
-    #: when null), target column (CSV: name or 0-based index; null = last)
-    path: Optional[str] = None
-    #: file: svmlight | csv | npz | npy | parquet; null = from the extension
-    format: Optional[str] = None
-    #: file: the target column (CSV: name or 0-based index; null = the last)
-    target: Optional[str] = None
-    #: file: classification or regression; null = guess (integer targets with
-    #: few distinct values are classification)
-    file_task: Optional[str] = None
 
     constraints = {
-        "n": Int(2), "d": Int(1, none=True), "radius": Real(gt=0), "noise": Real(ge=0),
-        "task": OneOf(TASKS), "file_task": OneOf(TASKS, none=True), "n_max": Int(4, none=True),
+        "n_max": Int(4, none=True),
         "test_size": Real(gt=0, lt=1, text="use a number with 0 < test_size < 1"),
         "standardize": Check(lambda v: v is None, "it was replaced by dataset.scale (use "
                              "dataset.scale=standardize, dataset.scale=max or dataset.scale="
                              "none)", [True, False], none=True),
         "scale": OneOf(SCALES), "split": OneOf(SPLITS),
-        "format": OneOf(FILE_FORMATS, none=True, text="use one of " + ", ".join(FILE_FORMATS)
-                        + " or null (from the extension)"),
     }
 
     def __post_init__(self):
-        from .datasets import DATASETS
+        from .datasets import DATASETS, as_loader
 
         DATASETS.get_or_raise(self.name, "dataset.name")
         check_constraints(self, "dataset")
-        if self.name == "file":
-            require(bool(self.path), "dataset.path", self.path,
-                     "dataset=file needs dataset.path=<file> (.svm/.libsvm/.txt, .csv, .npz, or "
-                     ".npy/.parquet, streamed)")
+        as_loader(DATASETS[self.name]).check_config(self)
 
 
-#: the dataset block's keys that only some datasets read (DatasetLoader.KEYS)
-LOADER_KEYS = ("n", "d", "radius", "noise", "task", "path", "format", "target", "file_task")
+def _loader_key_declarations():
+    from .datasets import DATASETS, as_loader
+
+    return unit_keys(DATASETS.builtins(), lambda obj: as_loader(obj).KEYS)
+
+
+#: the dataset block's keys that only some sources read: one key per key a built-in
+#: source declares (DatasetLoader.KEYS: its default, constraint and description)
+LOADER_DECLARED = _loader_key_declarations()
+LOADER_KEYS = tuple(LOADER_DECLARED)
+DatasetConfig = block_from_declarations("DatasetConfig", DatasetBlock, LOADER_DECLARED,
+                                        "dataset")
 
 
 def _loader_keys(obj):

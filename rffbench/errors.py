@@ -6,7 +6,20 @@ class RffbenchError(ValueError):
 
 
 class ConfigError(RffbenchError):
-    """An invalid configuration value: names the key, the value and what is allowed."""
+    """An invalid configuration value: names the key, the value and what is allowed.
+
+    A refusal of one key's value (:meth:`not_allowed`) carries them as data: ``key``,
+    ``value`` and ``tail`` (what follows "is not allowed"), so that a caller can restate
+    it (a D derived from D_n) without parsing its text; otherwise they are None."""
+
+    def __init__(self, message, key=None, value=None, tail=None):
+        super().__init__(message)
+        self.key, self.value, self.tail = key, value, tail
+
+    @classmethod
+    def not_allowed(cls, key, value, tail):
+        """``key=value is not allowed<tail>``, e.g. tail ": use an integer >= 1"."""
+        return cls(f"{key}={value!r} is not allowed{tail}", key=key, value=value, tail=tail)
 
 
 class DataError(RffbenchError):

@@ -284,13 +284,14 @@ def in_user_terms(given, conf):
     try:
         yield
     except ConfigError as exc:
-        if given.D == conf.D and given.D_n is None or not str(exc).startswith(f"D={conf.D} "):
+        if exc.key != "D" or exc.value != conf.D or given.D == conf.D and given.D_n is None:
             raise
         how = (f"from D_n={given.D_n}: the output dimension 2 D_n (d + 1)"
                + (" in frequencies" if given.D_unit != "output" else "")
                if given.D_n is not None else f"from D={given.D} frequencies (D_unit="
                                               f"{given.D_unit})")
-        raise ConfigError(f"D={conf.D} ({how}){str(exc)[len(f'D={conf.D}'):]}") from None
+        raise ConfigError(f"D={conf.D} ({how}) is not allowed{exc.tail}", key="D",
+                          value=conf.D, tail=exc.tail) from None
 
 
 def _workers_lost(ctx):

@@ -1,7 +1,7 @@
 """Config composition and the range checks (one-line errors naming the key)."""
 import pytest
 
-from conftest import compose_config
+from conftest import ROOT, compose_config
 from rffbench.config import Config, validate
 from rffbench.errors import ConfigError
 
@@ -304,3 +304,19 @@ def test_a_run_id_does_not_depend_on_when_a_measurement_plugin_was_installed(mon
         monkeypatch.undo()
         rffbench.config.register_configs()
     assert run_id(validate(compose_config(["D=64"]))) == base
+
+
+def test_stored_runs_keep_their_ids_after_the_blocks_were_generated():
+    """The dataset block's keys (from each source's KEYS) and the features block's pairs and
+    sequence (from each map's CONFIG_PARAMS) are generated; a run stored before keeps its
+    id: the ids in tests/fixtures/run_ids.json were computed by the hand-written blocks."""
+    import json
+
+    from rffbench.config import validate
+    from rffbench.runid import run_id
+
+    cases = json.loads((ROOT / "tests" / "fixtures" / "run_ids.json").read_text())["cases"]
+    assert len(cases) >= 10
+    for case in cases:
+        conf = validate(compose_config(case["overrides"]))
+        assert run_id(conf) == case["run_id"], case["overrides"]

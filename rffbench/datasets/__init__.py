@@ -21,7 +21,7 @@ One module per kind of source (:mod:`.synthetic`, :mod:`.bundled`, :mod:`.files`
 (:mod:`.builtin`) and the preparation every dataset goes through (:mod:`.prepare`); the
 names below are what the rest of rffbench uses.
 """
-from .base import LOAD_COPIES, MAX_GUESSED_CLASSES, SYNTHETIC_CHUNK, Dataset, DatasetLoader, \
+from .base import LOAD_COPIES, MAX_GUESSED_CLASSES, SYNTHETIC_CHUNK, TASKS, Dataset, DatasetLoader, \
     FunctionLoader, as_loader, loader_check
 from .builtin import DATASETS, UCI
 from .bundled import SklearnDataset
@@ -32,7 +32,7 @@ from .prepare import MAX_ABS_VALUE, MIN_ABS_VALUE, data_plan, load_dataset, scal
     standardize
 from .synthetic import Synthetic, synthetic_blocks, write_synthetic_npy
 
-__all__ = ["DATASETS", "Dataset", "DatasetLoader", "FunctionLoader", "FILE_FORMATS",
+__all__ = ["DATASETS", "TASKS", "Dataset", "DatasetLoader", "FunctionLoader", "FILE_FORMATS",
            "FASHION_MNIST_DIR", "FASHION_MNIST_FILES", "LOAD_COPIES", "MAX_ABS_VALUE",
            "MAX_GUESSED_CLASSES", "MIN_ABS_VALUE", "MLBENCH_DIRS", "MLBENCH_INSTALL",
            "MLBENCH_LICENCE", "SYNTHETIC_CHUNK", "UCI", "as_loader", "data_file", "data_plan",

@@ -10,6 +10,9 @@ import numpy as np
 
 from ..memory import Need, Plan
 
+#: what a dataset's targets are
+TASKS = ("regression", "classification")
+
 
 #: rows generated per chunk by the synthetic loader (fixed: results must not
 #: depend on it, since each chunk has its own seeded stream)
@@ -61,10 +64,16 @@ class DatasetLoader:
     line in ``--help``; subclasses implement :meth:`load` and declare :meth:`shape`."""
 
     #: the keys of the dataset block it reads beyond those every dataset has (name, n_max,
-    #: test_size, split, scale), among rffbench.config.LOADER_KEYS (n, d, radius, noise,
-    #: task, path, format, target, file_task); the others are refused when set, as having
-    #: no effect.  None: not declared (a plug-in function): none is refused
+    #: test_size, split, scale): ``{key: rffbench.checks.Key(default, constraint, text)}``.
+    #: A built-in source's keys become the dataset block's (rffbench.config generates them,
+    #: as the kernel block from the kernels); the keys a source does not read are refused
+    #: when set, as having no effect.  A plug-in may list names of the block's keys it
+    #: reads; None: not declared (a plug-in function): none is refused
     KEYS = None
+
+    def check_config(self, cfg):
+        """Refuse, in one line naming the key, a dataset block this source cannot load
+        (after every key's own constraint passed); nothing by default."""
 
     def load(self, cfg, seed):
         """Raw ``(X, y, info)`` (checked, split and scaled by :func:`load_dataset`)."""

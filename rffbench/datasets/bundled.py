@@ -11,7 +11,7 @@ from .base import DatasetLoader
 class SklearnDataset(DatasetLoader):
     """A dataset bundled with scikit-learn (``sklearn.datasets.<fn_name>``)."""
 
-    KEYS = ()
+    KEYS = {}
 
     def __init__(self, fn_name, task, source, licence, shape):
         self.fn_name, self.task, self.source, self.licence = fn_name, task, source, licence

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from ..checks import Key
 from ..errors import DataError
 from .base import DatasetLoader
 
@@ -36,7 +37,8 @@ class FashionMNIST(DatasetLoader):
     Debian's dataset-fashion-mnist files; pixels scaled to [0, 1].  The official
     60k/10k split is pooled: the split is the seeded one of every dataset."""
 
-    KEYS = ("path",)
+    KEYS = {"path": Key(None, None, "the folder of the four idx files (null = Debian's "
+                                     + FASHION_MNIST_DIR + ")")}
 
     def shape(self, cfg):
         return (70000, 784)

@@ -6,10 +6,11 @@ import os
 
 import numpy as np
 
+from ..checks import Key, OneOf, require
 from ..errors import DataError, first_line
 from ..stream import SPLIT_CHUNK, STREAM_FORMATS, read_npy_header
 from ..memory import Need, Plan, available_bytes, human
-from .base import LOAD_COPIES, MAX_GUESSED_CLASSES, DatasetLoader
+from .base import LOAD_COPIES, MAX_GUESSED_CLASSES, TASKS, DatasetLoader
 
 
 def data_file(cfg):
@@ -37,7 +38,22 @@ class UserFile(DatasetLoader):
     """A user file: LIBSVM/svmlight, CSV with a target column, or .npz with X, y (.npy
     and .parquet are streamed: rffbench.stream)."""
 
-    KEYS = ("path", "format", "target", "file_task")
+    KEYS = {"path": Key(None, None, "the file (.svm/.libsvm/.txt, .csv, .npz, or "
+                                     ".npy/.parquet, streamed)"),
+            "format": Key(None, OneOf(FILE_FORMATS, none=True, text="use one of "
+                                      + ", ".join(FILE_FORMATS) + " or null (from the "
+                                      "extension)"),
+                          "svmlight | csv | npz | npy | parquet; null = from the extension"),
+            "target": Key(None, None, "the target column (CSV: name or 0-based index; null = "
+                                       "the last)"),
+            "file_task": Key(None, OneOf(TASKS, none=True), "classification or regression; "
+                             "null = guess (integer targets with few distinct values are "
+                             "classification)")}
+
+    def check_config(self, cfg):
+        require(bool(cfg.path), "dataset.path", cfg.path,
+                "dataset=file needs dataset.path=<file> (.svm/.libsvm/.txt, .csv, .npz, or "
+                ".npy/.parquet, streamed)")
 
     def load(self, cfg, seed):
         path = data_file(cfg)

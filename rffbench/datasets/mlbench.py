@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from ..checks import Key
 from ..errors import DataError
 from .base import DatasetLoader
 
@@ -72,7 +73,8 @@ class MLBench(DatasetLoader):
     package): every column but ``target`` is a feature (factors of numbers, as DNA's 0/1
     indicators, become numbers), ``target`` the class."""
 
-    KEYS = ("path",)
+    KEYS = {"path": Key(None, None, "the folder of mlbench's .rda files (null = "
+                                     "RFFBENCH_MLBENCH_DIR, then " + ", ".join(MLBENCH_DIRS) + ")")}
 
     def __init__(self, file, target, about, shape):
         self.file, self.target, self.about, self._shape = file, target, about, shape

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import Int, Key, OneOf, Real
 from ..memory import Need, Plan
-from .base import LOAD_COPIES, SYNTHETIC_CHUNK, DatasetLoader
+from .base import LOAD_COPIES, SYNTHETIC_CHUNK, TASKS, DatasetLoader
 
 
 def synthetic_blocks(cfg, seed):
@@ -52,7 +53,12 @@ class Synthetic(DatasetLoader):
     f(x) + noise N(0, noise^2); classification target 1[f(x) + noise e > 0].
     """
 
-    KEYS = ("n", "d", "radius", "noise", "task")
+    KEYS = {"n": Key(2000, Int(2), "number of points"),
+            "d": Key(None, Int(1, none=True), "input dimension (null = 8)"),
+            "radius": Key(1.0, Real(gt=0), "radius of the ball the points are drawn in"),
+            "noise": Key(0.1, Real(ge=0), "standard deviation of the target noise"),
+            "task": Key("regression", OneOf(TASKS),
+                        "regression (smooth target) or classification (its sign)")}
 
     def load(self, cfg, seed):
         d = cfg.d if cfg.d is not None else 8

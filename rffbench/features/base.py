@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..checks import BOOL, Int, declared, require
+from ..checks import BOOL, Check, Int, Key, declared, require
 from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with, make_kernel
 from .formulas import VARIANCE_TERMS
@@ -47,6 +47,12 @@ def as_generator(random_state):
         random_state = random_state.randint(np.iinfo(np.int32).max)
     return np.random.default_rng(random_state)
 
+
+#: features.pairs, a key of the maps with a ``pairs`` parameter: null (the default) leaves
+#: the map's own default
+PAIRS_KEY = Key(None, Check(lambda v: isinstance(v, bool), "use true, false or null (the "
+                            "map's default)", ["yes", 1], none=True),
+                "cos/sin pairs (D even) or cos + offset; null = the map's default")
 
 #: features.chunk_rows (the config block and every map's constructor)
 CHUNK_ROWS = Int(1, none=True, text="use an integer >= 1 or null (automatic)")
@@ -158,8 +164,10 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         self.chunk_rows = chunk_rows
 
     # -- parameter checks shared by fit and the config validation ----------
-    #: parameters beyond the common ones that the config passes (features.<name>)
-    CONFIG_PARAMS = ()
+    #: parameters beyond the common ones that the config passes (features.<name>):
+    #: ``{name: rffbench.checks.Key(config default, constraint, description)}``; the
+    #: built-in maps' keys become the features block's (rffbench.config generates them)
+    CONFIG_PARAMS = {}
     #: kernels the map can represent (None: every shift-invariant kernel and
     #: EXTRA_KERNELS, or every kernel if not SHIFT_INVARIANT_ONLY) and why only those
     KERNELS = None
@@ -463,5 +471,5 @@ def trig_kernel(kernel):
 
 def check_even(map_name, n_components):
     if n_components % 2:
-        raise ConfigError(f"D={n_components} is not allowed for features={map_name} with cos/sin "
+        raise ConfigError.not_allowed("D", int(n_components), f" for features={map_name} with cos/sin "
                           "pairs: D (the output dimension, cos and sin) must be even")

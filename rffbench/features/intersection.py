@@ -48,7 +48,7 @@ class MajiBerg(FeatureMap):
     @classmethod
     def check_data(cls, n_components, n_samples, d=None, **params):
         if d is not None and n_components < d:
-            raise ConfigError(f"D={n_components} is not allowed for features=mb with d={d}: "
+            raise ConfigError.not_allowed("D", int(n_components), f" for features=mb with d={d}: "
                               f"each coordinate needs at least one bin; use D >= {d}")
 
     @classmethod

@@ -115,7 +115,7 @@ class RandomMaclaurin(_PolynomialMap):
     def check_data(cls, n_components, n_samples, d=None, **params):
         exact = cls.exact_count(d, params.get("h01")) if d is not None else 0
         if exact and n_components <= exact:
-            raise ConfigError(f"D={n_components} is not allowed for features=maclaurin with "
+            raise ConfigError.not_allowed("D", int(n_components), f" for features=maclaurin with "
                               f"features.params.h01=true and d={d}: the H0/1 heuristic takes "
                               f"d + 1 = {d + 1} exact features; use D > {d + 1}")
 

@@ -31,8 +31,9 @@ import warnings
 
 import numpy as np
 
-from ..checks import OneOf
+from ..checks import Key, OneOf
 from ..errors import ConfigError
+from .base import PAIRS_KEY
 from .fourier import FourierMap
 
 SEQUENCES = ("sobol", "halton", "generalized_halton")
@@ -58,7 +59,9 @@ class QuasiMonteCarloFeatures(FourierMap):
 
     name = "qmc"
     tags = {"variance": None}  # not i.i.d.: no exact variance formula, no published bound
-    CONFIG_PARAMS = ("pairs", "sequence")
+    CONFIG_PARAMS = {"pairs": PAIRS_KEY,
+                     "sequence": Key("sobol", OneOf(SEQUENCES), "the low-discrepancy sequence: "
+                                     "sobol, halton or generalized_halton")}
     constraints = {"sequence": OneOf(SEQUENCES)}
     EXTRA_KERNELS = ("arccos0", "arccos1", "linear")
     KERNEL_NEEDS = ("frequencies_from_uniform",)

@@ -123,8 +123,8 @@ class SphericalRadialFeatures(FeatureMap):
         block = 2 * (d + 1)
         if n_components % block:
             lo = max(block, n_components // block * block)
-            raise ConfigError(
-                f"D={n_components} is not allowed for features=ssr with d={d}: a spherical-"
+            raise ConfigError.not_allowed(
+                "D", int(n_components), f" for features=ssr with d={d}: a spherical-"
                 f"radial rule gives 2 (d + 1) = {block} features, so D = 2 n (d + 1); use a "
                 f"multiple of {block}, e.g. D={lo} or D={lo + block} (or D_n=n for every map)")
 

@@ -48,6 +48,7 @@ from .. import _numba as nbk
 from .. import memory
 from ..checks import OneOf
 from .formulas import orf_variance
+from .base import PAIRS_KEY
 from .fourier import FourierMap
 
 
@@ -71,7 +72,7 @@ class GaussianOnlyMap(FourierMap):
         cos/sin pairs (D even) or cos + offset (shift-invariant kernels only).
     """
 
-    CONFIG_PARAMS = ("pairs",)
+    CONFIG_PARAMS = {"pairs": PAIRS_KEY}
     tags = {"variance": None}  # not i.i.d.: no exact variance formula, no published bound
     KERNELS = PROJECTION_KERNELS
     KERNEL_REASON = ("it builds orthogonal/structured Gaussian directions, unbiased only for the "
