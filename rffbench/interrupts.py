@@ -41,11 +41,6 @@ def install():
         sys.unraisablehook = unraisable
 
 
-def requested():
-    """Has Ctrl-C arrived since :func:`install`?"""
-    return _REQUESTED.is_set()
-
-
 def checkpoint():
     """Raise KeyboardInterrupt if Ctrl-C arrived, even when the exception it raised was
     swallowed where it landed."""

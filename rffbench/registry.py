@@ -211,10 +211,3 @@ def subclass_check(base, kind, hooks=()):
                               f"{base.__qualname__}")
     return check
 
-
-def callable_check(kind):
-    def check(name, obj):
-        if not callable(obj):
-            raise ConfigError(f"{name!r} is not {kind}: it must be a function "
-                              f"(cfg, seed) -> (X, y, info) (got {obj!r})")
-    return check

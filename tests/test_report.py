@@ -378,10 +378,12 @@ def test_report_errors(tmp_path, capsys):
 
 
 def test_crossover_interpolation():
+    from rffbench.report.learning import crossover
+
     n = [1000.0, 2000.0, 4000.0]
-    assert report.crossover(n, [1.0, 1.0, 1.0], [0.5, 2.0, 8.0]) == pytest.approx(
+    assert crossover(n, [1.0, 1.0, 1.0], [0.5, 2.0, 8.0]) == pytest.approx(
         1000 * 2 ** 0.5, rel=1e-12)
-    assert report.crossover(n, [1.0, 1.0, 1.0], [0.1, 0.2, 0.3]) is None
+    assert crossover(n, [1.0, 1.0, 1.0], [0.1, 0.2, 0.3]) is None
 
 
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium is not installed")

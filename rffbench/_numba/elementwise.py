@@ -310,11 +310,11 @@ def fast_exp_full(x, out):
         out[i] = fast_exp_full_scalar(np.float64(x[i]))
 
 
-def _exp_typed(x):
+def exp_typed(x):
     """exp(x) (x <= 0) in the precision of x: float32 -> fast_exp_f32_scalar."""
 
 
-@overload(_exp_typed)
+@overload(exp_typed)
 def _ov_exp_typed(x):
     if x == types.float32:
         return lambda x: fast_exp_f32_scalar(x)
@@ -456,11 +456,11 @@ def _sincos_to_f32(args, m, scale, bound, row):
         _sincos_core(args, m, scale, bound <= FAST_TRIG_MAX, row)
 
 
-def _cos_row_typed(row, offset, scale, bound):
+def cos_row_typed(row, offset, scale, bound):
     """Compile-time dispatch on the row's dtype (see the overload below)."""
 
 
-@overload(_cos_row_typed, inline="always")
+@overload(cos_row_typed, inline="always")
 def _ov_cos_row_typed(row, offset, scale, bound):
     if row.dtype == types.float32:
         return lambda row, offset, scale, bound: _cos_row_f32(row, offset, scale, bound)
@@ -468,11 +468,11 @@ def _ov_cos_row_typed(row, offset, scale, bound):
                                                       bound <= FAST_TRIG_MAX)
 
 
-def _sincos_to_typed(args, m, scale, bound, row):
+def sincos_to_typed(args, m, scale, bound, row):
     """Compile-time dispatch on the row's dtype (see the overload below)."""
 
 
-@overload(_sincos_to_typed, inline="always")
+@overload(sincos_to_typed, inline="always")
 def _ov_sincos_to_typed(args, m, scale, bound, row):
     if row.dtype == types.float32:
         return lambda args, m, scale, bound, row: _sincos_to_f32(args, m, scale, bound, row)
@@ -480,11 +480,11 @@ def _ov_sincos_to_typed(args, m, scale, bound, row):
                                                            bound <= FAST_TRIG_MAX, row)
 
 
-def _like(x, v):
+def like_precision(x, v):
     """v in the precision of x, an array (its dtype) or a scalar (float32: float32)."""
 
 
-@overload(_like)
+@overload(like_precision)
 def _ov_like(x, v):
     if (x.dtype if isinstance(x, types.Array) else x) == types.float32:
         return lambda x, v: F32(v)

@@ -30,7 +30,7 @@ import numpy as np
 from numba import literally, prange, types
 from numba.extending import overload
 
-from .elementwise import (EXP_MIN_ARG, FMA, INV_PI, _exp_typed, _like, fast_acos_scalar,
+from .elementwise import (EXP_MIN_ARG, FMA, INV_PI, exp_typed, like_precision, fast_acos_scalar,
                           fast_exp_bounded_scalar, fast_exp_scalar, fast_exp_upper_scalar,
                           wide_vectors)
 
@@ -64,7 +64,7 @@ TILE_SQDIST, TILE_DOT, TILE_COORD = 0, 1, 2
 KERNEL_TILE = 256
 
 
-def _code(v):
+def literal_code(v):
     """The value of an integer code that numba typed as a literal, or None."""
     return v.literal_value if isinstance(v, types.IntegerLiteral) else None
 
@@ -88,23 +88,23 @@ def neg_profile_value(u, profile):
 
 @overload(neg_profile_value, inline="always", prefer_literal=True)
 def _ov_neg_profile_value(u, profile):
-    code = _code(profile)
+    code = literal_code(profile)
     if code is None:
         return None
     if code == PROFILE_EXP:
         def impl(u, profile):
-            return _exp_typed(u)
+            return exp_typed(u)
     elif code == PROFILE_EXP_SQRT:
         def impl(u, profile):
-            return _exp_typed(-np.sqrt(-u))
+            return exp_typed(-np.sqrt(-u))
     elif code == PROFILE_MATERN15:  # t capped where exp(-t) is 0: no inf * 0
         def impl(u, profile):
-            t = min(np.sqrt(-u), _like(u, MATERN_T_MAX))
-            return (_like(u, 1.0) + t) * _exp_typed(-t)
+            t = min(np.sqrt(-u), like_precision(u, MATERN_T_MAX))
+            return (like_precision(u, 1.0) + t) * exp_typed(-t)
     elif code == PROFILE_MATERN25:
         def impl(u, profile):
-            t = min(np.sqrt(-u), _like(u, MATERN_T_MAX))
-            return (_like(u, 1.0) + t + t * t / _like(u, 3.0)) * _exp_typed(-t)
+            t = min(np.sqrt(-u), like_precision(u, MATERN_T_MAX))
+            return (like_precision(u, 1.0) + t + t * t / like_precision(u, 3.0)) * exp_typed(-t)
     else:
         raise nb.core.errors.TypingError(f"unknown profile code {code}")
     return impl
@@ -117,12 +117,12 @@ def profile_value(s, profile, a):
 
 @overload(profile_value, inline="always", prefer_literal=True)
 def _ov_profile_value(s, profile, a):
-    code = _code(profile)
+    code = literal_code(profile)
     if code is None:
         return None
     if code == PROFILE_NONE:
         return lambda s, profile, a: s
-    return lambda s, profile, a: neg_profile_value(_like(s, -profile_scale(profile, a)) * s,
+    return lambda s, profile, a: neg_profile_value(like_precision(s, -profile_scale(profile, a)) * s,
                                                    profile)
 
 
@@ -188,8 +188,8 @@ def coordinate_rows2(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
 
 @overload(coordinate_rows2, inline="always", prefer_literal=True)
 def _ov_coordinate_rows2(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
-    code = _code(kind)
-    if code is None or _code(profile) is None:
+    code = literal_code(kind)
+    if code is None or literal_code(profile) is None:
         return None
     if code not in (L1DIST, INTERSECTION):
         def impl(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
@@ -211,13 +211,13 @@ def finish_min_sum(row, kind, profile, a, xs, ys, j0):
 
 @overload(finish_min_sum, inline="always", prefer_literal=True)
 def _ov_finish_min_sum(row, kind, profile, a, xs, ys, j0):
-    code = _code(kind)
-    if code is None or _code(profile) is None:
+    code = literal_code(kind)
+    if code is None or literal_code(profile) is None:
         return None
     if code == L1DIST:
         def impl(row, kind, profile, a, xs, ys, j0):
-            two = _like(row, 2.0)
-            zero = _like(row, 0.0)
+            two = like_precision(row, 2.0)
+            zero = like_precision(row, 0.0)
             yt = ys[j0:j0 + row.shape[0]]  # ys[j0 + j] would be a gather (j0 + j may wrap)
             for j in range(row.shape[0]):  # >= 0 up to rounding
                 row[j] = profile_value(max(xs + yt[j] - two * row[j], zero), profile, a)
@@ -242,8 +242,8 @@ def coordinate_row(x, Yt, j0, row, kind, profile, a, xs, ys):
 
 @overload(coordinate_row, inline="always", prefer_literal=True)
 def _ov_coordinate_row(x, Yt, j0, row, kind, profile, a, xs, ys):
-    code = _code(kind)
-    if code is None or _code(profile) is None:
+    code = literal_code(kind)
+    if code is None or literal_code(profile) is None:
         return None
     if code == SQDIST:
         def impl(x, Yt, j0, row, kind, profile, a, xs, ys):
@@ -306,8 +306,8 @@ def _ov_coordinate_row(x, Yt, j0, row, kind, profile, a, xs, ys):
 def sqdist_profile_row(row, xsq, ysq, profile, a):
     """row holds x.y for one x; overwrite with f(max(|x|^2 + |y|^2 - 2 x.y, 0))."""
     wide_vectors()
-    two = _like(row, 2.0)
-    zero = _like(row, 0.0)
+    two = like_precision(row, 2.0)
+    zero = like_precision(row, 0.0)
     for j in range(row.shape[0]):  # one loop: the distance stays in a register for f
         row[j] = profile_value(max(xsq + ysq[j] - two * row[j], zero), profile, a)
 
@@ -316,7 +316,7 @@ def sqdist_profile_row(row, xsq, ysq, profile, a):
 def sqdist_pair_value(u, profile):
     """f(u) for u = -c |x - y|^2 from the GEMM (u > 0 only by rounding: 0)."""
     literally(profile)
-    return neg_profile_value(min(u, _like(u, 0.0)), profile)
+    return neg_profile_value(min(u, like_precision(u, 0.0)), profile)
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
@@ -326,7 +326,7 @@ def scaled_sqdist_row(g, k, profile):
     profile and two stores per pair."""
     wide_vectors()
     literally(profile)
-    zero = _like(g, 0.0)
+    zero = like_precision(g, 0.0)
     for j in range(g.shape[0]):
         k[j] = sqdist_pair_value(g[j], profile)
         g[j] = zero
@@ -404,7 +404,7 @@ def _ov_put(k, g, j, v, clear):
 
 @overload(dot_row_values, inline="always", prefer_literal=True)
 def _ov_dot_row_values(g, k, xn, yn, ym, profile, b, p, clear):
-    code = _code(profile)
+    code = literal_code(profile)
     if code is None or not isinstance(clear, types.BooleanLiteral):
         return None
     if code == DOT_POLY:

@@ -11,7 +11,7 @@ import numpy as np
 from numba import prange
 
 from .blas import gemm
-from .elementwise import FMA, _cos_row_typed, _sincos_to_typed, fast_exp_full_scalar, wide_vectors
+from .elementwise import FMA, cos_row_typed, sincos_to_typed, fast_exp_full_scalar, wide_vectors
 
 # Fused projection + cosine: each thread takes blocks of GEMM_BLOCK rows, lets a
 # single-threaded BLAS (``gemm``; the caller limits BLAS to 1 thread)
@@ -26,7 +26,7 @@ def _cos_block(X, W, offset, scale, arg_bound, out, i0, i1):
     wide_vectors()
     gemm(X[i0:i1], W, out[i0:i1], False, False, 0.0)
     for i in range(i0, i1):
-        _cos_row_typed(out[i], offset, scale, arg_bound[i])
+        cos_row_typed(out[i], offset, scale, arg_bound[i])
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
@@ -45,7 +45,7 @@ def _sincos_block(X, W, scale, arg_bound, out, i0, i1):
     args = np.empty((i1 - i0, m), dtype=X.dtype)
     gemm(X[i0:i1], W, args, False, False, 0.0)
     for i in range(i0, i1):
-        _sincos_to_typed(args[i - i0], m, scale, arg_bound[i], out[i])
+        sincos_to_typed(args[i - i0], m, scale, arg_bound[i], out[i])
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
@@ -67,7 +67,7 @@ def cos_offset_scale_inplace(Z, offset, scale, arg_bound):
     (float64 above ``FAST_TRIG_MAX_F32``).
     """
     for i in prange(Z.shape[0]):
-        _cos_row_typed(Z[i], offset, scale, arg_bound[i])
+        cos_row_typed(Z[i], offset, scale, arg_bound[i])
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
@@ -78,7 +78,7 @@ def sincos_pairs_inplace(Z, m, scale, arg_bound):
     own argument array: each argument is read before its slot is written.
     """
     for i in prange(Z.shape[0]):
-        _sincos_to_typed(Z[i], m, scale, arg_bound[i], Z[i])
+        sincos_to_typed(Z[i], m, scale, arg_bound[i], Z[i])
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)

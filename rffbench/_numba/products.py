@@ -17,7 +17,7 @@ from numba.extending import overload
 
 from .blas import gemm
 from .elementwise import FMA, fast_exp_bounded_scalar, fast_exp_upper_scalar, wide_vectors
-from .gram import (DOT_EXP, KERNEL_TILE, TILE_COORD, TILE_DOT, TILE_SQDIST, _code,
+from .gram import (DOT_EXP, KERNEL_TILE, TILE_COORD, TILE_DOT, TILE_SQDIST, literal_code,
                    coordinate_rows2, exp_dot_bounded, scaled_dot_row, scaled_sqdist_row,
                    sqdist_pair_value)
 
@@ -43,8 +43,8 @@ def kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p
 
 @overload(kernel_tile, inline="always", prefer_literal=True)
 def _ov_kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
-    code = _code(tile)
-    if code is None or _code(kind) is None or _code(profile) is None:
+    code = literal_code(tile)
+    if code is None or literal_code(kind) is None or literal_code(profile) is None:
         return None
     if code == TILE_COORD:
         def impl(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p):
@@ -85,7 +85,7 @@ def value_tile(G, tile):
 
 @overload(value_tile, prefer_literal=True)
 def _ov_value_tile(G, tile):
-    code = _code(tile)
+    code = literal_code(tile)
     if code is None:
         return None
     if G.dtype == types.float32 or code != TILE_COORD:
@@ -182,7 +182,7 @@ def _fold_values(g, vj, oj, vi, transpose, xn, ym, tile, profile):
 
 @overload(_fold_values, inline="always", prefer_literal=True)
 def _ov_fold_values(g, vj, oj, vi, transpose, xn, ym, tile, profile):
-    t, f = _code(tile), _code(profile)
+    t, f = literal_code(tile), literal_code(profile)
     if t is None or f is None:
         return None
     if not _folds(t, f):
@@ -218,7 +218,7 @@ def fold_tile(X, Y, xaux, yaux, v, o, i0, j0, G, transpose, tile, profile):
 
 @overload(fold_tile, inline="always", prefer_literal=True)
 def _ov_fold_tile(X, Y, xaux, yaux, v, o, i0, j0, G, transpose, tile, profile):
-    t, f = _code(tile), _code(profile)
+    t, f = literal_code(tile), literal_code(profile)
     if t is None or f is None:
         return None
     if not _folds(t, f):

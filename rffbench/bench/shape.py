@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import _numba as nbk
 from ..features import FEATURE_MAPS
 from ..kernels import Gaussian
-from ..measure.speed import _first_touch
+from ..measure.speed import first_touch_cells
 from ..measure.speed import first_touch_of as touch
 from ..measure.workers import time_in_processes
 from ..peers import time_peer_outputs
@@ -43,7 +43,7 @@ def shape_cell(N, d, D, dtype, seed, maps, out_rff):
     impls.update(sklearn_rbf=lambda: sk.transform(X),
                  gemm=lambda: np.matmul(X, W, out=out),
                  **{"pass": lambda: nbk.scale_inplace(out, 1.0)})
-    impls.update(_first_touch((N, D), np.dtype(dtype)))
+    impls.update(first_touch_cells((N, D), np.dtype(dtype)))
     return impls
 
 

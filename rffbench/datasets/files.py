@@ -98,7 +98,7 @@ class UserFile(DatasetLoader):
                                 "separate columns")
             if not np.issubdtype(a.dtype, np.number):
                 raise DataError(f"dataset.path={cfg.path!r}: {name} is not numeric (dtype {a.dtype})")
-        task = cfg.file_task or _guess_task(y)
+        task = cfg.file_task or guess_task(y)
         info = dict(task=task, source=f"file: {path} ({fmt})", licence="user-provided")
         return X.astype(np.float64), y, info
 
@@ -106,7 +106,7 @@ class UserFile(DatasetLoader):
         """Streamed: the targets and the blocks in flight; else the shape from the header
         (CSV rows x columns, .npz array headers), or the file's size."""
         plan = Plan()
-        if _streamed_format(cfg):
+        if streamed_format(cfg):
             rows = _stream_rows(cfg)
             plan.add("load", [Need(f"dataset.path={cfg.path!r}: streaming its {rows} rows (the "
                                    "targets, 8 bytes a row, and the blocks being read)",
@@ -159,7 +159,7 @@ def _read_csv(path, cfg):
     return feats.to_numpy(dtype=np.float64), y
 
 
-def _guess_task(y):
+def guess_task(y):
     yv = np.asarray(y, dtype=np.float64)
     finite = yv[np.isfinite(yv)]
     if finite.size and np.all(finite == np.round(finite)) \
@@ -212,7 +212,7 @@ def _stream_rows(cfg):
     says why)."""
     path = os.path.expanduser(cfg.path)
     try:
-        if _streamed_format(cfg) == "npy":
+        if streamed_format(cfg) == "npy":
             return int(read_npy_header(path, "dataset.path")[0][0])
         import pyarrow.parquet as pq
 
@@ -221,7 +221,7 @@ def _stream_rows(cfg):
         return 0
 
 
-def _streamed_format(cfg):
+def streamed_format(cfg):
     """'npy' | 'parquet' when ``dataset`` is a file read by rffbench.stream, else None."""
     if cfg.name != "file" or not cfg.path:
         return None

@@ -11,7 +11,7 @@ from ..errors import DataError, first_line
 from ..stream import SPLIT_CHUNK
 from .base import Dataset, as_loader
 from .builtin import DATASETS
-from .files import _guess_task, _streamed_format, data_file
+from .files import guess_task, streamed_format, data_file
 
 
 def data_plan(cfg, dtype="float64"):
@@ -90,7 +90,7 @@ def _check_not_tiny(peak, where, cfg):
 def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     """Load, check, subsample, split, standardise and cast one dataset (a .npy or
     .parquet file: streamed, see rffbench.stream)."""
-    if _streamed_format(cfg):
+    if streamed_format(cfg):
         return _load_streamed(cfg, seed, dtype)
     from ..plugins import load_with
 
@@ -188,12 +188,12 @@ def _load_streamed(cfg, seed, dtype):
     from ..stream import StreamedMatrix, scan
 
     path = data_file(cfg)
-    fmt = _streamed_format(cfg)
+    fmt = streamed_format(cfg)
     limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
     sc = scan(cfg, path, fmt, seed, dtype, (limit, MAX_ABS_VALUE))
     where = sc["where"]
     ytr, yte = sc["y_train"], sc["y_test"]
-    task = cfg.file_task or _guess_task(ytr)
+    task = cfg.file_task or guess_task(ytr)
     y = _checked_targets(np.concatenate([ytr, yte]), task, where)
     ytr, yte = y[:ytr.size], y[ytr.size:]
     lo, hi = sc["col_min"], sc["col_max"]

@@ -407,7 +407,7 @@ class Kernel(BaseEstimator):
             nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, spec.kind, spec.profile,
                                 spec.a)
         elif spec.tile == nbk.TILE_SQDIST:
-            _sqdist_gram(X, Y, out, spec)
+            sqdist_gram(X, Y, out, spec)
         else:
             _dot_gram(X, Y, out, spec)
 
@@ -455,7 +455,7 @@ def _dot_gram(X, Y, out, spec):
                             spec.profile, spec.b, spec.p)
 
 
-def _sqdist_gram(X, Y, out, spec):
+def sqdist_gram(X, Y, out, spec):
     """Squared Euclidean distances followed by the spec's profile, into ``out``: exact
     (the coordinate loop) up to DIRECT_SQDIST_MAX_D coordinates, else |x|^2 + |y|^2 -
     2 x.y through a GEMM, whose cancellation error (~1e-16 |x|^2) is harmless for

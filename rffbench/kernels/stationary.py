@@ -9,7 +9,7 @@ from scipy.special import ndtri
 
 from .. import _numba as nbk
 from ..checks import OneOf, Real
-from .base import MEDIAN_SUBSAMPLE, Kernel, TileSpec, _sqdist_gram
+from .base import MEDIAN_SUBSAMPLE, Kernel, TileSpec, sqdist_gram
 
 
 class Gaussian(Kernel):
@@ -203,7 +203,7 @@ class RationalQuadratic(Kernel):
         """Squared distances by the compiled Gram code (profile: none), then the power in
         place: no profile code of the tiles has a second parameter, so the kernel takes
         this hook instead of a tile spec (its products go tile by tile through it)."""
-        _sqdist_gram(X, Y, out, TileSpec(nbk.TILE_SQDIST, profile=nbk.PROFILE_NONE))
+        sqdist_gram(X, Y, out, TileSpec(nbk.TILE_SQDIST, profile=nbk.PROFILE_NONE))
         np.maximum(out, 0.0, out=out)  # a GEMM's cancellation can leave -1e-16
         out *= 1.0 / (2.0 * self.alpha * self.ls**2)
         # exp(-alpha log1p(s)): 1 + s rounded would carry an error alpha * eps into k

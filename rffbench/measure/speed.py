@@ -227,11 +227,11 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
 
 def first_touch_of(m):
     """A fresh output's allocation and first touch in one worker ({impl: median}) of a cell
-    built with :func:`_first_touch`."""
+    built with :func:`first_touch_cells`."""
     return m["alloc/fresh"] - m["alloc/kept"]
 
 
-def _first_touch(shape, dtype):
+def first_touch_cells(shape, dtype):
     """``alloc/fresh`` (one numba-parallel pass over a new array of ``shape``, its pages
     first touched by all threads at once, as a map's writes touch them) and ``alloc/kept``
     (the same pass over a kept array): their difference is the allocation and first touch
@@ -314,7 +314,7 @@ def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, thr
     impls["limit/pass"] = lambda: nbk.scale_inplace(buf, 1.0)
     for L in fwht_Ls:
         impls[f"limit/fwht_{L}"] = fwht_tile_cell(L, threads)
-    impls.update(_first_touch((N, D), X.dtype))
+    impls.update(first_touch_cells((N, D), X.dtype))
     return impls
 
 
@@ -415,7 +415,7 @@ def gram_cell(Xg, ls):
         "limit/gemm": lambda: np.matmul(Xg, Xg.T, out=buf),
         "limit/pass": lambda: nbk.scale_inplace(buf, 1.0),
     }
-    impls.update(_first_touch((n, n), Xg.dtype))
+    impls.update(first_touch_cells((n, n), Xg.dtype))
     return impls
 
 

@@ -41,14 +41,13 @@ from ..store import write_text_atomic
 from .collect import ReportError, collect
 from .catalog import all_figures, all_tables
 from .figures import STYLE, FigContext, plt
-from .learning import crossover
 from .grouping import attach_conditions, fmt, summarising, with_added_defaults
 from .render import render_html, render_markdown
 from .reproductions import reproduction_sections
 
 log = logging.getLogger(__name__)
 
-__all__ = ["make_report", "main", "Report", "ReportError", "crossover", "collect"]
+__all__ = ["make_report", "main", "Report", "ReportError", "collect"]
 
 
 #: problems listed on the page, in the summary and on the terminal (jobs.csv has them all)

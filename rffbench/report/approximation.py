@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import Figure, Selection, _by, band, colors_for, log_axis, proxy
+from .figures import Figure, Selection, grouped_by, band, colors_for, log_axis, proxy
 from .grouping import Grouping, center_words, fmt_list, pooled_text, summary
 from .tables import make_table, row_keys
 
@@ -91,7 +91,7 @@ class ErrorVsD(Figure):
                    if sel.x == "n_freq" else "") + each)
 
     def pooled(self, sheet):
-        return "Each point: " + pooled_text(sheet.sel.rows, _by(sheet.g)) + "."
+        return "Each point: " + pooled_text(sheet.sel.rows, grouped_by(sheet.g)) + "."
 
 
 def table_approximation(df, origins):

@@ -11,7 +11,7 @@ import numpy as np
 from ..readers import read_table
 from ..results import TRIALS_FILE
 from ..theory import BOUNDS, POINTWISE_METHODS, UNIFORM_METHODS
-from .figures import MAX_TALL_PANELS, Figure, Selection, _by, band, log_axis, proxy
+from .figures import MAX_TALL_PANELS, Figure, Selection, grouped_by, band, log_axis, proxy
 from .grouping import Grouping, center_words, fmt, fmt_list, pooled_text
 from .tables import make_table, row_keys
 
@@ -355,7 +355,7 @@ class Dimension(Figure):
         import pandas as pd
 
         return ("Each point: " + pooled_text(pd.concat([sheet.sel.emp, sheet.sel.fro]),
-                                             _by(sheet.g)) + ".")
+                                             grouped_by(sheet.g)) + ".")
 
     def details(self, sheet):
         return [sheet.g.dropped_text(), na_text(sheet.sel.b, sheet.rows.run_id)]

@@ -331,7 +331,8 @@ def settle_words(text, banded, single):
     return text
 
 
-def _by(g):
+def grouped_by(g):
+    """The columns a figure's grouping splits its rows by: its keys, lines and x."""
     return [*g.keys, *g.lines] + ([g.x] if g.x else [])
 
 
@@ -455,7 +456,7 @@ class Figure:
 
     def pooled(self, sheet):
         """The caption's sentence on what each point pools."""
-        return "Each point: " + pooled_text(sheet.rows, _by(sheet.g)) + "."
+        return "Each point: " + pooled_text(sheet.rows, grouped_by(sheet.g)) + "."
 
     def extra(self, sheet):
         """The caption's last sentences: what the figure shows that a reader must know

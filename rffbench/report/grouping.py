@@ -105,7 +105,7 @@ def fmt_list(vals, limit=8):
     return ", ".join(vals) if len(vals) <= limit else ", ".join(vals[:limit]) + f", ... ({len(vals)})"
 
 
-def _order(key):
+def key_order(key):
     return (ORDER.index(key), key) if key in ORDER else (len(ORDER), key)
 
 
@@ -223,14 +223,14 @@ class Grouping:
                  if c in rows.columns and any(_relevant(k, measurements) for k in keys)]
         cands += [c for c in row_cols if c in rows.columns]
         varying = sorted({c for c in cands if c not in taken
-                          and rows[c].nunique(dropna=False) > 1}, key=_order)
+                          and rows[c].nunique(dropna=False) > 1}, key=key_order)
         self.x, self.lines = x, [c for c in lines if c in rows.columns]
         # a condition that is a function of another one (features.pairs of features,
         # D of dataset in a table-shaped sweep) is shown with it, not split again; never
         # with the x axis: a line along x would join runs of different conditions (the
         # datasets of a sweep whose D follows d)
         self.dependents = {}
-        anchors = sorted({c for c in [*self.lines, *varying] if c is not None}, key=_order)
+        anchors = sorted({c for c in [*self.lines, *varying] if c is not None}, key=key_order)
         for k in reversed(varying):
             for j in anchors:
                 if j != k and j not in self.dependents and \
@@ -296,7 +296,7 @@ class Grouping:
                 groups = self._combos(list(outer))
                 if max(len(self._combos(inner, g)) for _, g in groups) > max_panels:
                     continue
-                rank = (len(groups), [_order(k) for k in outer])
+                rank = (len(groups), [key_order(k) for k in outer])
                 if best is None or rank < best[0]:
                     best = (rank, list(outer), inner, groups)
             if best is not None and r >= 1 and best[0][0] == 1:

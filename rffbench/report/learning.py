@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure.learning import CG_TRAIN_NOTE
-from .figures import (BAND_GID, METRIC_LABEL, Figure, Selection, _by, band, colors_for,
+from .figures import (BAND_GID, METRIC_LABEL, Figure, Selection, grouped_by, band, colors_for,
                       log_axis, proxy)
 from .grouping import Grouping, center_words, fmt, pooled_text
 from .tables import make_table, row_keys
@@ -204,7 +204,7 @@ class TrainTime(Figure):
                     if sheet.cg else ""))
 
     def pooled(self, sheet):
-        return ("Each point of a feature model: " + pooled_text(sheet.rows, _by(sheet.g),
+        return ("Each point of a feature model: " + pooled_text(sheet.rows, grouped_by(sheet.g),
                                                                  band=False) + ".")
 
     def extra(self, sheet):

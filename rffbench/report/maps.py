@@ -4,7 +4,7 @@ D per kernel (the maps preset), one file per kernel.
 from __future__ import annotations
 
 from .bounds import empirical_sup
-from .figures import Figure, Selection, _by, log_axis, proxy
+from .figures import Figure, Selection, grouped_by, log_axis, proxy
 from .grouping import center_words, fmt, pooled_text, summary
 
 
@@ -96,7 +96,7 @@ class Maps(Figure):
                 "learning table).")
 
     def pooled(self, sheet):
-        return ("Each bar: " + pooled_text(sheet.rows, _by(sheet.g), what="bar", band=False)
+        return ("Each bar: " + pooled_text(sheet.rows, grouped_by(sheet.g), what="bar", band=False)
                 + ".")
 
     def details(self, sheet):

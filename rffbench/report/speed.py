@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-from .figures import Figure, Selection, _by, colors_for, log_axis, plt, proxy
+from .figures import Figure, Selection, grouped_by, colors_for, log_axis, plt, proxy
 from .grouping import Grouping, fmt, pooled_text
 from .tables import make_table, row_keys
 
@@ -85,7 +85,7 @@ class SpeedVsSize(Figure):
                 + unstable_text(sheet.rows, sheet.sel.unstable))
 
     def pooled(self, sheet):
-        return "Each point: " + pooled_text(sheet.rows, _by(sheet.g), band=False) + "."
+        return "Each point: " + pooled_text(sheet.rows, grouped_by(sheet.g), band=False) + "."
 
 
 class SpeedBars(Figure):

@@ -87,9 +87,9 @@ def pivot(rows, row_keys, col_keys):
 
 def row_keys(g, last=()):
     """The varying conditions (outermost first), then the quantities named in ``last``."""
-    from .grouping import _order
+    from .grouping import key_order
 
-    conds = sorted({k for k in [*g.keys, *g.lines, *g.dependents] if k not in last}, key=_order)
+    conds = sorted({k for k in [*g.keys, *g.lines, *g.dependents] if k not in last}, key=key_order)
     return conds + list(last)
 
 
