@@ -9,7 +9,6 @@ pytest.importorskip("distributed")
 #: every test here starts a cluster: slow (python -m pytest -m slow; CI runs them)
 pytestmark = pytest.mark.slow
 
-from conftest import compose_config  # noqa: E402
 from rffbench import backends, exact  # noqa: E402
 from rffbench.config import DatasetConfig  # noqa: E402
 from rffbench.datasets import load_dataset  # noqa: E402
@@ -19,6 +18,7 @@ from rffbench.features import FEATURE_MAPS  # noqa: E402
 from rffbench.kernels import make_kernel  # noqa: E402
 from rffbench.models import FeatureRidge, encode_targets  # noqa: E402
 from rffbench.results import RECORDS_FILE  # noqa: E402
+from tests.helpers import compose_config  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +128,7 @@ def test_the_dask_cg_command_runs_through_run_py(tmp_path, attempt):
     """``python run.py backend.name=dask model.exact_solver=cg model.lam=1e-3`` on the
     default data: two cg solves sent equal arrays under one content-hashed key, and
     releasing the first lost the second's ('lost dependencies')."""
-    from conftest import run_cli
+    from tests.helpers import run_cli
 
     p = run_cli("backend.name=dask", "model.exact_solver=cg", "model.lam=1e-3",
                 "measure.approximation.enabled=false", "measure.bounds.enabled=false",
@@ -159,7 +159,7 @@ def test_every_dask_path_through_run_py(tmp_path, streamed_npy, solver, attempt)
     run.py, repeated, against the same command without Dask."""
     import pandas as pd
 
-    from conftest import run_cli
+    from tests.helpers import run_cli
 
     args = ["dataset=file", f"dataset.path={streamed_npy}", "model.lam=auto", "D=64",
             "measure.approximation.enabled=false", "measure.bounds.enabled=false",
@@ -190,7 +190,7 @@ def test_addresses_as_people_write_them(written, address):
 @pytest.mark.parametrize("bad", ["http://host:8786", "tcp://host:99999", "tcp://host:port",
                                  "tcp://"])
 def test_a_bad_address_is_one_line_naming_the_key(tmp_path, bad):
-    from conftest import run_cli
+    from tests.helpers import run_cli
 
     p = run_cli("backend.name=dask", f"backend.address={bad}", f"hydra.run.dir={tmp_path}")
     assert p.returncode == 2, p.stderr[-2000:]
@@ -204,7 +204,8 @@ def test_no_worker_left_is_one_line_after_backend_timeout(tmp_path):
     import time
 
     import distributed
-    from conftest import run_cli
+
+    from tests.helpers import run_cli
 
     with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp",
                                  host="127.0.0.1", dashboard_address=None) as lc:
@@ -254,7 +255,8 @@ def test_a_killed_worker_is_rescheduled_and_counted():
     """A worker killed (SIGKILL, by its pid) in the middle of cg, at several moments of
     the solve: Dask reruns its tasks on the other worker (the nanny restarts it) and the
     solution agrees with an undisturbed solve to cg's tolerance; each killed worker is
-    among the lost ones (by address).  Both faults this found: a kill during a broadcast scatter hung the solve for
+    among the lost ones (by address).  Both faults this found: a kill during a broadcast scatter
+    hung the solve for
     good (distributed's replicate waited for the dead worker; now the data are tasks'
     results, recomputed when lost), and the count read 0 from the second kill on (the
     scheduler's shared event log had pushed the removals out)."""
@@ -374,7 +376,7 @@ def test_the_scheduler_lost_mid_sweep_then_the_same_command_resumes(tmp_path):
     import subprocess
     import time
 
-    from conftest import ROOT
+    from tests.helpers import ROOT
 
     sweep = tmp_path / "sweep"
     address, procs = _cluster(tmp_path, "a")

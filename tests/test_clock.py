@@ -12,8 +12,7 @@ import pandas as pd
 import pytest
 
 from rffbench import clock
-
-from conftest import ROOT
+from tests.helpers import ROOT
 
 
 def _fresh_jit():

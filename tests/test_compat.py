@@ -4,8 +4,14 @@ import pandas as pd
 import pytest
 
 from rffbench import compat
-from rffbench.results import (COLUMNS, SCHEMA_VERSION, DamagedRecords, read_records, record,
-                              records_frame)
+from rffbench.results import (
+    COLUMNS,
+    SCHEMA_VERSION,
+    DamagedRecords,
+    read_records,
+    record,
+    records_frame,
+)
 
 ENV = dict(schema=SCHEMA_VERSION, rffbench="t", numba="t", numpy="t", scipy="t", sklearn="t",
            runtime_env="", cpu="c", blas="b", date="2026-01-01T00:00:00", git_sha="")
@@ -30,7 +36,8 @@ def test_schema3_records_are_read_with_the_columns_added_since(tmp_path, kernel,
     assert list(got.columns) == COLUMNS and set(got.schema) == {3}
     assert got.kernel_params.iloc[0] == want or (want is None and pd.isna(got.kernel_params[0]))
     old.assign(schema=SCHEMA_VERSION).to_csv(tmp_path / "records.csv", index=False)
-    with pytest.raises(DamagedRecords, match=r"schema value 4: .*\(and 3, whose columns the file has\)"):
+    with pytest.raises(DamagedRecords,
+                       match=r"schema value 4: .*\(and 3, whose columns the file has\)"):
         read_records(tmp_path / "records.csv")
     df.to_csv(tmp_path / "records.csv", index=False)  # 4's columns, schema 3
     with pytest.raises(DamagedRecords, match="schema value 3"):

@@ -1,16 +1,82 @@
-"""Exact Gram of every kernel against an independent scipy (cdist) reference."""
+"""rffbench.kernels: every kernel's exact Gram against an independent reference (scipy's cdist,
+scikit-learn, closed forms), spectral samplers, lengthscale rules and the kernel block."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
-from conftest import case_id, compose_config, shift_invariant_kernel_cases
-from references import REFERENCES, reference_gram
+from sklearn.metrics.pairwise import polynomial_kernel
 
+from rffbench import _numba as nbk
 from rffbench.config import validate
 from rffbench.errors import ConfigError
-from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, make_kernel
+from rffbench.exact import kernel_times
+from rffbench.kernels import (
+    DIRECT_SQDIST_MAX_D,
+    KERNELS,
+    ArcCosine0,
+    ArcCosine1,
+    Polynomial,
+    make_kernel,
+)
+from tests.helpers import case_id, compose_config, run_cli, shift_invariant_kernel_cases
+from tests.references import REFERENCES, anova_reference, arccos_reference, reference_gram
+
+#: the peer libraries' kernels (their references: tests/references.py)
+FAMILY_KERNELS = ("linear", "exp_dot", "intersection", "anova")
+PARAMS = {"anova": [{"degree": 1}, {"degree": 2}, {"degree": 4}]}
+FAMILY_CASES = [(n, p) for n in FAMILY_KERNELS for p in PARAMS.get(n, [{}])]
 
 LS = 1.7
+
+
+CASES = list(shift_invariant_kernel_cases())
+IDS = [case_id(n, p) for n, p in CASES]
+
+
+@pytest.mark.parametrize("name,params", FAMILY_CASES,
+                         ids=[n + "".join(f"-{v}" for v in p.values()) for n, p in FAMILY_CASES])
+def test_gram_and_products_match_the_reference(name, params, dtype, rng):
+    X = np.abs(rng.normal(size=(37, 7))).astype(dtype)
+    Y = np.abs(rng.normal(size=(23, 7))).astype(dtype)
+    k = make_kernel(name, lengthscale=1.9, **params)
+    ref = reference_gram(name, X, Y, 1.9, **params)
+    G = k.gram(X, Y)
+    assert G.dtype == dtype
+    tol = (1e-13 if dtype == np.float64 else 3e-6) * np.abs(ref).max()
+    assert np.max(np.abs(G - ref)) <= tol
+    # the kernel-times-matrix products of the exact baseline (tiles, or Python tiles
+    # through _gram_into for anova)
+    V = rng.normal(size=(23, 3))
+    P = kernel_times(k, X.astype(np.float64), Y.astype(np.float64), V)
+    np.testing.assert_allclose(P, ref @ V, rtol=1e-11, atol=1e-11 * np.abs(ref).max())
+
+
+def test_exp_dot_series_and_overflow_refusal():
+    k = make_kernel("exp_dot", lengthscale=1.3)
+    a = k.maclaurin_coefficients(2.0)
+    lam = 4.0 / 1.3**2
+    np.testing.assert_allclose(a[:4], [lam**0 / 1, 1 / 1.3**2, 1 / 1.3**4 / 2, 1 / 1.3**6 / 6])
+    # the cut series at |x.y| <= R^2 is exp to float64 resolution
+    assert abs(np.sum(a * 4.0 ** np.arange(a.size)) - math.exp(lam)) <= 1e-15 * math.exp(lam)
+    from rffbench.errors import DataError
+
+    with pytest.raises(DataError, match="kernel.lengthscale >= "):
+        make_kernel("exp_dot", lengthscale=0.1).check_values(5.0)
+
+
+def test_anova_recursions_are_the_subset_sums(rng):
+    X, Y = rng.normal(size=(6, 7)), rng.normal(size=(5, 7))
+    for p in (1, 2, 3, 7):
+        G = np.empty((6, 5))
+        nbk.anova_gram(X, np.ascontiguousarray(Y.T), p, 0.5, G)
+        np.testing.assert_allclose(G, 0.5 * anova_reference(X, Y, p), rtol=1e-12, atol=1e-12)
+        R = rng.choice([-1.0, 1.0], size=(4, 7))
+        Z = np.empty((6, 4))
+        nbk.elementary_symmetric(X, R, p, 0.3, Z)
+        ref = 0.3 * np.array([[anova_reference((x * r)[None], np.ones((1, 7)), p)[0, 0]
+                                for r in R] for x in X])
+        np.testing.assert_allclose(Z, ref, rtol=1e-12, atol=1e-12)
 
 
 def test_every_shift_invariant_kernel_has_a_reference():
@@ -19,10 +85,6 @@ def test_every_shift_invariant_kernel_has_a_reference():
     assert names <= set(REFERENCES), sorted(names - set(REFERENCES))
     with pytest.raises(KeyError, match="no reference Gram for kernel 'nope'"):
         reference_gram("nope", np.zeros((1, 1)), np.zeros((1, 1)), 1.0)
-
-
-CASES = list(shift_invariant_kernel_cases())
-IDS = [case_id(n, p) for n, p in CASES]
 
 
 @pytest.mark.parametrize("name,params", CASES, ids=IDS)
@@ -125,8 +187,6 @@ def test_a_kernel_without_a_yaml_file_runs_from_its_declarations(tmp_path):
     """rational_quadratic has no conf/kernel file: kernel=rational_quadratic and its own key
     kernel.alpha come from the class; the records carry every kernel parameter
     (kernel_params), and alpha changes the exact Gram and so the error."""
-    import pandas as pd
-    from conftest import run_cli
 
     fro = {}
     for alpha in (0.5, 20.0):
@@ -166,3 +226,69 @@ def test_the_kernel_block_is_the_kernels_declarations():
             doc = KernelConfig.field_docs[k]  # "... (kernel=polynomial, anova)"
             assert name in doc[doc.rindex("(kernel="):].strip("()").split("=")[1].split(", ") \
                 and len(doc) > 30, (name, k)
+
+
+@pytest.mark.parametrize("order,cls", [(0, ArcCosine0), (1, ArcCosine1)])
+def test_arccos_gram_closed_form_and_special_values(order, cls, rng, dtype):
+    X, Y = rng.normal(size=(40, 5)), rng.normal(size=(30, 5))
+    k = cls(lengthscale=2.3).fit(None)
+    G = k.gram(X.astype(dtype), Y.astype(dtype))
+    assert G.dtype == dtype
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(G, arccos_reference(X, Y, order, 2.3), rtol=tol, atol=tol)
+    e1, e2 = np.eye(5)[:1] * 3.0, np.eye(5)[1:2] * 2.0  # orthogonal: theta = pi/2
+    want = 0.5 if order == 0 else (3.0 / 2.3) * (2.0 / 2.3) / np.pi
+    assert k.gram(e1, e2)[0, 0] == pytest.approx(want, rel=1e-14)
+    assert k.gram(e1, e1)[0, 0] == pytest.approx(1.0 if order == 0 else (3.0 / 2.3) ** 2)
+    assert k.gram(np.zeros((1, 5)), e1)[0, 0] == 0.0  # step(0) = 0: the zero vector
+
+
+def test_polynomial_gram_matches_scikit_learn(rng, dtype):
+    X, Y = rng.normal(size=(40, 6)), rng.normal(size=(25, 6))
+    k = Polynomial(lengthscale=1.7, degree=3, coef0=0.5).fit(None)
+    G = k.gram(X.astype(dtype), Y.astype(dtype))
+    ref = polynomial_kernel(X, Y, degree=3, gamma=1 / 1.7**2, coef0=0.5)
+    # float32: the GEMM rounds x.y (~1e-7 |x||y|), the cube amplifies it
+    np.testing.assert_allclose(G, ref, rtol=1e-12 if dtype == np.float64 else 1e-4,
+                               atol=0 if dtype == np.float64 else 1e-4 * np.abs(ref).max())
+    assert Polynomial(gamma=0.25).fit(None).ls == pytest.approx(2.0)
+    np.testing.assert_allclose(k.maclaurin_coefficients(), [0.125, 3 * 0.25 / 1.7**2,
+                                                  3 * 0.5 / 1.7**4, 1 / 1.7**6])
+
+
+# ---- chi-squared kernels (non-negative data) ---------------------------------------
+def test_chi2_grams_against_scikit_learn_and_closed_forms(rng, dtype):
+    from sklearn.metrics.pairwise import additive_chi2_kernel
+
+    from rffbench.kernels import AdditiveChi2, SkewedChi2
+
+    X, Y = rng.random((30, 6)), rng.random((20, 6))
+    X[0, :2] = 0.0
+    Y[0, :2] = 0.0  # 0/0 terms count as 0
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    # sum 2xy/(x+y) = sum (x+y)/2 + scikit-learn's -sum (x-y)^2/(x+y) / 2
+    ref = 0.5 * (X.sum(1)[:, None] + Y.sum(1)[None]) + 0.5 * additive_chi2_kernel(X, Y)
+    got = AdditiveChi2(lengthscale=2.0).fit(None).gram(X.astype(dtype), Y.astype(dtype))
+    np.testing.assert_allclose(got, ref / 2.0, rtol=tol, atol=tol)
+    c = 0.7
+    ref = np.prod(2 * np.sqrt((X[:, None] + c) * (Y[None] + c)) / (X[:, None] + Y[None] + 2 * c),
+                  axis=2)
+    k = SkewedChi2(lengthscale=1.0, skewedness=c).fit(None)
+    np.testing.assert_allclose(k.gram(X.astype(dtype), Y.astype(dtype)), ref, rtol=tol, atol=tol)
+    k3 = SkewedChi2(lengthscale=3.0, skewedness=c).fit(None)  # sech((u - v) / (2 l))
+    U, V = np.log(X + c), np.log(Y + c)
+    np.testing.assert_allclose(k3.gram(X, Y),
+                               np.prod(1 / np.cosh((U[:, None] - V[None]) / 6.0), axis=2),
+                               rtol=1e-12)
+    assert k3.sigma_p2(6) == pytest.approx(6 / 36.0)
+
+
+def test_skewed_chi2_frequencies_have_the_sech_law():
+    """Hyperbolic-secant frequencies of scale 1/(pi l): variance 1/(4 l^2) (5 SE)."""
+    from rffbench.kernels import SkewedChi2
+
+    W = SkewedChi2(lengthscale=1.5).fit(None).sample_frequencies(200000, 1,
+                                                                np.random.default_rng(0))
+    v = W.var()
+    se = np.sqrt((np.mean((W - W.mean()) ** 4) - v**2) / W.size)
+    assert abs(v - 1 / (4 * 1.5**2)) <= 5 * se

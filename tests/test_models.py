@@ -5,7 +5,8 @@ import pytest
 
 from rffbench import exact
 from rffbench.errors import ConfigError, RffbenchError
-from rffbench.features import FEATURE_MAPS
+from rffbench.exact import with_intercept
+from rffbench.features import FEATURE_MAPS, MapTags
 from rffbench.kernels import make_kernel
 from rffbench.measure.learning import _choose
 from rffbench.models import FeatureRidge, FeatureSGD, NormalEquations, decode, encode_targets
@@ -168,3 +169,34 @@ def test_nystrom_exact_on_its_landmarks_and_any_kernel(rng, kname):
     Z3 = f3.transform(X)
     assert Z3.shape == (40, 40) and f3.get_feature_names_out().shape == (40,)
     np.testing.assert_allclose(Z3 @ Z3.T, k.gram(X), atol=1e-8)
+
+
+def test_ridge_ignores_a_constant_added_to_the_kernel(rng):
+    """The unpenalised intercept absorbs the offset: ridge on [Z, sqrt(c) 1] equals ridge on
+    Z (c > 0), and kernel ridge with Z Z^T + c (any sign, the bordered dual) equals both."""
+    X = rng.uniform(0, 1, size=(150, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.05 * rng.normal(size=150)
+    Y = np.stack([y, 1 - y], axis=1)
+    fmap = FEATURE_MAPS["ssr"](kernel="gaussian", n_components=2 * 4 * 4, lengthscale=0.5,
+                               random_state=0).fit(X)
+    c = fmap.kernel_offset_
+    assert c != 0
+
+    class WithColumn:  # the map with its offset as a constant column: Z Z^T + |c|
+        n_components, tags = fmap.n_components_ + 1, MapTags()
+
+        def transform(self, A):
+            return np.hstack([fmap.transform(A), np.full((A.shape[0], 1), np.sqrt(abs(c)))])
+
+    lam = 1e-2
+    plain = FeatureRidge(lam).fit(fmap, X, Y)
+    col = FeatureRidge(lam).fit(WithColumn(), X, Y)
+    Xt = rng.uniform(0, 1, size=(40, 3))
+    np.testing.assert_allclose(col.predict(Xt), plain.predict(Xt), rtol=0, atol=1e-9)
+    assert abs(col.coef_[-1]).max() < 1e-9  # the constant column gets no weight
+    Z, Zt = fmap.transform(X), fmap.transform(Xt)
+    for cc in (c, -abs(c), -5.0, 5.0):  # K + lam I may be indefinite for c < 0: LU
+        A = Z @ Z.T + cc + lam * np.eye(len(X))
+        alpha, b = with_intercept(lambda B: np.linalg.solve(A, B), Y)
+        np.testing.assert_allclose((Zt @ Z.T + cc) @ alpha + b, plain.predict(Xt), rtol=0,
+                                   atol=1e-8)

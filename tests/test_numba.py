@@ -17,6 +17,120 @@ def _grid(lo, hi, n=2_000_001):
     return np.concatenate([x, np.random.default_rng(0).uniform(lo, hi, n)])
 
 
+def _rows(rng, n, m, scale=30.0):
+    return rng.normal(scale=scale, size=(n, m))
+
+
+PROFILE_REF = {
+    nbk.PROFILE_NONE: lambda s, a: s,
+    nbk.PROFILE_EXP: lambda s, a: np.exp(-a * s),
+    nbk.PROFILE_EXP_SQRT: lambda s, a: np.exp(-a * np.sqrt(s)),
+    nbk.PROFILE_MATERN15: lambda s, a: (1 + a * np.sqrt(s)) * np.exp(-a * np.sqrt(s)),
+    nbk.PROFILE_MATERN25: lambda s, a: (1 + a * np.sqrt(s) + (a * np.sqrt(s)) ** 2 / 3)
+    * np.exp(-a * np.sqrt(s)),
+}
+
+
+# --------------------------------------------------------------------------
+# the fused kernel products, against K @ V from the numpy Gram of the kernel
+def _kernel_cases():
+    from rffbench.kernels import make_kernel
+
+    for name, params in [("gaussian", {}), ("laplacian", {}), ("cauchy", {}),
+                         ("matern", {"nu": 0.5}), ("matern", {"nu": 1.5}),
+                         ("matern", {"nu": 2.5}), ("arccos0", {}), ("arccos1", {}),
+                         ("polynomial", {"degree": 3}), ("additive_chi2", {}),
+                         ("skewed_chi2", {}), ("intersection", {})]:
+        yield pytest.param(lambda name=name, params=params: make_kernel(name, **params),
+                           id=name + "".join(f"-{v}" for v in params.values()))
+
+
+def _numpy_gram(kernel, X, Y):
+    """k(X, Y) as a matrix: the kernel's Gram (tested against scipy references in
+    tests/test_kernels.py), for numpy's K @ V."""
+    return np.asarray(kernel.gram(X, Y), dtype=np.float64)
+
+
+def make_kernel_for_test(name, params):
+    from rffbench.kernels import make_kernel
+
+    return make_kernel(name, **params)
+
+
+COMPILE_WATCH = """
+import json, sys
+from numba.core import event
+
+seen = []
+
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        d = ev.data.get("dispatcher")
+        f = getattr(d, "py_func", None)
+        if f is not None and f.__module__.startswith("rffbench."):
+            seen.append([f.__module__ + "." + f.__qualname__, str(ev.data.get("args"))])
+
+
+event.register("numba:compile", Listener())
+out, sys.argv = sys.argv[1], ["run.py", *sys.argv[2:]]
+from rffbench.cli import main
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+json.dump(seen, open(out, "w"))
+"""
+
+
+def _has_avx512():
+    import llvmlite.binding as ll
+
+    return "+avx512f" in ll.get_host_cpu_features().flatten().split(",")
+
+
+#: LLVM CPU names whose own tuning already vectorises with 512-bit registers
+PREFER_512_CPUS = ("znver4", "znver5")
+
+
+HOT_PATHS = """
+import json, sys
+import numpy as np
+from rffbench._numba import gram, passes, products
+from rffbench.exact import KernelOperator
+from rffbench.features import RandomFourierFeatures
+from rffbench.kernels import make_kernel
+
+X = np.random.default_rng(0).standard_normal((600, 4))
+for name in ("gaussian", "laplacian", "arccos1"):
+    KernelOperator(make_kernel(name).fit(X), X).matvec(np.ones((600, 1)))
+RandomFourierFeatures(kernel="gaussian", n_components=64, random_state=0).fit_transform(X)
+attr = '"prefer-vector-width"="512"'
+seen = {}
+for f in (products._times_chunk, products.fold_row, gram.scaled_sqdist_row, passes._cos_block):
+    ir = f.inspect_llvm()
+    seen[f.__name__] = [len(ir), all(attr in v for v in ir.values()),
+                        min(v.count("zmm") for v in f.inspect_asm().values())]
+json.dump(seen, open(sys.argv[1], "w"))
+"""
+
+
+CACHE_PROBE = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import _numba as nbk
+X = np.linspace(-1.0, 1.0, 6)[:, None]
+W = np.full((1, 3), 0.7)
+out = np.empty((6, 3))
+nbk.gemm_cos_offset(X, W, np.zeros(3), 1.0, np.full(6, 2.0), out)
+print(repr(float(out.sum())))
+"""
+
+
 @pytest.mark.parametrize("fn,ref", [(nbk.fast_cos, np.cos), (nbk.fast_sin, np.sin)])
 def test_fast_trig_float64_accuracy(fn, ref):
     x = _grid(-TRIG_RANGE, TRIG_RANGE)
@@ -64,10 +178,6 @@ def test_fast_exp_accuracy():
     out = np.empty_like(tiny)
     nbk.fast_exp(tiny, out)
     assert np.all(out <= 1e-307) and np.all(out >= 0)
-
-
-def _rows(rng, n, m, scale=30.0):
-    return rng.normal(scale=scale, size=(n, m))
 
 
 def test_fast_acos_accuracy_in_ulps():
@@ -119,16 +229,6 @@ def test_scale_inplace(rng):
     Z = A.copy()
     nbk.scale_inplace(Z, 2.5)
     assert np.array_equal(Z, 2.5 * A)
-
-
-PROFILE_REF = {
-    nbk.PROFILE_NONE: lambda s, a: s,
-    nbk.PROFILE_EXP: lambda s, a: np.exp(-a * s),
-    nbk.PROFILE_EXP_SQRT: lambda s, a: np.exp(-a * np.sqrt(s)),
-    nbk.PROFILE_MATERN15: lambda s, a: (1 + a * np.sqrt(s)) * np.exp(-a * np.sqrt(s)),
-    nbk.PROFILE_MATERN25: lambda s, a: (1 + a * np.sqrt(s) + (a * np.sqrt(s)) ** 2 / 3)
-    * np.exp(-a * np.sqrt(s)),
-}
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILE_REF))
@@ -262,26 +362,6 @@ def test_fast_exp_float32_accuracy():
     assert np.all(out[:3] == 0.0)
 
 
-# --------------------------------------------------------------------------
-# the fused kernel products, against K @ V from the numpy Gram of the kernel
-def _kernel_cases():
-    from rffbench.kernels import make_kernel
-
-    for name, params in [("gaussian", {}), ("laplacian", {}), ("cauchy", {}),
-                         ("matern", {"nu": 0.5}), ("matern", {"nu": 1.5}),
-                         ("matern", {"nu": 2.5}), ("arccos0", {}), ("arccos1", {}),
-                         ("polynomial", {"degree": 3}), ("additive_chi2", {}),
-                         ("skewed_chi2", {}), ("intersection", {})]:
-        yield pytest.param(lambda name=name, params=params: make_kernel(name, **params),
-                           id=name + "".join(f"-{v}" for v in params.values()))
-
-
-def _numpy_gram(kernel, X, Y):
-    """k(X, Y) as a matrix: the kernel's Gram (tested against scipy references in
-    tests/test_kernels.py and tests/test_zoo.py), for numpy's K @ V."""
-    return np.asarray(kernel.gram(X, Y), dtype=np.float64)
-
-
 @pytest.mark.parametrize("make", _kernel_cases())
 @pytest.mark.parametrize("n,m", [(300, 1), (600, 3)])
 def test_kernel_times_matches_numpy(make, n, m, rng):
@@ -387,12 +467,6 @@ def test_fused_one_column_products_keep_the_tiles_values(rng, name, params):
                               tiled_times(spec, ry, rx, ee)[:, 0])
 
 
-def make_kernel_for_test(name, params):
-    from rffbench.kernels import make_kernel
-
-    return make_kernel(name, **params)
-
-
 @pytest.mark.parametrize("transpose", [False, True])
 def test_tile_times_vector_matches_numpy(rng, transpose):
     """The one-column products of a tile in one pass: out[i0:] += K v[j0:] and, with
@@ -475,35 +549,6 @@ def test_kernel_times_threads_bitwise(rng, name, d):
     assert np.array_equal(out[0], out[1])
 
 
-COMPILE_WATCH = """
-import json, sys
-from numba.core import event
-
-seen = []
-
-
-class Listener(event.Listener):
-    def on_start(self, ev):
-        pass
-
-    def on_end(self, ev):
-        d = ev.data.get("dispatcher")
-        f = getattr(d, "py_func", None)
-        if f is not None and f.__module__.startswith("rffbench."):
-            seen.append([f.__module__ + "." + f.__qualname__, str(ev.data.get("args"))])
-
-
-event.register("numba:compile", Listener())
-out, sys.argv = sys.argv[1], ["run.py", *sys.argv[2:]]
-from rffbench.cli import main
-try:
-    main()
-except SystemExit as exc:
-    assert not exc.code, exc.code
-json.dump(seen, open(out, "w"))
-"""
-
-
 @pytest.mark.slow
 def test_a_run_compiles_only_what_it_needs_and_every_function_is_cached(tmp_path):
     """The default run on an empty numba cache compiles each function it uses once, for
@@ -515,7 +560,7 @@ def test_a_run_compiles_only_what_it_needs_and_every_function_is_cached(tmp_path
     import subprocess
     import sys
 
-    from conftest import ROOT
+    from tests.helpers import ROOT
 
     script = tmp_path / "watch.py"
     script.write_text(COMPILE_WATCH)
@@ -552,12 +597,6 @@ def test_the_records_name_numbas_threading_layer():
     X = np.random.default_rng(0).standard_normal((64, 3))
     RandomFourierFeatures(kernel="gaussian", n_components=16, random_state=0).fit_transform(X)
     assert f"numba_layer={numba.threading_layer()}" in runtime_env()
-
-
-def _has_avx512():
-    import llvmlite.binding as ll
-
-    return "+avx512f" in ll.get_host_cpu_features().flatten().split(",")
 
 
 def test_wide_vectors_sets_the_preferred_vector_width():
@@ -599,32 +638,6 @@ def test_wide_vectors_sets_the_preferred_vector_width():
             assert "zmm" not in next(iter(narrow_fn.inspect_asm().values()))
 
 
-#: LLVM CPU names whose own tuning already vectorises with 512-bit registers
-PREFER_512_CPUS = ("znver4", "znver5")
-
-
-HOT_PATHS = """
-import json, sys
-import numpy as np
-from rffbench._numba import gram, passes, products
-from rffbench.exact import KernelOperator
-from rffbench.features import RandomFourierFeatures
-from rffbench.kernels import make_kernel
-
-X = np.random.default_rng(0).standard_normal((600, 4))
-for name in ("gaussian", "laplacian", "arccos1"):
-    KernelOperator(make_kernel(name).fit(X), X).matvec(np.ones((600, 1)))
-RandomFourierFeatures(kernel="gaussian", n_components=64, random_state=0).fit_transform(X)
-attr = '"prefer-vector-width"="512"'
-seen = {}
-for f in (products._times_chunk, products.fold_row, gram.scaled_sqdist_row, passes._cos_block):
-    ir = f.inspect_llvm()
-    seen[f.__name__] = [len(ir), all(attr in v for v in ir.values()),
-                        min(v.count("zmm") for v in f.inspect_asm().values())]
-json.dump(seen, open(sys.argv[1], "w"))
-"""
-
-
 @pytest.mark.slow
 def test_the_hot_loops_are_compiled_for_the_widest_vectors(tmp_path):
     """The functions whose loops make the exact products' tiles (and fold a one-column
@@ -636,7 +649,7 @@ def test_the_hot_loops_are_compiled_for_the_widest_vectors(tmp_path):
     import subprocess
     import sys
 
-    from conftest import ROOT
+    from tests.helpers import ROOT
 
     script = tmp_path / "hot.py"
     script.write_text(HOT_PATHS)
@@ -651,19 +664,6 @@ def test_the_hot_loops_are_compiled_for_the_widest_vectors(tmp_path):
         assert compiled >= 1 and marked, (name, seen)
         if _has_avx512():
             assert zmm > 0, (name, seen)
-
-
-CACHE_PROBE = """
-import sys
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-import _numba as nbk
-X = np.linspace(-1.0, 1.0, 6)[:, None]
-W = np.full((1, 3), 0.7)
-out = np.empty((6, 3))
-nbk.gemm_cos_offset(X, W, np.zeros(3), 1.0, np.full(6, 2.0), out)
-print(repr(float(out.sum())))
-"""
 
 
 def test_a_change_to_any_module_recompiles_every_cached_function(tmp_path):
@@ -703,3 +703,39 @@ def test_a_change_to_any_module_recompiles_every_cached_function(tmp_path):
     second = probe()
     assert second == pytest.approx(float(np.cos(2.0 * X @ np.full((1, 3), 0.7)).sum()),
                                    rel=1e-12)
+
+
+# ---- numba passes against numpy ---------------------------------------------------
+def test_numba_passes_match_numpy(rng):
+    Z = rng.normal(size=(50, 33))
+    Z[::7, ::5] = 0.0  # the step's midpoint at exactly 0
+    tol = np.abs(Z).max(axis=1) * 0.05  # and within a per-row tolerance of 0
+    Zt = np.where(np.abs(Z) <= tol[:, None], 0.0, Z)
+    for code, ref, zero in ((nbk.ACT_STEP, np.heaviside(Z, 0.5) * 0.3, np.empty(0)),
+                            (nbk.ACT_STEP, np.heaviside(Zt, 0.5) * 0.3, tol),
+                            (nbk.ACT_RELU, np.maximum(Z, 0) * 0.3, np.empty(0)),
+                            (nbk.ACT_IDENTITY, Z * 0.3, np.empty(0))):
+        A = Z.copy()
+        nbk.activation_inplace(A, code, 0.3, zero)
+        np.testing.assert_array_equal(A, ref)
+    shift = rng.random(50)
+    A = Z.copy()
+    nbk.positive_features_inplace(A, shift, 0.2)
+    np.testing.assert_allclose(A, 0.2 * np.exp(Z - shift[:, None]), rtol=1e-15)
+    P = rng.normal(size=(7, 12))
+    count = np.array([0, 3, 1, 2, 0])
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    w = rng.random(5)
+    out = np.empty((7, 5))
+    nbk.group_products(P, start, count, w, out)
+    ref = np.column_stack([w[f] * np.prod(P[:, start[f]:start[f] + count[f]], axis=1)
+                           for f in range(5)])
+    np.testing.assert_allclose(out, ref, rtol=1e-14)
+    X = rng.normal(size=(6, 4))
+    h, s = rng.integers(0, 8, size=(2, 4)), rng.choice([-1.0, 1.0], size=(2, 4))
+    C = np.empty((2, 6, 8))
+    nbk.count_sketches(X, h, s, C)
+    for t in range(2):
+        M = np.zeros((4, 8))
+        M[np.arange(4), h[t]] = s[t]
+        np.testing.assert_allclose(C[t], X @ M, atol=1e-14)

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT, compose_config, run_cli
 from rffbench.errors import ConfigError
+from tests.helpers import ROOT, run_cli
 
 PLUGIN_DIR = ROOT / "examples" / "rffbench-example-plugin"
 DIST = "rffbench-example-plugin"
@@ -42,24 +42,12 @@ def plugin():
         rffbench.config.register_configs()  # the later tests see the config without it
 
 
-def test_registries_list_the_plugin(plugin):
-    from rffbench.datasets import DATASETS
-    from rffbench.features import FEATURE_MAPS
-    from rffbench.kernels import KERNELS
-
-    assert FEATURE_MAPS["stratified_rff"] is plugin.StratifiedRFF
-    assert KERNELS["two_scale"] is plugin.TwoScale
-    assert DATASETS["two_moons"] is plugin.two_moons
-    from rffbench.config import DatasetConfig
-    from rffbench.datasets import data_plan
-
-    plan = data_plan(DatasetConfig(name="two_moons", n=500))  # from the shape it declares
-    assert [n.what for n in plan.phases["load"]] == ["loading dataset=two_moons (500 x 2)"]
-    assert FEATURE_MAPS.origin("stratified_rff") == f"plug-in {DIST}"
-    cfg = compose_config(["features=stratified_rff", "kernel=two_scale",
-                          "dataset=two_moons"])
-    assert (cfg.features.name, cfg.kernel.name, cfg.dataset.name) == (
-        "stratified_rff", "two_scale", "two_moons")
+def _reference_alignment(K, Y):
+    m = K.shape[0]
+    H = np.eye(m) - np.ones((m, m)) / m
+    Y = Y.reshape(m, -1)
+    Kc, L = H @ K @ H, H @ Y @ Y.T @ H
+    return float(np.sum(Kc * L) / (np.linalg.norm(Kc) * np.linalg.norm(L)))
 
 
 def test_plugin_kernel_against_scikit_learn(plugin, rng):
@@ -120,19 +108,6 @@ def test_import_path_map_runs(plugin, tmp_path):
     assert set(rec.features) == {"rffbench_example_plugin:StratifiedRFF"}
 
 
-@pytest.mark.parametrize("name,match", [
-    ("nosuch_module_xyz:Map", "cannot load the import path .*ModuleNotFoundError"),
-    ("collections:OrderedDict", "is not a feature map: it must be a subclass of "
-                                "rffbench.features.base.FeatureMap"),
-    ("nonsense", "features.name='nonsense' is not allowed: use one of rff"),
-])
-def test_bad_plugin_names(name, match):
-    from rffbench.config import FeaturesConfig
-
-    with pytest.raises(ConfigError, match=match):
-        FeaturesConfig(name=name)
-
-
 def test_plugin_params_are_checked(plugin):
     from rffbench.config import FeaturesConfig
 
@@ -181,14 +156,6 @@ def test_plugin_alignment_against_its_definition(plugin, rng):
         assert centred_alignment(3.0 * K, Y) == pytest.approx(a, rel=1e-12)
     y = X[:, 0]
     assert centred_alignment(np.outer(y, y), y) == pytest.approx(1.0)
-
-
-def _reference_alignment(K, Y):
-    m = K.shape[0]
-    H = np.eye(m) - np.ones((m, m)) / m
-    Y = Y.reshape(m, -1)
-    Kc, L = H @ K @ H, H @ Y @ Y.T @ H
-    return float(np.sum(Kc * L) / (np.linalg.norm(Kc) * np.linalg.norm(L)))
 
 
 @pytest.mark.slow

@@ -6,9 +6,9 @@ import logging
 import numpy as np
 import pytest
 
-from conftest import run_cli
 from rffbench import progress
 from rffbench.progress import Progress
+from tests.helpers import run_cli
 
 
 class Clock:

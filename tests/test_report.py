@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import HTMLPage, run_cli
 from rffbench import report
 from rffbench.report import approximation as rapprox
 from rffbench.report import bounds as rbounds
@@ -20,6 +19,7 @@ from rffbench.report import maps as rmaps
 from rffbench.report.collect import collect
 from rffbench.results import RECORDS_FILE, SCHEMA_VERSION, record, records_frame
 from rffbench.store import write_config
+from tests.helpers import HTMLPage, run_cli
 
 TINY = ["dataset=synthetic", "dataset.n=120", "dataset.d=3", "measure.bounds.trials=4",
         "measure.learning.repeats=1", "measure.timing.repeats=3", "measure.learning.exact=false"]

@@ -10,9 +10,9 @@ import sys
 import pandas as pd
 import pytest
 
-from conftest import ROOT, run_cli
 from rffbench import store as st
 from rffbench.results import RECORDS_FILE, read_records
+from tests.helpers import ROOT, run_cli
 
 TINY = ["dataset=synthetic", "dataset.n=200", "dataset.d=3", "measure.bounds.trials=8",
         "measure.learning.repeats=1", "measure.timing.repeats=3", "model.exact_max_n=400"]

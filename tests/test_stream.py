@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import compose_config
 from rffbench import stream
 from rffbench.config import DatasetConfig
 from rffbench.datasets import load_dataset
@@ -22,6 +21,7 @@ from rffbench.experiment import run
 from rffbench.features import FEATURE_MAPS
 from rffbench.models import FeatureRidge, encode_targets
 from rffbench.results import RECORDS_FILE
+from tests.helpers import compose_config
 
 N, D_IN = 150_000, 5  # more than two split blocks
 

@@ -200,7 +200,8 @@ def test_the_variance_measurement_takes_each_maps_formula(tmp_path, features, so
     """Through the command line: the variance measurement asks the map for its exact MSE
     (FeatureMap.exact_mse) and cites the map's source; a map without one records n/a."""
     import pandas as pd
-    from conftest import run_cli
+
+    from tests.helpers import run_cli
 
     r = run_cli(f"features={features}", "dataset=synthetic", "dataset.n=200", "dataset.d=4",
                 "D=16", "measure.variance.enabled=true", "measure.variance.redraws=4",

@@ -1,0 +1,98 @@
+"""What the tests share (imported as ``from tests.helpers import ...``, never from conftest):
+the project's paths, a helper to run the command line and to compose the config, the kernel
+cases of the kernel tests, the BLAS-error rule's pattern and an HTML page parser."""
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+from rffbench.kernels import Matern
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF_DIR = ROOT / "conf"
+#: the tests' data files (tests/fixtures)
+FIXTURES = ROOT / "tests" / "fixtures"
+
+#: each kernel's own parameters at the values the kernel tests take (its defaults otherwise)
+KERNEL_PARAMS = {"matern": [{"nu": nu} for nu in Matern.NUS],
+                 "rational_quadratic": [{"alpha": a} for a in (0.3, 2.0, 40.0)]}
+
+
+def shift_invariant_kernel_cases():
+    """(name, params) of every registered kernel that is shift-invariant in its inputs, at
+    KERNEL_PARAMS (the others, and skewed_chi2 in log coordinates: tests/test_kernels.py)."""
+    from rffbench.kernels import KERNELS
+
+    for name in KERNELS:
+        if KERNELS[name].shift_invariant and not KERNELS[name].warps:
+            yield from ((name, p) for p in KERNEL_PARAMS.get(name, [{}]))
+
+
+def case_id(name, params):
+    return name + "".join(f"-{v}" for v in params.values())
+
+
+#: what a BLAS library prints when it refuses a call (its xerbla): the call did nothing and
+#: its output is whatever was in memory, so the numbers after it are wrong
+BLAS_ERROR = re.compile(r"On entry to +\w+ +parameter number +\d+ had an illegal value")
+
+
+def blas_errors(*texts):
+    """The BLAS error messages in ``texts`` (str, bytes or None)."""
+    found = []
+    for t in texts:
+        if isinstance(t, bytes):
+            t = t.decode(errors="replace")
+        found += BLAS_ERROR.findall(t or "")
+    return found
+
+
+def run_cli(*args, timeout=300, cwd=ROOT):
+    """Run ``python run.py *args`` (from the project root by default); CompletedProcess."""
+    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def compose_config(overrides=()):
+    """Compose conf/config.yaml with overrides (no Hydra run) -> DictConfig."""
+    from hydra import compose, initialize_config_dir
+
+    import rffbench.config  # noqa: F401  (registers the schema)
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+class HTMLPage(HTMLParser):
+    """An HTML page's ids, image sources, link targets and what it loads from elsewhere."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.images, self.links, self.external = set(), [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"])
+        for key in ("src", "href"):
+            if a.get(key) and not a[key].startswith(("data:", "#")):
+                self.external.append(a[key])
+        if tag in ("link", "script") and (a.get("src") or a.get("href")):
+            self.external.append(str(a))
+
+    @classmethod
+    def parse(cls, path):
+        return cls.parse_text(Path(path).read_text(errors="replace"))
+
+    @classmethod
+    def parse_text(cls, text):
+        page = cls()
+        page.feed(text)
+        return page

@@ -1,0 +1,297 @@
+"""The speed measurement: records, limits, skips; the interleaved timer (no wall-clock asserts)."""
+import pytest
+
+from rffbench.experiment import main as run_main
+from rffbench.experiment import run
+from rffbench.measure.speed import interleaved
+from rffbench.peers import installed
+from rffbench.results import RECORDS_FILE
+from tests.helpers import compose_config
+
+SPEED = ["dataset=synthetic", "dataset.n=400", "dataset.d=6", "D=64",
+         "measure.approximation.enabled=false", "measure.bounds.enabled=false",
+         "measure.learning.enabled=false", "measure.timing.enabled=false",
+         "measure.speed.enabled=true", "measure.speed.gram_max_n=100",
+         "measure.speed.train_max_n=100", "measure.speed.processes=1"]
+#: SPEED for the maps part alone (the gram's and train's sizes have no effect there)
+SPEED_MAPS = [a for a in SPEED if "_max_n=" not in a] + ["measure.speed.parts=[maps]"]
+METRICS = {"time_s", "throughput_rows_per_s", "speedup_vs_sklearn", "speedup_vs_numpy",
+           "speedup_vs_torch", "speedup_vs_jax", "fraction_of_limit", "limit_time_s",
+           "first_touch_s"}
+
+
+# --------------------------------------------------------------------------
+# times that hold across processes: the mechanism (never a wall-clock number)
+# --------------------------------------------------------------------------
+class _Output:
+    alive = 0
+
+    def __init__(self):
+        type(self).alive += 1
+
+    def __del__(self):
+        type(self).alive -= 1
+
+
+def pid_cell(folder):
+    """A cell whose one implementation writes its process's pid (test helper)."""
+    import os
+    from pathlib import Path
+
+    return {"pid": lambda: (Path(folder) / str(os.getpid())).touch()}
+
+
+def planted_cell(folder, fast_s, slow_s):
+    """A cell whose first worker process sleeps ``fast_s`` per call, every later one
+    ``slow_s`` (a planted slow worker; test helper)."""
+    import os
+    import time
+    from pathlib import Path
+
+    try:
+        os.close(os.open(Path(folder) / "first", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        pause = fast_s
+    except FileExistsError:
+        pause = slow_s
+    return {"sleep": lambda: time.sleep(pause), "steady": lambda: time.sleep(fast_s)}
+
+
+def test_interleaved_calls_each_implementation_warm_then_repeats():
+    calls = []
+    res = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 5)
+    assert calls == ["a", "b"] + ["a", "b"] * 5  # warm-up, then A B A B ...
+    assert set(res) == {"a", "b"} and all(t >= 0 and s >= 0 for t, s in res.values())
+
+
+def test_speed_records_vocabulary_and_consistency():
+    df, _ = run(compose_config(SPEED))
+    sp = df[df.measurement == "speed"]
+    assert set(sp.metric) <= METRICS and set(sp.measurement) == {"speed"}
+    methods = set(sp.method)
+    for m in ("transform/rff", "transform/rff_pairs", "transform/orf", "transform/sorf",
+              "transform/fastfood", "transform/numpy", "transform/sklearn_rbf",
+              "gram/rffbench_gaussian", "gram/sklearn_rbf_kernel", "gram/rffbench_laplacian",
+              "gram/sklearn_laplacian_kernel", "train/rffbench_ridge",
+              "train/sklearn_rbfsampler_ridge", "train/rffbench_exact_krr",
+              "train/sklearn_kernelridge"):
+        assert m in methods, m
+    v = sp.set_index(["method", "metric"]).value
+    # PyTorch and JAX are optional peers, each timed in its own process where installed
+    # (fresh output vs our transform, reused output vs rff's out= path), else one record
+    # saying so
+    for peer in ("torch", "jax"):
+        rows = sp[sp.method.str.startswith(f"transform/{peer}")]
+        if installed(peer):
+            assert v["transform/rff", f"speedup_vs_{peer}"] == pytest.approx(
+                v[f"transform/{peer}", "time_s"] / v["transform/rff", "time_s"], rel=1e-12)
+            assert "own process" in rows.note.iloc[0]
+            if peer == "torch":
+                assert v["transform/rff_out", "speedup_vs_torch"] == pytest.approx(
+                    v["transform/torch_out", "time_s"] / v["transform/rff_out", "time_s"],
+                    rel=1e-12)
+                assert "preallocated output reused" in \
+                    rows[rows.method == "transform/torch_out"].note.item()
+        else:
+            assert rows.value.isna().all() and len(rows) == 1
+            assert "not installed" in rows.note.item()
+        sp = sp[~sp.method.str.startswith(f"transform/{peer}")]
+        v = sp.set_index(["method", "metric"]).value
+    t = sp[sp.metric == "time_s"].set_index("method").value
+    assert (t > 0).all() and (sp[sp.metric == "time_s"].n_repeats == 5).all()
+    # speed-ups and fractions are the ratios of the recorded times
+    assert v["transform/rff", "speedup_vs_sklearn"] == pytest.approx(
+        t["transform/sklearn_rbf"] / t["transform/rff"], rel=1e-12)
+    assert v["transform/rff", "speedup_vs_numpy"] == pytest.approx(
+        t["transform/numpy"] / t["transform/rff"], rel=1e-12)
+    # a fresh output's allocation and first touch is its own number, taken off the time
+    # before the fraction of the limit (one worker process: the ratio of its medians)
+    touch = v["alloc/output", "first_touch_s"]
+    assert v["transform/rff", "fraction_of_limit"] == pytest.approx(
+        v["transform/rff", "limit_time_s"] / (t["transform/rff"] - touch), rel=1e-12)
+    assert v["transform/rff_out", "fraction_of_limit"] == pytest.approx(
+        v["transform/rff_out", "limit_time_s"] / t["transform/rff_out"], rel=1e-12) \
+        if ("transform/rff_out", "fraction_of_limit") in v else True
+    # every rffbench implementation has a limit
+    for m in ("transform/rff", "transform/sorf", "gram/rffbench_gaussian",
+              "gram/rffbench_laplacian",
+              "train/rffbench_ridge", "train/rffbench_exact_krr"):
+        assert v[m, "fraction_of_limit"] > 0 and v[m, "limit_time_s"] > 0, m
+    # a pair map's GEMM has D/2 columns: its limit is below the rff map's
+    assert v["transform/rff_pairs", "limit_time_s"] < v["transform/rff", "limit_time_s"]
+    assert v["transform/rff", "throughput_rows_per_s"] == pytest.approx(
+        300 / t["transform/rff"], rel=1e-12)  # 400 rows, test_size 0.25
+
+
+def test_non_gaussian_kernel_notes_what_cannot_be_compared():
+    df, _ = run(compose_config([*SPEED_MAPS, "kernel=laplacian"]))
+    sp = df[df.measurement == "speed"]
+    na = sp[sp.value.isna()].set_index("method").note
+    assert "not allowed with kernel=laplacian" in na["transform/orf"]
+    assert "scikit-learn has no sampler for kernel=laplacian" in na["transform/sklearn"]
+    assert sp[(sp.method == "transform/rff") & (sp.metric == "time_s")].value.notna().all()
+
+
+@pytest.mark.parametrize("override,match", [
+    ("measure.speed.repeats=3",
+     "measure.speed.repeats=3 is not allowed: use an integer in 5..10000"),
+    ("measure.speed.parts=[maps,plots]", "measure.speed.parts=['maps', 'plots'] is not allowed"),
+    ("measure.speed.maps=[rff,turbo]", "unknown map(s) turbo"),
+])
+def test_bad_speed_config(tmp_path, capsys, override, match):
+    assert run_main(compose_config([*SPEED, override]), tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and "\n" not in err and not (tmp_path / RECORDS_FILE).exists()
+
+
+def test_polynomial_maps_against_their_scikit_learn_peer():
+    """kernel=polynomial: tensorsketch and maclaurin against PolynomialCountSketch (speed-up
+    recorded), with their own limits; no numpy cosine reference (not shift-invariant)."""
+    df, _ = run(compose_config([*SPEED_MAPS, "kernel=polynomial", "features=tensorsketch",
+                                "measure.speed.maps=[tensorsketch,maclaurin]"]))
+    sp = df[(df.measurement == "speed") & df.value.notna()]
+    v = sp.set_index(["method", "metric"]).value
+    for m in ("transform/tensorsketch", "transform/maclaurin"):
+        assert v[m, "speedup_vs_sklearn"] > 0 and v[m, "fraction_of_limit"] > 0
+    assert v["transform/sklearn_polysketch", "time_s"] > 0
+    assert "transform/numpy" not in set(sp.method)
+
+
+@pytest.mark.parametrize("output", ["fresh", "out"])
+def test_peer_worker_process_times_the_same_map(output, rng):
+    """rffbench.peers: the arrays go to a worker process through .npy files and come back
+    as one JSON line (here the numpy peer, installed everywhere); the worker computes the
+    rff map of the same W and b."""
+    import numpy as np
+
+    from rffbench.peers import time_peer
+
+    X = rng.standard_normal((300, 5))
+    W = rng.standard_normal((5, 64))
+    b = rng.uniform(0, 2 * np.pi, 64)
+    t, spread, note = time_peer("numpy", X, W, b, threads=1, repeats=3, output=output)
+    assert t > 0 and spread >= 0 and "own process, same W and b" in note
+    assert ("reused" in note) == (output == "out")
+    if not installed("jax"):  # an optional peer that is absent: one line, no worker
+        missing, _, why = time_peer("jax", X, W, b, 1, 3)
+        assert missing is None and "jax not installed" in why
+    with pytest.raises(ValueError, match="unknown peer 'tf'"):
+        time_peer("tf", X, W, b, 1, 3)
+
+
+def test_peer_worker_refuses_pickled_arrays(tmp_path):
+    """The worker loads its arrays without pickle: an object array (which would need it)
+    is refused, nothing is run."""
+    import numpy as np
+
+    from rffbench.peers import worker
+
+    np.save(tmp_path / "X.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    np.save(tmp_path / "W.npy", np.ones((1, 2)))
+    np.save(tmp_path / "b.npy", np.ones(2))
+    with pytest.raises(ValueError, match="allow_pickle=False"):
+        worker(str(tmp_path), "numpy", 1, 1, "fresh")
+
+
+def test_no_output_is_alive_while_another_call_runs():
+    """The interleaving keeps no call's output past its call: the next call (another
+    implementation's fresh output) can reuse its memory instead of blocks freed a round
+    earlier (on a VM with free page reporting, those are zeroed again at 10x the cost)."""
+    from rffbench.measure.workers import interleaved_times
+
+    seen = []
+    impls = {"a": _Output, "b": _Output, "check": lambda: seen.append(_Output.alive)}
+    interleaved_times(impls, 5)
+    assert seen == [0] * 6  # warm-up + 5 repeats: nothing alive from a or b
+    res = interleaved({"a": _Output, "check": lambda: seen.append(_Output.alive)}, 5)
+    assert seen[6:] == [0] * 6 and set(res) == {"a", "check"}
+
+
+def test_a_cell_is_timed_in_the_processes_asked_for(tmp_path):
+    import os
+
+    from rffbench.measure.workers import time_in_processes
+
+    cells = time_in_processes(pid_cell, dict(folder=str(tmp_path)), 5, processes=3, threads=1)
+    pids = {int(p.name) for p in tmp_path.iterdir()}
+    assert len(pids) == 3 and os.getpid() not in pids  # three fresh processes
+    assert cells.processes == 3 and len(cells.medians("pid")) == 3
+    assert all(len(run) == 5 for run in cells.runs["pid"])
+    assert len(cells.loads) == 3
+
+
+def test_a_planted_slow_worker_marks_the_cell_unstable(tmp_path):
+    from rffbench.measure.workers import time_in_processes
+
+    cells = time_in_processes(planted_cell, dict(folder=str(tmp_path), fast_s=0.002,
+                                                 slow_s=0.05), 5, processes=2, threads=1)
+    assert cells.unstable("sleep") and cells.ratio("sleep") > 5
+    assert "UNSTABLE" in cells.note("sleep") and "2 worker processes" in cells.note("sleep")
+    assert cells.spread("sleep") == pytest.approx(max(cells.medians("sleep"))
+                                                  - min(cells.medians("sleep")))
+    assert cells.median("sleep") == pytest.approx(sum(cells.medians("sleep")) / 2)
+    assert not cells.unstable("steady") or cells.ratio("steady") > cells.unstable_ratio
+
+
+def test_speed_records_say_which_cells_are_unstable(monkeypatch):
+    """Through a run: two worker processes, one planted slow for rff_pairs: its time
+    carries process_ratio, unstable = 1 and the word UNSTABLE; the others' processes."""
+    import rffbench.measure.speed as speed
+    from rffbench.measure.workers import CellTimes
+
+    real = speed.time_in_processes
+
+    def planted(build, kwargs, repeats, processes=3, **kw):
+        cells = real(build, kwargs, repeats, processes=processes, **kw)
+        if "transform/rff_pairs" in cells.runs:  # the second worker 3x slower
+            runs = cells.runs["transform/rff_pairs"]
+            runs[1] = [3 * t for t in runs[1]]
+        return CellTimes(cells.runs, cells.unstable_ratio, cells.loads, cells.machine)
+
+    monkeypatch.setattr(speed, "time_in_processes", planted)
+    cfg = [a for a in SPEED_MAPS if not a.startswith("measure.speed.processes")] + [
+        "measure.speed.processes=2", "measure.speed.maps=[rff,rff_pairs]",
+        "measure.speed.peers=[]"]
+    df, _ = run(compose_config(cfg))
+    sp = df[df.measurement == "speed"].set_index(["method", "metric"])
+    assert sp.loc[("transform/rff_pairs", "unstable"), "value"] == 1
+    assert sp.loc[("transform/rff_pairs", "process_ratio"), "value"] > 2
+    assert "UNSTABLE" in sp.loc[("transform/rff_pairs", "time_s"), "note"]
+    assert "median of 2 worker processes' medians" in sp.loc[("transform/rff", "time_s"),
+                                                              "note"]
+    assert "thp=" in df.runtime_env.iloc[0] and "free_page_reporting=" in df.runtime_env.iloc[0]
+
+
+def test_the_report_marks_unstable_times_in_the_figure_caption_and_table(tmp_path):
+    """A time recorded unstable is drawn with a hollow marker and named in the caption of
+    speed_vs_size and in the time table's description (summary.md holds both)."""
+    from rffbench import report
+    from rffbench.results import SCHEMA_VERSION, record, records_frame
+    from rffbench.store import write_config
+
+    env = dict(schema=SCHEMA_VERSION, rffbench="t", numba="t", numpy="t", scipy="t",
+               sklearn="t", runtime_env="thp=madvise;free_page_reporting=on", cpu="c",
+               blas="b", date="2026-01-01T00:00:00", git_sha="")
+    for n, shaky in ((1000, False), (2000, True), (4000, False)):
+        rid = f"n{n}"
+        rows = []
+        for m, t in (("transform/rff", 1e-6 * n), ("transform/sklearn_rbf", 5e-6 * n)):
+            rows += [record("speed", "time_s", t, "s", method=m, note="median of 3"),
+                     record("speed", "process_ratio", 2.0 if shaky and m.endswith("rff")
+                            else 1.05, method=m),
+                     record("speed", "unstable", float(shaky and m.endswith("rff")),
+                            method=m)]
+        rows.append(record("speed", "speedup_vs_sklearn", 5.0, method="transform/rff"))
+        identity = dict(run_id=rid, experiment="speed", dataset="synthetic",
+                        task="regression", n_train=n, n_test=10, d=8, kernel="gaussian",
+                        nu=None, lengthscale=1.0, features="rff", D=64, n_freq=64,
+                        n_columns=64, seed=0, dtype="float64", threads=2)
+        out = tmp_path / "s" / "runs" / rid
+        out.mkdir(parents=True)
+        write_config(out, rid, dict(dataset=dict(name="synthetic", n=n), D=64,
+                                    experiment="speed"), [])
+        records_frame(identity, rows, env).to_csv(out / RECORDS_FILE, index=False)
+    rep = report.make_report(tmp_path / "s", pdf=False, dpi=40)
+    text = rep.summary.read_text()
+    assert "UNSTABLE (hollow markers)" in text and "rff (N=2000, d=8, D=64, float64)" in text
+    assert "sklearn_rbf (N=" not in text.split("UNSTABLE", 1)[1].split(".")[0]
+    assert "Speed: agreement of the worker processes" in text

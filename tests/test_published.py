@@ -1,0 +1,417 @@
+"""Reproducing papers: the published numbers and how they are read (never by running code),
+the protocol that matches a run to a published point, the comparison test, and the
+report's Reproductions section end to end through ``python run.py``."""
+import io
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rffbench.config import validate
+from rffbench.published import PAPERS, compare
+from rffbench.published.quffka import extract
+from rffbench.published.safe import UnsafePickleError, load_arrays
+from rffbench.report.collect import flatten
+from rffbench.report.grouping import with_added_defaults
+from tests.helpers import compose_config, run_cli
+
+PAPER = PAPERS["munkhoeva2018"]
+
+
+# ---- the published CSVs ----------------------------------------------------------------
+def test_published_csvs_load_with_their_source():
+    for paper in PAPERS.values():
+        pts = paper.points
+        src = paper.source
+        assert {"paper", "source", "extracted", "quantity"} <= set(src), src
+        assert pts.notna().all().all() and (pts["mean"] > 0).all() and (pts.sd >= 0).all()
+        assert (pts.distinct <= pts.runs).all()
+    pts = PAPER.points
+    letter = pts[pts.dataset == "letter"]
+    # 3 kernels x 6 methods x n = 1..5, 500 runs each, n_freq = 2 n (d + 1)
+    assert len(letter) == 90 and set(letter.runs) == {500} and set(letter.d) == {16}
+    assert (letter.n_freq == 2 * letter.n * 17).all()
+    assert set(letter.method) == {"G", "Gort", "ROM", "QMC", "GQ", "B"}
+    assert "github.com/maremun/quffka" in PAPER.source["source"]
+
+
+# ---- reading pickles without running them ----------------------------------------------
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned > /dev/null",))
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+@pytest.mark.parametrize("payload,match", [
+    (_Evil(), "names posix.system"),
+    ({"a": [np.zeros(3), _Evil()]}, "names posix.system"),
+    (np.array([1, "a", None], dtype=object), "refused: dtype object"),
+    (np.zeros(3).view(_Sub), r"names (tests\.)?test_published\._Sub"),
+    (pd.Series([1.0, 2.0]), "names pandas"),
+    ({"when": np.datetime64("2020-01-01")}, "refused"),
+])
+def test_restricted_reader_refuses_anything_but_numeric_arrays(payload, match):
+    blob = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    with pytest.raises(UnsafePickleError, match=match):
+        load_arrays(blob)
+
+
+def test_restricted_reader_refuses_persistent_ids():
+    class P(pickle.Pickler):
+        def persistent_id(self, obj):
+            return "x" if isinstance(obj, str) else None
+
+    buf = io.BytesIO()
+    P(buf).dump({"a": "b"})
+    with pytest.raises(UnsafePickleError, match="persistent ids"):
+        load_arrays(buf.getvalue())
+
+
+@pytest.mark.parametrize("protocol", [2, 3, pickle.HIGHEST_PROTOCOL])
+def test_restricted_reader_returns_arrays_in_plain_containers(protocol, tmp_path):
+    data = {"LETTER": {"RBF": {"B": np.arange(10.0).reshape(5, 2)}},
+            "x": [np.int64(3), (np.arange(4, dtype=np.float32), "s")]}
+    path = tmp_path / "p"
+    path.write_bytes(pickle.dumps(data, protocol=protocol))
+    got = load_arrays(path)
+    np.testing.assert_array_equal(got["LETTER"]["RBF"]["B"], data["LETTER"]["RBF"]["B"])
+    assert got["x"][1][0].dtype == np.float32 and got["x"][1][1] == "s"
+
+
+def test_extraction_summarises_each_point(tmp_path):
+    """quffka's layout: dataset -> kernel -> method -> (5 values of n, runs)."""
+    rng = np.random.default_rng(0)
+    runs = rng.uniform(0.1, 0.2, size=(5, 40))
+    runs[:, 20:] = runs[:, :20]  # repeated runs (as their QMC): distinct counts them once
+    path = tmp_path / "All_KA"
+    path.write_bytes(pickle.dumps({"LETTER": {"Arccos 0": {"QMC": runs}}}))
+    df = extract(path)
+    assert len(df) == 5 and set(df.kernel) == {"arccos0"} and set(df.dataset) == {"letter"}
+    np.testing.assert_allclose(df["mean"], runs.mean(axis=1))
+    np.testing.assert_allclose(df.sd, runs.std(axis=1, ddof=1))
+    assert list(df.distinct) == [20] * 5 and list(df.n_freq) == [34 * n for n in range(1, 6)]
+    out = subprocess.run([sys.executable, "-m", "rffbench.published.quffka", str(path),
+                          "--commit", "abc1234"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("# paper: Munkhoeva")
+    back = pd.read_csv(io.StringIO(out.stdout), comment="#")
+    assert len(back) == 5 and back["mean"].iloc[0] == pytest.approx(runs[0].mean(), rel=1e-7)
+    evil = tmp_path / "evil"
+    evil.write_bytes(pickle.dumps({"LETTER": _Evil()}))
+    with pytest.raises(UnsafePickleError):
+        extract(evil)
+
+
+# ---- matching a run to a published point -------------------------------------------------
+def _flat(overrides):
+    from dataclasses import asdict
+
+    return with_added_defaults(flatten(asdict(validate(compose_config(overrides)))))
+
+
+QUAD = ["experiment=quadrature", "D_n=2"]
+
+
+@pytest.mark.parametrize("method,kernel,features,extra", [
+    ("G", "gaussian", "rff_pairs", []), ("G", "arccos1", "arccos", []),
+    ("Gort", "arccos0", "orf", []), ("QMC", "gaussian", "qmc", []),
+    ("GQ", "arccos1", "gauss_hermite", []), ("B", "gaussian", "ssr", []),
+])
+def test_the_preset_matches_the_papers_points(method, kernel, features, extra):
+    cfg = _flat([*QUAD, f"+quffka_method={kernel}_{method}", *extra])
+    ls = np.sqrt(16 / 2) if kernel == "gaussian" else 1.0
+    ident = dict(dataset="letter", d=16, kernel=kernel, lengthscale=ls, n_train=10000,
+                 features=features, n_freq=2 * 2 * 17)
+    point, reasons = PAPER.match(cfg, ident)
+    assert reasons == [] and point == dict(dataset="letter", kernel=kernel, method=method, n=2)
+
+
+@pytest.mark.parametrize("overrides,ident,reason", [
+    (["dataset.scale=standardize"], {}, "dataset.scale=standardize (the paper: "
+                                        "dataset.scale=max"),
+    (["measure.approximation.cross=halves"], {}, "measure.approximation.cross=halves"),
+    (["+features.params.radius=rule"], {}, "none of the paper's methods"),
+    ([], {"lengthscale": 1.0}, "lengthscale=1 (the paper: gamma = 1/d"),
+    ([], {"n_train": 15000}, "n_train=15000"),
+    ([], {"n_freq": 50}, "n_freq=50 is not one of"),
+])
+def test_a_run_off_the_protocol_is_not_compared_and_says_why(overrides, ident, reason):
+    cfg = _flat([*QUAD, "+quffka_method=gaussian_B", *overrides])
+    base = dict(dataset="letter", d=16, kernel="gaussian", lengthscale=np.sqrt(8.0),
+                n_train=10000, features="ssr", n_freq=68)
+    point, reasons = PAPER.match(cfg, {**base, **ident})
+    assert point is None and any(reason in r for r in reasons), reasons
+    assert PAPER.match(cfg, {**base, "dataset": "digits"}) == (None, [])  # not its data
+
+
+# ---- the test --------------------------------------------------------------------------
+def _points(published, shift, rng, S=5, R=100, groups=4, per=6):
+    """Simulated points: per group a sample effect (3%), per seed one, redraw noise 20%."""
+    out = []
+    for g in range(groups):
+        for i in range(per):
+            mu = 0.1 * (i + 1)
+            sample = np.exp(rng.normal(0, 0.03, size=S))
+            runs = [mu * s * (1 + rng.normal(0, 0.2, size=R)) for s in sample]
+            pub_runs = mu * shift * np.exp(rng.normal(0, 0.03)) * (1 + rng.normal(0, 0.2, 500))
+            out.append(dict(published=pub_runs.mean() if published else mu,
+                            pub_sd=pub_runs.std(ddof=1), pub_n=500,
+                            means=[r.mean() for r in runs], sds=[r.std(ddof=1) for r in runs],
+                            redraws=[R] * S, group=g))
+    return out
+
+
+def test_compare_agrees_on_the_same_protocol_and_finds_a_real_difference():
+    rng = np.random.default_rng(11)
+    same = compare(_points(True, 1.0, rng))
+    assert all(r["verdict"] == "agrees" for r in same), [r["z"] for r in same]
+    z = np.array([r["z"] for r in same])
+    assert abs(z.mean()) < 0.6 and 0.5 < z.std() < 1.6  # calibrated: roughly N(0, 1)
+    assert all(r["pi_lo"] < r["ours"] < r["pi_hi"] for r in same)
+    off = compare(_points(True, 1.3, rng))  # a 30% difference
+    assert sum(r["verdict"] == "differs" for r in off) >= 20
+    one = compare([dict(_points(True, 1.0, rng, S=1)[0], group="x")])
+    assert one[0]["verdict"] == "needs >= 2 seeds"
+
+
+# ---- end to end ----------------------------------------------------------------------------
+HAVE_LETTER = any(os.path.isfile(os.path.join(os.path.expanduser(d), "LetterRecognition.rda"))
+                  for d in __import__("rffbench.datasets", fromlist=["x"]).MLBENCH_DIRS)
+needs_letter = pytest.mark.skipif(not HAVE_LETTER and not os.environ.get("CI"),
+                                  reason="mlbench .rda files (docs/quickstart.md; CI extracts "
+                                         "them)")
+
+
+@pytest.fixture(scope="module")
+def quad_sweep(tmp_path_factory):
+    sweep = tmp_path_factory.mktemp("quad") / "s"
+    p = run_cli("-m", "experiment=quadrature", "+quffka_method=gaussian_B,arccos0_Gort",
+                "D_n=1", "seed=0,1,2", "measure.approximation.redraws=30",
+                f"hydra.sweep.dir={sweep}", timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return sweep
+
+
+@needs_letter
+@pytest.mark.slow
+def test_the_quadrature_preset_reproduces_through_run_py(quad_sweep):
+    """Two methods at n = 1, 3 seeds x 30 redraws: both published means agree, the report
+    shows the section with its table and figure, and the comparison CSV has both points."""
+    rep = quad_sweep / "report"
+    res = pd.read_csv(rep / "reproduction_munkhoeva2018.csv")
+    assert set(zip(res.kernel, res.method)) == {("gaussian", "B"), ("arccos0", "Gort")}
+    assert (res.verdict == "agrees").all() and (res.seeds == 3).all()
+    assert (res.redraws == 90).all() and (res.n_freq == 34).all()
+    b = res[res.method == "B"].iloc[0]
+    # the centre term: ~0.0005 (without it ~0.05, the error this issue started from)
+    assert b.ours < 2 * b.published and b.published == pytest.approx(5.384e-4, rel=1e-3)
+    html = (rep / "index.html").read_text()
+    assert "id='reproductions'" in html and "id='fig-reproduction_munkhoeva2018'" in html
+    assert "2 published points compared: 2 agree, 0 differ" in html
+    md = (rep / "summary.md").read_text()
+    assert "## Reproductions" in md and "| letter | gaussian | B | ssr | 1 | 34 |" in md
+    assert (rep / "reproduction_munkhoeva2018.png").stat().st_size > 10_000
+
+
+@needs_letter
+@pytest.mark.slow
+def test_the_standardised_variant_is_not_compared_and_the_report_says_why(tmp_path):
+    sweep = tmp_path / "s"
+    p = run_cli("-m", "experiment=quadrature_standardized", "+quad_data=letter",
+                "+quad_method=gaussian_ssr", "D_n=1", "seed=0",
+                f"hydra.sweep.dir={sweep}", timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    md = (sweep / "report" / "summary.md").read_text()
+    assert "no run follows the paper's protocol" in md
+    assert "dataset.scale=standardize (the paper: dataset.scale=max" in md
+    assert not (sweep / "report" / "reproduction_munkhoeva2018.csv").exists()
+
+
+@needs_letter
+@pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium is not installed")
+def test_reproduction_section_renders_in_headless_chromium(quad_sweep, tmp_path):
+    """Chromium loads the page and finds the section, its figure (an embedded PNG) and its
+    table; a screenshot is taken (look at it when the layout changes)."""
+    from tests.helpers import HTMLPage
+
+    index = quad_sweep / "report" / "index.html"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'chr'}"]
+    p = subprocess.run(["chromium", *flags, "--dump-dom", index.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0
+    dom = HTMLPage.parse_text(p.stdout)
+    assert {"reproductions", "fig-reproduction_munkhoeva2018"} <= dom.ids
+    assert any(src.startswith("data:image/png;base64,") for src in dom.images)
+    assert "published mean [95% CI]" in p.stdout and "agrees" in p.stdout
+    shot = tmp_path / "shot.png"
+    p = subprocess.run(["chromium", *flags, f"--screenshot={shot}", "--window-size=1300,2400",
+                        index.as_uri() + "#reproductions"], capture_output=True, timeout=120)
+    assert shot.stat().st_size > 20_000
+
+
+@pytest.mark.slow
+def test_formula_presets_through_run_py(tmp_path):
+    """sutherland2015 and choromanski2021, with fewer redraws: every pair agrees with its
+    formula and the report has each section with its figure and table."""
+    for preset, extra in (("sutherland2015", ["kernel=gaussian,cauchy",
+                                              "measure.variance.redraws=400"]),
+                          ("choromanski2021", ["measure.variance.redraws=3000"])):
+        sweep = tmp_path / preset
+        p = run_cli("-m", f"experiment={preset}", *extra, f"hydra.sweep.dir={sweep}",
+                    timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        rep = sweep / "report"
+        rows = pd.read_csv(rep / f"formula_{preset}.csv")
+        assert rows.mse_theory.notna().all()
+        html = (rep / "index.html").read_text()
+        assert f"id='fig-formula_{preset}'" in html
+        z = (rows.mse - rows.mse_theory) / rows.mse_se
+        ok = z.abs().le(4.0) | (rows.mse_theory.abs() < 1e-12)
+        assert ok.all(), rows[~ok]
+        assert " pairs agree" in html
+        if shutil.which("chromium"):  # the section, its figure and its table, as rendered
+            from tests.helpers import HTMLPage
+
+            p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                                "--disable-quic", "--no-first-run",
+                                "--disable-background-networking", "--disable-component-update",
+                                "--disable-sync", f"--user-data-dir={tmp_path / 'chr'}",
+                                "--dump-dom", (rep / "index.html").as_uri()],
+                               capture_output=True, text=True, timeout=120)
+            dom = HTMLPage.parse_text(p.stdout)
+            assert p.returncode == 0 and {f"formula_{preset}", f"fig-formula_{preset}"} <= dom.ids
+            assert "lower by the formula" in p.stdout
+
+
+@pytest.mark.slow
+def test_yu2016_preset_ratio_through_run_py(tmp_path):
+    sweep = tmp_path / "yu"
+    p = run_cli("-m", "experiment=yu2016", "D=16,64", "measure.variance.redraws=300",
+                "measure.variance.n_pairs=20", f"hydra.sweep.dir={sweep}", timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    md = (sweep / "report" / "summary.md").read_text()
+    assert "2 of 2 ratios agree with the exact ORF variance" in md
+    rows = pd.read_csv(sweep / "report" / "formula_yu2016.csv")
+    assert set(rows.features) == {"orf", "rff_pairs"} and set(rows.n_freq) == {16, 64}
+    assert Path(sweep / "report" / "formula_yu2016.png").exists()
+
+
+# --------------------------------------------------------------------------
+# Büchel et al. 2024: their dill pickles, read without running them
+# --------------------------------------------------------------------------
+BUECHEL = Path(__file__).parent / "fixtures" / "buechel2024"
+
+
+def test_buechel_csv_is_what_their_files_hold(tmp_path):
+    """The committed CSV is the extraction of their two letter files (kept unchanged in
+    tests/fixtures), byte for byte, and holds every (metric, kernel, method, s) once with
+    their 10 seeds."""
+    from rffbench.published import buechel
+
+    csv = Path(buechel.__file__).with_name("buechel2024.csv")
+    sha = re.search(r"commit ([0-9a-f]{40})", csv.read_text()).group(1)
+    p = subprocess.run([sys.executable, "-m", "rffbench.published.buechel", str(BUECHEL),
+                        "--commit", sha], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == csv.read_text()
+    df = pd.read_csv(csv, comment="#")
+    assert len(df) == 2 * 2 * 3 * 5 and (df.runs == 10).all()
+    assert set(df.n_freq) == {31, 62, 125, 252, 507}  # int(2^s 16) - s
+    err = df[df.metric == "rel_fro_error"].set_index(["kernel", "method", "s"])["mean"]
+    # their Gaussian-kernel errors fall with n_freq for every method
+    for m in ("rff", "orf", "sorf"):
+        assert err.loc[("gaussian", m)].is_monotonic_decreasing
+
+
+def test_the_numbers_reader_rebuilds_their_defaultdicts_as_plain_dicts_without_running_them(
+        tmp_path, monkeypatch):
+    """A dill pickle of defaultdict(lambda: ...) as theirs: the numbers come back in plain
+    dicts, the lambda is never made (a missing key is a KeyError, not a call of it)."""
+    import dill
+
+    from rffbench.published.safe import load_numbers
+
+    marker = tmp_path / "RAN"
+    monkeypatch.setenv("RFFBENCH_TEST_MARKER", str(marker))
+    # no closure (as theirs): the lambda's globals are this module's
+    inner = defaultdict(lambda: open(os.environ["RFFBENCH_TEST_MARKER"], "w"))
+    inner[1] = [0.25, 0.5]
+    data = {"rff": defaultdict(lambda: defaultdict(list), {"rbf": inner})}
+    got = load_numbers(dill.dumps(data))
+    assert got == {"rff": {"rbf": {1: [0.25, 0.5]}}}
+    assert type(got["rff"]) is dict and type(got["rff"]["rbf"]) is dict
+    with pytest.raises(KeyError):
+        got["rff"]["rbf"][2]
+    assert not marker.exists()
+    theirs = load_numbers(BUECHEL / "letter" / "fp_err.pkl")
+    assert set(theirs) == {"rff", "orf", "sorf"}
+    assert all(len(v) == 10 for k in theirs.values() for s in k.values() for v in s.values())
+
+
+# ---- Büchel et al. 2024 ----------------------------------------------------------------
+BUECHEL2024 = PAPERS["buechel2024"]
+B24 = ["experiment=buechel2024"]
+
+
+@pytest.mark.parametrize("row,kernel,features,method,ls", [
+    ("gaussian_rff", "gaussian", "rff_pairs", "rff", np.sqrt(10.0)),
+    ("gaussian_sorf", "gaussian", "sorf", "sorf", np.sqrt(10.0)),
+    ("arccos0_rff", "arccos0", "arccos", "rff", 1.0),
+    ("arccos0_orf", "arccos0", "orf", "orf", 7.5),  # any lengthscale: directions only
+])
+def test_the_buechel_preset_matches_their_points(row, kernel, features, method, ls):
+    """Their s indexes n_freq = int(2^s d) - s (s = 3: 125 at d = 16); n_train and the
+    arc-cosine lengthscale do not matter; only the error points are compared."""
+    cfg = _flat([*B24, f"+buechel_method={row}", "D=125"])
+    ident = dict(dataset="letter", d=16, kernel=kernel, lengthscale=ls, n_train=15000,
+                 features=features, n_freq=125)
+    assert BUECHEL2024.match(cfg, ident) == (dict(dataset="letter", kernel=kernel,
+                                                  method=method, n=3), [])
+    pts = BUECHEL2024.points
+    assert len(pts) == 30 and set(pts.metric) == {"rel_fro_error"}
+
+
+@pytest.mark.parametrize("overrides,ident,reason", [
+    (["dataset.scale=max"], {}, "dataset.scale=max (the paper: dataset.scale=standardize"),
+    (["measure.approximation.n_points=500"], {}, "measure.approximation.n_points=500"),
+    (["measure.approximation.cross=halves"], {}, "measure.approximation.cross=halves"),
+    ([], {"lengthscale": 1.0}, "lengthscale=1 (the paper: gamma = 0.05"),
+    ([], {"n_freq": 64}, "n_freq=64 is not one of the paper's frequency vectors n_freq = "
+                         "int(2^s d) - s: 31, 62, 125, 252, 507"),
+])
+def test_a_run_off_their_protocol_is_not_compared_and_says_why(overrides, ident, reason):
+    cfg = _flat([*B24, "+buechel_method=gaussian_rff", *overrides])
+    base = dict(dataset="letter", d=16, kernel="gaussian", lengthscale=np.sqrt(10.0),
+                n_train=15000, features="rff_pairs", n_freq=31)
+    point, reasons = BUECHEL2024.match(cfg, {**base, **ident})
+    assert point is None and any(reason in r for r in reasons), reasons
+
+
+@needs_letter
+@pytest.mark.slow
+def test_the_buechel_preset_reproduces_through_run_py(tmp_path):
+    """Two methods at their smallest size, 3 seeds x 10 redraws, through run.py: both
+    published means agree and the report's section names their files and ours."""
+    sweep = tmp_path / "s"
+    p = run_cli("-m", "experiment=buechel2024", "+buechel_method=gaussian_rff,arccos0_sorf",
+                "D=31", "seed=0,1,2", f"hydra.sweep.dir={sweep}", timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = pd.read_csv(sweep / "report" / "reproduction_buechel2024.csv")
+    assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos0", "sorf")}
+    assert (res.verdict == "agrees").all() and (res.seeds == 3).all()
+    assert (res.redraws == 30).all() and (res.n_freq == 31).all()
+    md = (sweep / "report" / "summary.md").read_text()
+    assert "2 published points compared: 2 agree, 0 differ" in md
+    assert "| letter | gaussian | rff | rff_pairs | 1 | 31 |" in md
