@@ -28,7 +28,7 @@ from concurrent.futures import CancelledError
 
 import numpy as np
 
-from .errors import first_line, RffbenchError
+from .errors import RffbenchError, first_line
 from .stream import is_streamed
 
 log = logging.getLogger(__name__)

@@ -180,8 +180,12 @@ def hydra_error_line(exc, argv=()):
     """One line for Hydra's errors about the command line (a malformed override, a value of
     the wrong type, a key or a group option that does not exist, a flag that needs another),
     or None for the others."""
-    from hydra.errors import (ConfigCompositionException, HydraException,
-                              MissingConfigException, OverrideParseException)
+    from hydra.errors import (
+        ConfigCompositionException,
+        HydraException,
+        MissingConfigException,
+        OverrideParseException,
+    )
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
     from .config import unknown_key_line

@@ -151,12 +151,11 @@ def _presets():
 
 
 def help_text():
+    from .config import KERNEL_KEYS, OWN_KEYS, KernelBlock
     from .datasets import DATASETS
     from .features import FEATURE_MAPS
     from .kernels import KERNELS
     from .models import MODELS
-
-    from .config import KERNEL_KEYS, OWN_KEYS, KernelBlock
 
     def kernel_desc(cls):
         return _first_line(cls) + own_keys(cls, {
@@ -178,7 +177,8 @@ def help_text():
         "",
         "Usage:",
         "  rffbench [key=value ...]                     one run (records in results/runs/...)",
-        "  rffbench -m key=a,b [key=c,d ...]            a sweep: one job per combination, resumable,",
+        "  rffbench -m key=a,b [key=c,d ...]            a sweep: one job per combination, "
+        "resumable,",
         "                                               reported in SWEEP_DIR/report/index.html",
         "  rffbench -m experiment=NAME                  a preset sweep (below)",
         "  rffbench-report SWEEP_DIR                    the report of a sweep, again",

@@ -19,13 +19,25 @@ from typing import Any, Dict, List, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
-from .checks import (Applies, Check, Int, Numbers, OneOf, Real, check_constraints, check_effects,
-                     declared_keys, positive_number, require, unit_keys)
+from .checks import (
+    Applies,
+    Check,
+    Int,
+    Numbers,
+    OneOf,
+    Real,
+    check_constraints,
+    check_effects,
+    declared_keys,
+    positive_number,
+    require,
+    unit_keys,
+)
 from .errors import ConfigError, first_line
-from .measure import measure_config_class
 from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
 from .features.base import CHUNK_ROWS
 from .kernels import MEDIAN_SUBSAMPLE, Kernel
+from .measure import measure_config_class
 from .models import SGD_LOSSES
 
 DTYPES = ("float64", "float32")
@@ -710,14 +722,14 @@ def register_configs() -> None:
     """Register the schema (conf/config.yaml lists ``base_config`` first) and a config-group
     option for every registered map, kernel and dataset, built-in or plug-in
     (``features=NAME``, ``kernel=NAME``, ``dataset=NAME`` work without a yaml file; a file
-    conf/GROUP/NAME.yaml, where there is one, is found first and sets its keys).  The ``measure`` block is rebuilt from the measurements
+    conf/GROUP/NAME.yaml, where there is one, is found first and sets its keys).  The ``measure``
+    block is rebuilt from the measurements
     installed now (a plug-in installed after this module was imported)."""
     global MeasureConfig
     from . import measure
     from .datasets import DATASETS
     from .features import FEATURE_MAPS
     from .kernels import KERNELS
-
     from .runid import forget_defaults
 
     measure.refresh()

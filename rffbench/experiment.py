@@ -22,14 +22,14 @@ from .clock import numba_totals
 from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
+from .interrupts import checkpoint
+from .jobs import Job
 from .kernels import Kernel, data_rule, make_kernel
+from .measure import measurement_classes
 from .memory import Need, Plan
 from .plugins import check_kernel, checked_map_class
-from .measure import measurement_classes
-from .runid import changes, run_id
-from .interrupts import checkpoint
 from .results import RECORDS_FILE, params_text, records_frame
-from .jobs import Job
+from .runid import changes, run_id
 
 log = logging.getLogger("rffbench")
 

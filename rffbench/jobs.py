@@ -28,8 +28,18 @@ from .interrupts import checkpoint
 from .readers import DamagedFile
 from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 from .runid import find_run, run_id, stored_disagreement
-from .store import (CONFIG_FILE, INTERRUPTED_FILE, SweepStore, acquire, claim_run_dir,
-                    config_text, run_check, write_config, write_manifest, write_text_atomic)
+from .store import (
+    CONFIG_FILE,
+    INTERRUPTED_FILE,
+    SweepStore,
+    acquire,
+    claim_run_dir,
+    config_text,
+    run_check,
+    write_config,
+    write_manifest,
+    write_text_atomic,
+)
 
 log = logging.getLogger("rffbench")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from .memory import cores
 from .errors import first_line
+from .memory import cores
 
 
 def threads_per_job(launcher):
@@ -162,13 +162,11 @@ class RffbenchCallback(_callback_base()):
     def on_run_start(self, config, **kwargs):
         import sys
 
-        from .errors import RunDirError
-        from .store import check_not_claimed
+        from omegaconf import OmegaConf
 
         from .config import validate
-        from .errors import ConfigError
-
-        from omegaconf import OmegaConf
+        from .errors import ConfigError, RunDirError
+        from .store import check_not_claimed
 
         try:  # a bad value before Hydra writes .hydra/ and run.log: nothing is left behind
             validate(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"])) \

@@ -198,7 +198,19 @@ def accumulate(fmap, X, Y, rows=None, timer=None, backend=None):
 
 
 class FeatureRidge(FeatureModel):
-    """Ridge regression / least-squares classifier on a fitted feature map."""
+    """Ridge regression / least-squares classifier on a fitted feature map.
+
+    Parameters
+    ----------
+    lam : float
+        Ridge parameter (> 0), on the features' normal equations.
+    center : bool, default True
+        The targets' training mean as an unpenalised intercept.
+    chunk_rows : int or None, default None
+        Rows per feature chunk (None: about 4M elements).
+    backend : None or a rffbench.backends backend, default None
+        Where the normal equations are accumulated (None: this process).
+    """
 
     name = "ridge"
     KEYS = ("center",)
@@ -299,7 +311,23 @@ class FeatureRidge(FeatureModel):
 # SGD on features (scikit-learn)
 # --------------------------------------------------------------------------
 class FeatureSGD(FeatureModel):
-    """scikit-learn SGD fed with feature chunks by ``partial_fit``."""
+    """scikit-learn SGD fed with feature chunks by ``partial_fit``.
+
+    Parameters
+    ----------
+    lam : float
+        scikit-learn's alpha (L2 penalty).
+    task : {"regression", "classification"}
+        Which SGD estimator.
+    loss : str or None, default None
+        scikit-learn's loss (None: squared_error, or hinge for classes).
+    epochs : int, default 5
+        Passes over the training rows.
+    random_state : int, default 0
+        Seeds the SGD's shuffling.
+    chunk_rows : int or None, default None
+        Rows per feature chunk (None: about 4M elements).
+    """
 
     name = "sgd"
     KEYS = ("epochs", "loss")
@@ -332,7 +360,8 @@ class FeatureSGD(FeatureModel):
 
         alpha = lam / n
         if self.task == "classification":
-            return SGDClassifier(loss=self.loss or "hinge", alpha=alpha, random_state=self.random_state)
+            return SGDClassifier(loss=self.loss or "hinge", alpha=alpha,
+                                 random_state=self.random_state)
         return SGDRegressor(loss=self.loss or "squared_error", alpha=alpha,
                             random_state=self.random_state)
 

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .clock import TIMED
-from .errors import first_line, PluginError, RffbenchError
+from .errors import PluginError, RffbenchError, first_line
 
 #: training rows on which a plug-in kernel's Gram is checked
 KERNEL_CHECK_ROWS = 200

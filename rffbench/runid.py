@@ -92,20 +92,56 @@ def flatten(d, prefix="") -> dict:
 def changes(conf, drop_inert=True) -> dict:
     """{dotted key: value} of the values of ``conf`` (a :class:`~rffbench.config.Config`)
     that differ from its class's defaults, the settings of a measurement that is off left
-    out (``drop_inert``: ids written before rffbench left them out kept them)."""
+    out (``drop_inert``: ids written before rffbench left them out kept them).
+
+    Parameters
+    ----------
+    conf : Config
+        A checked config.
+    drop_inert : bool, default True
+        Leave out the settings of measurements that are off.
+
+    Returns
+    -------
+    dict
+    """
     now = flatten(_identity_dict(conf, conf.inert_blocks() if drop_inert else ()))
     default = flatten(_defaults_of(type(conf)))
     return {k: v for k, v in now.items() if k not in default or default[k] != v}
 
 
 def run_id(conf, drop_inert=True) -> str:
-    """The run's id: a hash of :func:`changes` (same config -> same id)."""
+    """The run's id: a hash of :func:`changes` (same config -> same id).
+
+    Parameters
+    ----------
+    conf : Config
+        A checked config.
+    drop_inert : bool, default True
+        Leave out the settings of measurements that are off (False: the ids of rffbench
+        versions that kept them).
+
+    Returns
+    -------
+    str
+        12 hexadecimal digits.
+    """
     return _hash(changes(conf, drop_inert))
 
 
 def legacy_run_id(conf):
     """The id rffbench 0.1 gave this config, or None where it could not have existed then
-    (:func:`rffbench.compat.legacy_run_id`)."""
+    (:func:`rffbench.compat.legacy_run_id`).
+
+    Parameters
+    ----------
+    conf : Config
+        A checked config.
+
+    Returns
+    -------
+    str or None
+    """
     return compat.legacy_run_id(_identity_dict(conf), flatten(_defaults_of(type(conf))),
                                 flatten, _hash)
 
@@ -113,7 +149,20 @@ def legacy_run_id(conf):
 def find_run(conf, *runs_dirs) -> str:
     """The id under which ``conf`` is (or will be) stored in the first of ``runs_dirs``
     that holds it: its id, the id from before inert blocks stopped counting, or the 0.1
-    id (a sweep written by 0.1); its id where none holds it."""
+    id (a sweep written by 0.1); its id where none holds it.
+
+    Parameters
+    ----------
+    conf : Config
+        A checked config.
+    *runs_dirs : Path
+        Folders of run directories, searched in order (a sweep's, then its results folder's
+        store).
+
+    Returns
+    -------
+    str
+    """
     rid = run_id(conf)
     candidates = [rid]
     before = run_id(conf, drop_inert=False)  # the id when an inert block still counted
@@ -132,7 +181,19 @@ def find_run(conf, *runs_dirs) -> str:
 def disagreement(conf, stored: dict):
     """The first value in which a run's stored config (``config.json``'s ``config``)
     differs from ``conf``, as ``(key, stored, asked)``, or None.  Keys that only one
-    of them has (added or renamed since) are not compared: the id covers them."""
+    of them has (added or renamed since) are not compared: the id covers them.
+
+    Parameters
+    ----------
+    conf : Config
+        The config asked for.
+    stored : dict
+        The stored run's config.
+
+    Returns
+    -------
+    tuple of (str, object, object) or None
+    """
     inert = conf.inert_blocks()  # the same run: what is inert in one is in the other
     now, then = flatten(_identity_dict(conf, inert)), flatten(_identity_dict(stored, inert))
     for k in sorted(now.keys() & then.keys()):

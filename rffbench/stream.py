@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from .errors import DataError, first_line, RffbenchError
+from .errors import DataError, RffbenchError, first_line
 from .progress import Progress
 
 #: rows per block of the split and of every read pass (fixed: the split, and so the

@@ -19,8 +19,14 @@ from typing import Callable, Optional
 
 from .checks import Int, Real, check_constraints
 from .errors import ConfigError, RangeError
-from .features.formulas import (VARIANCE_TERMS, chi_cos_mean, orf_pair_covariance,  # noqa: F401
-                                orf_variance, positive_variance, term_variance)
+from .features.formulas import (  # noqa: F401
+    VARIANCE_TERMS,
+    chi_cos_mean,
+    orf_pair_covariance,
+    orf_variance,
+    positive_variance,
+    term_variance,
+)
 
 #: Rahimi & Recht 2007, Claim 1 prefactor
 RR_PREFACTOR = 2.0**8
@@ -106,6 +112,21 @@ def invert_bound(bound, delta, lo=1e-300, hi=1e6, rtol=1e-10):
 
     x is eps for eps_bound(delta, D) = invert_bound(lambda e: b(e, D), delta),
     and D for the D a bound requires at a given eps.
+
+    Parameters
+    ----------
+    bound : callable
+        x -> the bound at x, non-increasing for x > 0.
+    delta : float
+        The value to reach.
+    lo, hi : float, default 1e-300, 1e6
+        The bracket searched (``lo`` is returned when the bound is already below delta).
+    rtol : float, default 1e-10
+        Relative width of the bracket at which bisection stops.
+
+    Returns
+    -------
+    float
     """
     if not 0 < delta < 1:
         raise ValueError(f"delta={delta!r} must be in (0, 1)")
@@ -230,7 +251,8 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
                   lambda e, D: rahimi_recht(e, D, d, sp, diam, output_dim=True),
                   "Claim 1 in output-dimension units: D/2 frequencies",
                   eps_max=rr_max, eps_max_note=rr_max_note),
-            Bound("sutherland_schneider", lambda e, D: sutherland_schneider(e, D, d, sp, diam, True),
+            Bound("sutherland_schneider",
+                  lambda e, D: sutherland_schneider(e, D, d, sp, diam, True),
                   f"pair map, beta_d = {beta_d(d):.4g}", eps_max=rr_max,
                   eps_max_note=ss_max_note),
             Bound("sriperumbudur_szabo",
@@ -257,7 +279,8 @@ def uniform_bounds(family, d, sigma_p2, diam, v_max=1.0, k_absmax=1.0, map_name=
 # the bounds as a calculator (Python API)
 # --------------------------------------------------------------------------
 #: largest term variance (k = 0, k(2 delta) = 1) per family: worst-case Bernstein
-WORST_TERM_VARIANCE = {"pairs": term_variance(0.0, 1.0, True), "rff": term_variance(0.0, 1.0, False)}
+WORST_TERM_VARIANCE = {"pairs": term_variance(0.0, 1.0, True),
+                       "rff": term_variance(0.0, 1.0, False)}
 
 
 #: the largest D (and d) the calculators take: a count that converts to a float64 (the
@@ -331,6 +354,10 @@ def estimator_variance(delta, D, *, kernel="gaussian", lengthscale=1.0, features
         The map; its family (``tags.variance``) the formula.
     nu : float, default 1.5
         Matern's smoothness (kernel="matern" only).
+
+    Returns
+    -------
+    float or ndarray of shape (n,)
     """
     from .features import FEATURE_MAPS
 
@@ -476,6 +503,10 @@ def estimate_mse(features, kernel, x, y, D, **params):
         Output dimension of the map.
     **params
         The map's own parameters (``pairs``, ``layout``, ...).
+
+    Returns
+    -------
+    float or None
     """
     import numpy as np
 

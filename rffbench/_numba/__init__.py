@@ -19,28 +19,85 @@ keyed by the contents of every module here (:mod:`~rffbench._numba.cache`), sinc
 function inlines the helpers it calls from the other modules.  Each public
 function has a plain-numpy reference in the test-suite (``tests/test_numba.py``) that
 it is compared against, and the entry points that call them are compared with numpy over
-generated shapes and layouts (``tests/test_differential.py``).  The names below are what the rest of rffbench uses
+generated shapes and layouts (``tests/contracts/test_differential.py``).  The names below are what
+the rest of rffbench uses
 (``from rffbench import _numba as nbk``).
 """
 from . import cache  # noqa: F401  (first: the cache's locators, before any function)
 from .binning import binning_keys, unary_codes, unary_counts
-from .elementwise import (EXP_MIN_ARG, FAST_TRIG_MAX, FAST_TRIG_MAX_F32, FMA, fast_acos,
-                          fast_cos, fast_cos_scalar, fast_exp, fast_exp_f32, fast_exp_f32_scalar,
-                          fast_exp_full, fast_exp_full_scalar, fast_exp_scalar, fast_exp_upper, fast_sin,
-                          fast_sin_scalar)
-from .gram import (ADDITIVE_CHI2, CAUCHY, DOT_ARCCOS0, DOT_ARCCOS1, DOT_EXP, DOT_POLY,
-                   INTERSECTION, anova_gram, KERNEL_TILE,
-                   L1DIST, MATERN_T_MAX, PROFILE_EXP, PROFILE_EXP_SQRT, PROFILE_MATERN15,
-                   PROFILE_MATERN25, PROFILE_NONE, SECH, SQDIST, TILE_COORD, TILE_DOT,
-                   TILE_SQDIST, coordinate_aux, coordinate_gram, dot_profile_inplace,
-                   sqdist_from_gemm_profile, sqdist_gemm_rows, dot_gemm_rows)
+from .elementwise import (
+                          EXP_MIN_ARG,
+                          FAST_TRIG_MAX,
+                          FAST_TRIG_MAX_F32,
+                          FMA,
+                          fast_acos,
+                          fast_cos,
+                          fast_cos_scalar,
+                          fast_exp,
+                          fast_exp_f32,
+                          fast_exp_f32_scalar,
+                          fast_exp_full,
+                          fast_exp_full_scalar,
+                          fast_exp_scalar,
+                          fast_exp_upper,
+                          fast_sin,
+                          fast_sin_scalar,
+)
+from .gram import (
+                          ADDITIVE_CHI2,
+                          CAUCHY,
+                          DOT_ARCCOS0,
+                          DOT_ARCCOS1,
+                          DOT_EXP,
+                          DOT_POLY,
+                          INTERSECTION,
+                          KERNEL_TILE,
+                          L1DIST,
+                          MATERN_T_MAX,
+                          PROFILE_EXP,
+                          PROFILE_EXP_SQRT,
+                          PROFILE_MATERN15,
+                          PROFILE_MATERN25,
+                          PROFILE_NONE,
+                          SECH,
+                          SQDIST,
+                          TILE_COORD,
+                          TILE_DOT,
+                          TILE_SQDIST,
+                          anova_gram,
+                          coordinate_aux,
+                          coordinate_gram,
+                          dot_gemm_rows,
+                          dot_profile_inplace,
+                          sqdist_from_gemm_profile,
+                          sqdist_gemm_rows,
+)
+from .hadamard import (
+                          ROW_BLOCK,
+                          fastfood_project,
+                          fwht_columns,
+                          fwht_tiles_repeat,
+                          sorf_project,
+                          srht_project,
+)
+from .passes import (
+                          ACT_IDENTITY,
+                          ACT_RELU,
+                          ACT_STEP,
+                          GEMM_BLOCK,
+                          activation_inplace,
+                          cos_offset_scale_inplace,
+                          count_sketches,
+                          elementary_symmetric,
+                          gemm_cos_offset,
+                          gemm_sincos,
+                          group_products,
+                          positive_features_inplace,
+                          scale_columns_inplace,
+                          scale_inplace,
+                          sincos_pairs_inplace,
+)
 from .products import kernel_gram_tiles, kernel_times, sorted_minima_times
-from .hadamard import (ROW_BLOCK, fastfood_project, fwht_columns, fwht_tiles_repeat,
-                       sorf_project, srht_project)
-from .passes import (ACT_IDENTITY, ACT_RELU, ACT_STEP, GEMM_BLOCK, activation_inplace,
-                     cos_offset_scale_inplace, count_sketches, elementary_symmetric,
-                     gemm_cos_offset, gemm_sincos, group_products, positive_features_inplace, scale_columns_inplace, scale_inplace,
-                     sincos_pairs_inplace)
 from .reductions import abs_max_sum_sq, max_abs_diff_upper
 
 __all__ = [
@@ -51,7 +108,8 @@ __all__ = [
     "TILE_DOT", "TILE_SQDIST", "abs_max_sum_sq", "activation_inplace", "ACT_IDENTITY",
     "ACT_RELU", "ACT_STEP", "anova_gram", "DOT_EXP", "elementary_symmetric", "INTERSECTION",
     "srht_project", "unary_codes", "unary_counts",
-    "binning_keys", "coordinate_aux", "coordinate_gram", "cos_offset_scale_inplace", "count_sketches",
+    "binning_keys", "coordinate_aux", "coordinate_gram", "cos_offset_scale_inplace",
+    "count_sketches",
     "dot_profile_inplace", "fast_cos", "fast_cos_scalar", "fast_exp", "fast_exp_f32",
     "fast_exp_f32_scalar", "fast_exp_full", "fast_exp_full_scalar", "fast_exp_scalar",
     "fast_exp_upper",

@@ -30,7 +30,6 @@ from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
 from numba.np.linalg import ensure_blas
 
-
 #: numba's helper: int numba_xxgemm(char kind, char transa, char transb, intp m, intp n,
 #: intp k, void *alpha, void *a, intp lda, void *b, intp ldb, void *beta, void *c,
 #: intp ldc), declared with void pointers so that float64 and float32 products can meet in

@@ -47,8 +47,7 @@ import math
 import numba as nb
 import numpy as np
 from llvmlite import ir
-from numba import prange
-from numba import types
+from numba import prange, types
 from numba.extending import intrinsic, overload
 
 INV_PI = 1.0 / math.pi

@@ -30,9 +30,18 @@ import numpy as np
 from numba import literally, prange, types
 from numba.extending import overload
 
-from .elementwise import (EXP_MIN_ARG, FMA, INV_PI, exp_typed, like_precision, fast_acos_scalar,
-                          fast_exp_bounded_scalar, fast_exp_scalar, fast_exp_upper_scalar,
-                          wide_vectors)
+from .elementwise import (
+    EXP_MIN_ARG,
+    FMA,
+    INV_PI,
+    exp_typed,
+    fast_acos_scalar,
+    fast_exp_bounded_scalar,
+    fast_exp_scalar,
+    fast_exp_upper_scalar,
+    like_precision,
+    wide_vectors,
+)
 
 # --------------------------------------------------------------------------
 # the codes
@@ -122,7 +131,8 @@ def _ov_profile_value(s, profile, a):
         return None
     if code == PROFILE_NONE:
         return lambda s, profile, a: s
-    return lambda s, profile, a: neg_profile_value(like_precision(s, -profile_scale(profile, a)) * s,
+    return lambda s, profile, a: neg_profile_value(
+        like_precision(s, -profile_scale(profile, a)) * s,
                                                    profile)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from numba import prange
 
 from .blas import gemm
-from .elementwise import FMA, cos_row_typed, sincos_to_typed, fast_exp_full_scalar, wide_vectors
+from .elementwise import FMA, cos_row_typed, fast_exp_full_scalar, sincos_to_typed, wide_vectors
 
 # Fused projection + cosine: each thread takes blocks of GEMM_BLOCK rows, lets a
 # single-threaded BLAS (``gemm``; the caller limits BLAS to 1 thread)

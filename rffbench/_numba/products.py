@@ -17,9 +17,19 @@ from numba.extending import overload
 
 from .blas import gemm
 from .elementwise import FMA, fast_exp_bounded_scalar, fast_exp_upper_scalar, wide_vectors
-from .gram import (DOT_EXP, KERNEL_TILE, TILE_COORD, TILE_DOT, TILE_SQDIST, literal_code,
-                   coordinate_rows2, exp_dot_bounded, scaled_dot_row, scaled_sqdist_row,
-                   sqdist_pair_value)
+from .gram import (
+    DOT_EXP,
+    KERNEL_TILE,
+    TILE_COORD,
+    TILE_DOT,
+    TILE_SQDIST,
+    coordinate_rows2,
+    exp_dot_bounded,
+    literal_code,
+    scaled_dot_row,
+    scaled_sqdist_row,
+    sqdist_pair_value,
+)
 
 
 # --------------------------------------------------------------------------

@@ -11,8 +11,6 @@ from ..measure.speed import interleaved
 from ..models import FeatureRidge
 
 
-
-
 def dask_bench(n_ridge=1_000_000, n_exact=20_000, d=16, D=1024, workers=2, repeats=3):
     """backend=dask on a LocalCluster (``workers`` processes, 1 thread each) against the
     local path (all cores) in this process: ridge's accumulation on n_ridge synthetic rows

@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import shutil
 import sys
+import tempfile
 
-from ..errors import BenchError
+import numba
+import pandas as pd
+
+from ..checks import MAX_REPEATS
+from ..cli import check_cwd
+from ..errors import BenchError, ConfigError, RffbenchError, first_line, os_error_text
+from ..exact import default_rank
+from ..experiment import apply_threads
+from ..features import FEATURE_MAPS
+from ..memory import MEMORY_FRACTION, available_bytes, human
+from ..peers import PEERS
+from ..results import write_atomic
 from .backend import dask_bench
 from .compare import compare, read_saved
 from .exact import EXACT_MIN_N, exact_bench, exact_one
@@ -14,24 +28,6 @@ from .products import PRODUCT_KERNELS, products_bench
 from .shape import DEFAULT_SHAPES, bench_shape
 from .startup import startup
 from .stream import stream_bench
-from ..cli import check_cwd
-from ..errors import ConfigError
-from ..errors import os_error_text
-from ..exact import default_rank
-from ..experiment import apply_threads
-from ..features import FEATURE_MAPS
-from ..memory import MEMORY_FRACTION, available_bytes, human
-from ..peers import PEERS
-from ..results import write_atomic
-import math
-import numba
-import pandas as pd
-import shutil
-import tempfile
-
-
-from ..checks import MAX_REPEATS
-from ..errors import RffbenchError, first_line
 
 
 def _ints(flag, count=None, lo=1, names=None):

@@ -3,14 +3,11 @@ from __future__ import annotations
 
 import io
 
-from ..errors import BenchError
-from ..errors import os_error_text
-from ..readers import DamagedFile, read_text
+import numpy as np
 import pandas as pd
 
-import numpy as np
-
-from ..errors import first_line
+from ..errors import BenchError, first_line, os_error_text
+from ..readers import DamagedFile, read_text
 
 
 def read_saved(path):

@@ -2,20 +2,20 @@
 the two solvers' predictions against each other)."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..clock import clean_call
 from ..config import DatasetConfig
 from ..datasets import load_dataset
 from ..exact import ExactKRR
 from ..kernels import make_kernel
 from ..measure.learning import peak_rss_mb
-from pathlib import Path
-import json
-import subprocess
-import sys
-import tempfile
-
-import numpy as np
-
-from ..clock import clean_call
 
 
 def exact_one(n_train, solver, d=16, lam=1e-2, tol=1e-5, rank=None, seed=0, pred_out=None):
@@ -41,7 +41,7 @@ def exact_one(n_train, solver, d=16, lam=1e-2, tol=1e-5, rank=None, seed=0, pred
         np.save(pred_out, pred)
     info = m.solver_info_
     return dict(n_train=X.shape[0], n_test=data.X_test.shape[0], d=d, lam=lam, solver=solver,
-                time_s=fit_s, fit_s=fit_s, predict_s=predict_s, **{k: v for k, v in m.times_.items()},
+                time_s=fit_s, fit_s=fit_s, predict_s=predict_s, **dict(m.times_),
                 iterations=info.get("iterations"), residual=info.get("residual"),
                 rank=info.get("precond_rank"),
                 test_rmse=float(np.sqrt(np.mean((pred - data.y_test) ** 2))),

@@ -2,15 +2,14 @@
 the kernel's elementwise function), in fresh worker processes."""
 from __future__ import annotations
 
-from ..exact import KernelOperator
-from ..experiment import apply_threads
-from ..kernels import make_kernel
-from ..measure.workers import time_in_processes
 import math
 
 import numpy as np
 
-
+from ..exact import KernelOperator
+from ..experiment import apply_threads
+from ..kernels import make_kernel
+from ..measure.workers import time_in_processes
 
 #: the kernels of --products and the elementwise numpy operation(s) that stand for
 #: their transcendental part in the measured limit (per pair; "d x" = per coordinate)

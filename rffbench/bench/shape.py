@@ -2,6 +2,12 @@
 and the limit (GEMM + one pass) on one N x d x D shape, in fresh worker processes."""
 from __future__ import annotations
 
+import math
+
+import numba
+import numpy as np
+from sklearn.kernel_approximation import RBFSampler
+
 from .. import _numba as nbk
 from ..features import FEATURE_MAPS
 from ..kernels import Gaussian
@@ -9,13 +15,6 @@ from ..measure.speed import first_touch_cells
 from ..measure.speed import first_touch_of as touch
 from ..measure.workers import time_in_processes
 from ..peers import time_peer_outputs
-from sklearn.kernel_approximation import RBFSampler
-import numba
-import math
-
-import numpy as np
-
-
 
 DEFAULT_SHAPES = [(100_000, 8, 1024), (20_000, 512, 4096)]
 

@@ -1,16 +1,15 @@
 """``--startup``: the default ``python run.py`` cold (empty numba cache) and warm."""
 from __future__ import annotations
 
-from pathlib import Path
 import os
-import pandas as pd
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
-
+import pandas as pd
 
 
 def default_runs(repeats=3):

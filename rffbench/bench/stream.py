@@ -1,16 +1,16 @@
 """``--stream``: ridge on a streamed .npy against the same rows loaded whole."""
 from __future__ import annotations
 
-from ..config import DatasetConfig
-from ..datasets import write_synthetic_npy
-from pathlib import Path
-import pandas as pd
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
+import pandas as pd
 
+from ..config import DatasetConfig
+from ..datasets import write_synthetic_npy
 
 
 def stream_bench(n, d=16, D=1024, lam=1e-3, data_dir=None, in_memory=False):

@@ -21,15 +21,30 @@ One module per kind of source (:mod:`.synthetic`, :mod:`.bundled`, :mod:`.files`
 (:mod:`.builtin`) and the preparation every dataset goes through (:mod:`.prepare`); the
 names below are what the rest of rffbench uses.
 """
-from .base import LOAD_COPIES, MAX_GUESSED_CLASSES, SYNTHETIC_CHUNK, TASKS, Dataset, DatasetLoader, \
-    FunctionLoader, as_loader, loader_check
+from .base import (
+           LOAD_COPIES,
+           MAX_GUESSED_CLASSES,
+           SYNTHETIC_CHUNK,
+           TASKS,
+           Dataset,
+           DatasetLoader,
+           FunctionLoader,
+           as_loader,
+           loader_check,
+)
 from .builtin import DATASETS, UCI
 from .bundled import SklearnDataset
 from .fashion_mnist import FASHION_MNIST_DIR, FASHION_MNIST_FILES, FashionMNIST
 from .files import FILE_FORMATS, UserFile, data_file
 from .mlbench import MLBENCH_DIRS, MLBENCH_INSTALL, MLBENCH_LICENCE, MLBench
-from .prepare import MAX_ABS_VALUE, MIN_ABS_VALUE, data_plan, load_dataset, scale_by_max, \
-    standardize
+from .prepare import (
+           MAX_ABS_VALUE,
+           MIN_ABS_VALUE,
+           data_plan,
+           load_dataset,
+           scale_by_max,
+           standardize,
+)
 from .synthetic import Synthetic, synthetic_blocks, write_synthetic_npy
 
 __all__ = ["DATASETS", "TASKS", "Dataset", "DatasetLoader", "FunctionLoader", "FILE_FORMATS",

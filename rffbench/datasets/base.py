@@ -120,7 +120,6 @@ def as_loader(obj):
 def loader_check(name, obj):
     """The registry's check of a plug-in dataset: a DatasetLoader or a function."""
     from ..errors import ConfigError
-
     from ..registry import unimplemented
 
     cls = obj if isinstance(obj, type) else type(obj)

@@ -2,7 +2,6 @@
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from .base import DatasetLoader
@@ -29,3 +28,18 @@ class SklearnDataset(DatasetLoader):
         return self._shape
 
 
+UCI = "UCI Machine Learning Repository (via scikit-learn), CC BY 4.0"
+#: the sources this module registers (rffbench.datasets.builtin collects them)
+SOURCES = {
+    "digits": SklearnDataset("load_digits", "classification",
+                             "scikit-learn load_digits: 8x8 handwritten digits (UCI)", UCI,
+                             (1797, 64)),
+    "breast_cancer": SklearnDataset("load_breast_cancer", "classification",
+                                    "scikit-learn load_breast_cancer: Wisconsin diagnostic (UCI)",
+                                    UCI, (569, 30)),
+    "wine": SklearnDataset("load_wine", "classification", "scikit-learn load_wine (UCI)", UCI,
+                           (178, 13)),
+    "diabetes": SklearnDataset("load_diabetes", "regression",
+                               "scikit-learn load_diabetes (Efron et al. 2004)",
+                               "distributed with scikit-learn, BSD-3-Clause", (442, 10)),
+}

@@ -10,7 +10,6 @@ from ..checks import Key
 from ..errors import DataError
 from .base import DatasetLoader
 
-
 FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
 FASHION_MNIST_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
@@ -67,3 +66,7 @@ def _fashion_mnist(cfg):
     info = dict(task="classification", licence="MIT (Zalando Research)",
                 source=f"Fashion-MNIST (Xiao, Rasul, Vollgraf 2017), {folder}")
     return X, np.concatenate(ys).astype(np.int64), info
+
+
+#: the sources this module registers (rffbench.datasets.builtin collects them)
+SOURCES = {"fashion_mnist": FashionMNIST()}

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..checks import Key, OneOf, require
 from ..errors import DataError, first_line
-from ..stream import SPLIT_CHUNK, STREAM_FORMATS, read_npy_header
 from ..memory import Need, Plan, available_bytes, human
+from ..stream import SPLIT_CHUNK, STREAM_FORMATS, read_npy_header
 from .base import LOAD_COPIES, MAX_GUESSED_CLASSES, TASKS, DatasetLoader
 
 
@@ -63,7 +63,8 @@ class UserFile(DatasetLoader):
                 with np.load(path, allow_pickle=False) as z:
                     missing = [k for k in ("X", "y") if k not in z.files]
                     if missing:
-                        raise DataError(f"dataset.path={cfg.path!r}: .npz needs arrays 'X' and 'y', "
+                        raise DataError(f"dataset.path={cfg.path!r}: .npz needs arrays 'X' "
+                                        "and 'y', "
                                         f"found {', '.join(z.files) or 'none'}")
                     X, y = np.asarray(z["X"]), np.asarray(z["y"])
             elif fmt == "csv":
@@ -74,7 +75,8 @@ class UserFile(DatasetLoader):
                 Xs, y = load_svmlight_file(path)
                 avail = available_bytes()
                 if avail is not None and Xs.shape[0] * Xs.shape[1] * 8 > avail // 2:
-                    raise DataError(f"dataset.path={cfg.path!r}: {Xs.shape[0]} x {Xs.shape[1]} dense "
+                    raise DataError(f"dataset.path={cfg.path!r}: {Xs.shape[0]} x "
+                                    f"{Xs.shape[1]} dense "
                                     "would not fit in half the free memory; set dataset.n_max")
                 X = Xs.toarray()
         except DataError:
@@ -97,7 +99,8 @@ class UserFile(DatasetLoader):
                                 "rffbench takes real data: store the real and imaginary parts as "
                                 "separate columns")
             if not np.issubdtype(a.dtype, np.number):
-                raise DataError(f"dataset.path={cfg.path!r}: {name} is not numeric (dtype {a.dtype})")
+                raise DataError(f"dataset.path={cfg.path!r}: {name} is not numeric "
+                                f"(dtype {a.dtype})")
         task = cfg.file_task or guess_task(y)
         info = dict(task=task, source=f"file: {path} ({fmt})", licence="user-provided")
         return X.astype(np.float64), y, info
@@ -147,7 +150,8 @@ def _read_csv(path, cfg):
         col = df.columns[int(target)]
     else:
         raise DataError(f"dataset.target={target!r} is not a column of {cfg.path}: columns are "
-                        f"{', '.join(map(str, df.columns[:20]))}{' ...' if df.shape[1] > 20 else ''}")
+                        f"{', '.join(map(str, df.columns[:20]))}"
+                        f"{' ...' if df.shape[1] > 20 else ''}")
     feats = df.drop(columns=[col])
     bad = [str(c) for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
     if bad:
@@ -227,3 +231,7 @@ def streamed_format(cfg):
         return None
     fmt = cfg.format or _infer_format(cfg.path)
     return fmt if fmt in STREAM_FORMATS else None
+
+
+#: the sources this module registers (rffbench.datasets.builtin collects them)
+SOURCES = {"file": UserFile()}

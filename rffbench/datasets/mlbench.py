@@ -12,7 +12,6 @@ from ..checks import Key
 from ..errors import DataError
 from .base import DatasetLoader
 
-
 #: folders searched for mlbench's .rda files (dataset.path overrides): an extracted copy
 #: (docs/quickstart.md: apt-get download r-cran-mlbench, no R needed), then R's site libraries
 MLBENCH_DIRS = ("~/.local/share/rffbench/mlbench", "/usr/lib/R/site-library/mlbench/data",
@@ -91,3 +90,18 @@ class MLBench(DatasetLoader):
                                         source=f"{self.about} (R mlbench, {path})")
 
 
+#: the sources this module registers (rffbench.datasets.builtin collects them)
+SOURCES = {
+    "letter": MLBench("LetterRecognition.rda", "lettr",
+                      "Letter recognition (Slate 1991): 20,000 x 16 glyph features, 26 classes",
+                      (20000, 16)),
+    "satellite": MLBench("Satellite.rda", "classes",
+                         "Statlog Landsat satellite: 6,435 x 36 multi-spectral pixels, 6 classes",
+                         (6435, 36)),
+    "shuttle": MLBench("Shuttle.rda", "Class",
+                       "Statlog shuttle: 58,000 x 9 sensor values, 7 classes (80% class 1)",
+                       (58000, 9)),
+    "dna": MLBench("DNA.rda", "Class",
+                   "Statlog DNA splice junctions: 3,186 x 180 binary indicators, 3 classes",
+                   (3186, 180)),
+}

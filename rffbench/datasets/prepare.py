@@ -4,14 +4,13 @@ known before loading, checks, subsampling, the split, scaling and the dtype
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..errors import DataError, first_line
 from ..stream import SPLIT_CHUNK
 from .base import Dataset, as_loader
 from .builtin import DATASETS
-from .files import guess_task, streamed_format, data_file
+from .files import data_file, guess_task, streamed_format
 
 
 def data_plan(cfg, dtype="float64"):

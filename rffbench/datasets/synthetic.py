@@ -2,7 +2,6 @@
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..checks import Int, Key, OneOf, Real
@@ -83,3 +82,5 @@ class Synthetic(DatasetLoader):
         return plan
 
 
+#: the sources this module registers (rffbench.datasets.builtin collects them)
+SOURCES = {"synthetic": Synthetic()}

@@ -35,13 +35,38 @@ model), ``solvers.py`` (Cholesky, cg and its Nystrom preconditioner), ``products
 products tile by tile), ``tiles.py`` (the fused compiled tiles' schedule and routes).
 """
 from .estimators import ExactKRR, ExactKRRClassifier, explicit_features_bound, select_lambda
-from .products import (FEATURE_ROWS, FEATURES_PER_COORD, FUSED_MIN_EVALS, PRECISIONS,
-                       PREDICT_BLOCK_COLS, PREDICT_BLOCK_ROWS, TILE, KernelOperator,
-                       explicit_feature_count, fused_product, kernel_times, prepared_times)
-from .solvers import (CG_CONSTRAINTS, CG_DEFAULTS, CG_MIN_TOL, CHOLESKY_AUTO_MAX_N,
-                      POTRF_THREADED_MAX_N, SOLVERS, NystromPreconditioner, cg_parts,
-                      check_cg_params, check_cg_unused, choose_solver, default_rank,
-                      not_converged_text, pcg, solve_regularised, with_intercept)
+from .products import (
+                       FEATURE_ROWS,
+                       FEATURES_PER_COORD,
+                       FUSED_MIN_EVALS,
+                       PRECISIONS,
+                       PREDICT_BLOCK_COLS,
+                       PREDICT_BLOCK_ROWS,
+                       TILE,
+                       KernelOperator,
+                       explicit_feature_count,
+                       fused_product,
+                       kernel_times,
+                       prepared_times,
+)
+from .solvers import (
+                       CG_CONSTRAINTS,
+                       CG_DEFAULTS,
+                       CG_MIN_TOL,
+                       CHOLESKY_AUTO_MAX_N,
+                       POTRF_THREADED_MAX_N,
+                       SOLVERS,
+                       NystromPreconditioner,
+                       cg_parts,
+                       check_cg_params,
+                       check_cg_unused,
+                       choose_solver,
+                       default_rank,
+                       not_converged_text,
+                       pcg,
+                       solve_regularised,
+                       with_intercept,
+)
 
 __all__ = ["CG_CONSTRAINTS", "CG_DEFAULTS", "CG_MIN_TOL", "CHOLESKY_AUTO_MAX_N", "FEATURE_ROWS",
            "FEATURES_PER_COORD", "FUSED_MIN_EVALS", "POTRF_THREADED_MAX_N", "PRECISIONS",

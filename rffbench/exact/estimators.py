@@ -16,10 +16,26 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..errors import ConfigError, RffbenchError
 from ..kernels import KERNELS, Kernel, kernel_with, make_kernel
-from .products import (FEATURES_PER_COORD, PREDICT_BLOCK_COLS, PREDICT_BLOCK_ROWS, TILE,
-                       explicit_feature_count, kernel_times)
-from .solvers import (CG_DEFAULTS, cg_parts, check_cg_params, check_cg_unused, choose_solver,
-                      default_rank, not_converged_text, pcg, solve_regularised, with_intercept)
+from .products import (
+    FEATURES_PER_COORD,
+    PREDICT_BLOCK_COLS,
+    PREDICT_BLOCK_ROWS,
+    TILE,
+    explicit_feature_count,
+    kernel_times,
+)
+from .solvers import (
+    CG_DEFAULTS,
+    cg_parts,
+    check_cg_params,
+    check_cg_unused,
+    choose_solver,
+    default_rank,
+    not_converged_text,
+    pcg,
+    solve_regularised,
+    with_intercept,
+)
 from .tiles import SYM_CHUNKS
 
 
@@ -138,6 +154,19 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         return kernel_with(k, self.lengthscale, self.gamma).fit(X)
 
     def fit(self, X, y):
+        """Solve for the dual coefficients (module docs).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix of shape (n_samples, n_features)
+            Training rows.
+        y : array of shape (n_samples,) or (n_samples, n_outputs)
+            Targets.
+
+        Returns
+        -------
+        self
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              multi_output=True, y_numeric=True)
         return self._fit(X, y)
@@ -212,7 +241,17 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         return tags
 
     def predict(self, X):
-        """Predictions, 1-d for a 1-d training target."""
+        """Predictions, 1-d for a 1-d training target.
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
         out = self._scores(X)
         return out[:, 0] if self._1d else out
 

@@ -16,7 +16,6 @@ from ..errors import ConfigError, RffbenchError
 from ..progress import Progress
 from .products import PRECISION, KernelOperator
 
-
 #: the cg solver's settings at their defaults (model.<key>, ExactKRR's tol, max_iter,
 #: precond_rank, precision): set to anything else with the Cholesky solver, they have no
 #: effect and are refused (:func:`check_cg_unused`)
@@ -143,7 +142,8 @@ def choose_solver(solver, n, cholesky_fits=True):
 def default_rank(n):
     """Nystrom preconditioner rank when model.precond_rank is null: min(n, 2000).
 
-    Measured (docs/large-scale.md, "Exact KRR past the Gram"): at n_train = 40000, d = 16, lam = 1e-2
+    Measured (docs/large-scale.md, "Exact KRR past the Gram"): at n_train = 40000, d = 16, lam =
+    1e-2
     rank 2000 needs 12 iterations and rank 4000 8, but its build costs 3x more."""
     return min(n, 2000)
 

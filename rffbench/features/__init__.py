@@ -10,8 +10,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..registry import Registry, subclass_check
-from . import (activation, binning, fourier, intersection, leverage, nystrom, peers,
-               polynomial, qmc, quadrature, sketch, structured)
+from . import (
+    activation,
+    binning,
+    fourier,
+    intersection,
+    leverage,
+    nystrom,
+    peers,
+    polynomial,
+    qmc,
+    quadrature,
+    sketch,
+    structured,
+)
 from .base import FeatureMap, MapTags, maps_for_kernel
 from .fourier import FourierMap
 
@@ -31,7 +43,22 @@ globals().update({cls.__name__: cls for module in FAMILIES for cls in module.MAP
 def gram_of(Z, rows=slice(None), out=None):
     """Dense Z[rows] @ Z^T for dense or scipy.sparse features (into ``out`` if given).
 
-    numpy runs ``Z @ Z.T`` as syrk when ``rows`` is everything."""
+    numpy runs ``Z @ Z.T`` as syrk when ``rows`` is everything.
+
+    Parameters
+    ----------
+    Z : array or scipy.sparse matrix of shape (n, D)
+        Features.
+    rows : slice or index array, default all rows
+        The rows of the left factor.
+    out : ndarray or None, default None
+        A preallocated (len(rows), n) array to write into.
+
+    Returns
+    -------
+    ndarray of shape (len(rows), n)
+        ``out`` when given.
+    """
     A = Z[rows]
     if sp.issparse(Z):
         G = (A @ Z.T).toarray()

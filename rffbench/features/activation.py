@@ -23,8 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _numba as nbk
-from .formulas import positive_variance
 from .base import FeatureMap, project_into
+from .formulas import positive_variance
 from .fourier import ZERO_TOL, activate
 
 

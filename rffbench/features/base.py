@@ -22,7 +22,6 @@ from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with, make_kernel
 from .formulas import VARIANCE_TERMS
 
-
 #: default chunk: about this many output elements per GEMM + pass (32 MB float64)
 CHUNK_ELEMENTS = 1 << 22
 
@@ -311,7 +310,20 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     def fit(self, X, y=None):
         """Draw the random parameters for inputs of X's dimension (and resolve a
-        ``"median"`` lengthscale on X)."""
+        ``"median"`` lengthscale on X).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix of shape (n_samples, n_features)
+            Training rows (only their dimension, and for data-dependent maps or a "median"
+            lengthscale, their values, are used).
+        y : None
+            Ignored (scikit-learn's transformer signature).
+
+        Returns
+        -------
+        self
+        """
         X = self._validate(X, reset=True)
         self.check_params(self.n_components, self.kernel, **self.map_params())
         self._check_chunk_rows()
@@ -344,7 +356,20 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """Features of X (dense or scipy.sparse), shape (n_samples, n_components), in X's
         float dtype.  ``out``: a preallocated C-contiguous array of that shape and dtype
         to write them into (returned), e.g. to time the transform without the allocation
-        and first-touch page faults of a fresh output, as a peer reusing its buffer."""
+        and first-touch page faults of a fresh output, as a peer reusing its buffer.
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix of shape (n_samples, n_features)
+            Rows to map.
+        out : ndarray of shape (n_samples, n_components) or None, default None
+            Where to write the features (C-contiguous, X's float dtype).
+
+        Returns
+        -------
+        ndarray or scipy.sparse matrix of shape (n_samples, n_components)
+            ``out`` when given; CSR for a map tagged ``sparse_output``.
+        """
         check_is_fitted(self)
         X = self._validate(X, reset=False)
         self.kernel_.check_values_on(X, what="the data given to transform")
@@ -363,7 +388,19 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     def kernel_estimate(self, X, Y=None):
         """The kernel estimate z(x).z(y) + ``kernel_offset_`` for the rows of X and Y
-        (Y None: X), a dense float64 matrix (n_X, n_Y)."""
+        (Y None: X), a dense float64 matrix (n_X, n_Y).
+
+        Parameters
+        ----------
+        X : array of shape (n_X, n_features)
+            Rows x.
+        Y : array of shape (n_Y, n_features) or None, default None
+            Rows y (None: X).
+
+        Returns
+        -------
+        ndarray of shape (n_X, n_Y), float64
+        """
         ZX = self.transform(X)
         ZY = ZX if Y is None else self.transform(Y)
         G = ZX @ ZY.T
@@ -471,5 +508,6 @@ def trig_kernel(kernel):
 
 def check_even(map_name, n_components):
     if n_components % 2:
-        raise ConfigError.not_allowed("D", int(n_components), f" for features={map_name} with cos/sin "
+        raise ConfigError.not_allowed("D", int(n_components),
+                                      f" for features={map_name} with cos/sin "
                           "pairs: D (the output dimension, cos and sin) must be even")

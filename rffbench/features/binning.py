@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _numba as nbk
-from .base import FeatureMap, DenseRows
+from .base import DenseRows, FeatureMap
 
 
 class RandomBinning(FeatureMap):

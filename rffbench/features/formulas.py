@@ -33,7 +33,18 @@ def positive_variance(u, v):
     Unlike the trigonometric maps it depends on u + v, not only on u - v: as
     4 u.v = ``|u + v|^2 - |u - v|^2``, it is k^2 (exp(``|u + v|^2``) - 1) (Choromanski et
     al. 2021, Lemma 2), evaluated in that form (expm1: no cancellation, exactly 0 at
-    u = -v, where the estimate is exact)."""
+    u = -v, where the estimate is exact).
+
+    Parameters
+    ----------
+    u, v : ndarray of shape (n, d)
+        x / l and y / l, row by row.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        D times the variance.
+    """
     u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
     k2 = np.exp(-np.sum((u - v) ** 2, axis=-1))
     return k2 * np.expm1(np.sum((u + v) ** 2, axis=-1))
@@ -85,7 +96,21 @@ def orf_variance(z, n_freq, d):
 
         (m V_1 + sum_blocks b (b - 1) C(z)) / m^2,  V_1 = (1 - exp(-z^2))^2 / 2,
 
-    C = :func:`orf_pair_covariance` (V_1 / m is the i.i.d. rff_pairs variance)."""
+    C = :func:`orf_pair_covariance` (V_1 / m is the i.i.d. rff_pairs variance).
+
+    Parameters
+    ----------
+    z : float or ndarray
+        ``|delta| / l``.
+    n_freq : int
+        m, the number of frequencies.
+    d : int
+        Input dimension (the block size).
+
+    Returns
+    -------
+    float or ndarray
+    """
     v1 = 0.5 * (1.0 - math.exp(-z * z)) ** 2
     blocks = [d] * (n_freq // d) + ([n_freq % d] if n_freq % d else [])
     pairs = sum(b * (b - 1) for b in blocks)

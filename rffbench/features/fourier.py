@@ -25,7 +25,6 @@ import scipy.sparse as sp
 from .. import _numba as nbk
 from .base import FeatureMap, blas_single_thread, check_even, project_into, trig_kernel
 
-
 #: d up to which a dense map fuses its projection and cosine by row blocks
 #: (single-threaded BLAS per block): measured 20-30% faster at d <= 64, even
 #: at 128, and 10-45% slower at d >= 512 (small GEMM blocks lose efficiency)

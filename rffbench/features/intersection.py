@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _numba as nbk
 from ..errors import ConfigError
-from .base import FeatureMap, DenseRows
+from .base import DenseRows, FeatureMap
 
 
 class MajiBerg(FeatureMap):

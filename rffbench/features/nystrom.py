@@ -37,7 +37,8 @@ class Nystrom(FeatureMap):
     @classmethod
     def check_data(cls, n_components, n_samples, d=None, **params):
         if n_components > n_samples:
-            raise ConfigError.not_allowed("D", int(n_components), f" for features=nystrom: it draws D "
+            raise ConfigError.not_allowed("D", int(n_components),
+                                          " for features=nystrom: it draws D "
                               f"landmarks from the {n_samples} training rows; use D <= "
                               f"{n_samples}")
 

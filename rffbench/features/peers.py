@@ -92,7 +92,8 @@ class SklearnAdditiveChi2(_ChiPeer):
     @classmethod
     def check_data(cls, n_components, n_samples, d=None, **params):
         if d is not None and n_components not in [d * (2 * s - 1) for s in cls.STEPS]:
-            raise ConfigError.not_allowed("D", int(n_components), f" for features=sklearn_chi2 with "
+            raise ConfigError.not_allowed("D", int(n_components),
+                                          " for features=sklearn_chi2 with "
                               f"d={d}: AdditiveChi2Sampler outputs d (2 s - 1) features for "
                               f"sample_steps s = 1..3: use D={d}, {3 * d} or {5 * d}")
 

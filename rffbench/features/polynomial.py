@@ -16,7 +16,8 @@ exponential exp(g x.y) (g = 1/l^2), and for the ANOVA kernel (not shift-invarian
 * ``tensorsketch`` (Pham & Pagh, KDD 2013): x' = (sqrt(g) x, sqrt(c)) so that k = (x'.y')^p;
   p independent count sketches C_t(x') in R^D (hash h_t: coordinates -> buckets, signs
   s_t), TS(x) = IFFT(prod_t FFT(C_t(x'))), the count sketch of the tensor power x'^(p):
-  E TS(x).TS(y) = (x'.y')^p, unbiased.  Count sketches by numba, FFTs by scipy.fft (pocketfft, threaded: ``workers``).
+  E TS(x).TS(y) = (x'.y')^p, unbiased.  Count sketches by numba, FFTs by scipy.fft (pocketfft,
+  threaded: ``workers``).
 * ``sklearn_polysketch``: scikit-learn's PolynomialCountSketch (the same TensorSketch), the
   peer.
 * ``compact`` (Compact Random Feature maps, CRAFTMaps: Hamid, Xiao, Gittens & DeCoste, ICML

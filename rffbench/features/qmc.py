@@ -25,9 +25,8 @@ permutations, ``get_tags().bias``), as theirs.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import warnings
+from dataclasses import replace
 
 import numpy as np
 

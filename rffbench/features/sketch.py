@@ -125,7 +125,8 @@ class CountSketch(_LinearSketch):
 
     def _transform_into(self, X, out):
         if sp.issparse(X):  # O(nnz): the sketch as a sparse d x D matrix
-            S = sp.csr_matrix((self._as("signs_", np.float64), (np.arange(X.shape[1]), self.hashes_)),
+            S = sp.csr_matrix((self._as("signs_", np.float64),
+                               (np.arange(X.shape[1]), self.hashes_)),
                               shape=(X.shape[1], self.n_components))
             out[...] = (X @ S).toarray()
             return

@@ -47,8 +47,8 @@ import scipy.fft
 from .. import _numba as nbk
 from .. import memory
 from ..checks import OneOf
-from .formulas import orf_variance
 from .base import PAIRS_KEY
+from .formulas import orf_variance
 from .fourier import FourierMap
 
 

@@ -142,7 +142,8 @@ class Kernel(BaseEstimator):
         """The constraints of this class and its bases (:func:`rffbench.checks.declared`)."""
         return declared(cls)
 
-    def __init__(self, lengthscale="median", gamma=None, median_subsample=MEDIAN_SUBSAMPLE, random_state=0):
+    def __init__(self, lengthscale="median", gamma=None, median_subsample=MEDIAN_SUBSAMPLE,
+                 random_state=0):
         self.lengthscale = lengthscale
         self.gamma = gamma
         self.median_subsample = median_subsample
@@ -195,7 +196,19 @@ class Kernel(BaseEstimator):
     def fit(self, X, y=None):
         """Check the parameters (:meth:`all_constraints`) and resolve the lengthscale: a
         number, scikit-learn's ``gamma``, or the median pairwise distance of ``X`` (dense
-        or scipy.sparse)."""
+        or scipy.sparse).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix of shape (n_samples, n_features) or None
+            Training rows for a data rule ("median", "knn50"); None with a numeric lengthscale.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
         check_constraints(self, "kernel", self.all_constraints())
         ls = check_lengthscale(self.lengthscale)
         if self.gamma is not None:
@@ -274,7 +287,21 @@ class Kernel(BaseEstimator):
 
     # -- spectral side -----------------------------------------------------
     def sample_frequencies(self, n, d, rng):
-        """n frequencies omega ~ p, shape (n, d), drawn with a numpy Generator."""
+        """n frequencies omega ~ p, shape (n, d), drawn with a numpy Generator.
+
+        Parameters
+        ----------
+        n : int
+            Number of frequencies.
+        d : int
+            Input dimension.
+        rng : numpy.random.Generator
+            The random stream (never a compiled RNG: its streams depend on the thread count).
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+        """
         raise NotImplementedError
 
     def uniform_dims(self, d):
@@ -288,12 +315,33 @@ class Kernel(BaseEstimator):
         raise NotImplementedError
 
     def sigma_p2(self, d):
-        """E|omega|^2 of the spectral density in dimension d (may be inf)."""
+        """E|omega|^2 of the spectral density in dimension d (may be inf).
+
+        Parameters
+        ----------
+        d : int
+            Input dimension.
+
+        Returns
+        -------
+        float
+            math.inf for a density without a second moment (Laplacian, Cauchy-like).
+        """
         raise NotImplementedError
 
     # -- exact side --------------------------------------------------------
     def k_of_delta(self, delta):
-        """Reference k(delta) in numpy; delta has shape (..., d)."""
+        """Reference k(delta) in numpy; delta has shape (..., d).
+
+        Parameters
+        ----------
+        delta : array of shape (..., d)
+            Differences x - y.
+
+        Returns
+        -------
+        ndarray of shape (...,), float64
+        """
         raise NotImplementedError
 
     # -- inputs ------------------------------------------------------------
@@ -337,6 +385,17 @@ class Kernel(BaseEstimator):
         """Exact Gram matrix K[i, j] = k(X[i], Y[j]) by numba (parallel, blocked).
 
         Output dtype is float32 when X is float32, else float64.
+
+        Parameters
+        ----------
+        X : array of shape (n_X, d)
+            Rows x.
+        Y : array of shape (n_Y, d) or None, default None
+            Rows y (None: X, the symmetric Gram).
+
+        Returns
+        -------
+        ndarray of shape (n_X, n_Y)
         """
         return self._gram(X, Y, 1.0)
 

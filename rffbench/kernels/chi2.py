@@ -61,7 +61,8 @@ class SkewedChi2(Kernel):
 
     constraints = {"skewedness": Real(gt=0)}
 
-    def __init__(self, lengthscale="median", skewedness=1.0, gamma=None, median_subsample=MEDIAN_SUBSAMPLE,
+    def __init__(self, lengthscale="median", skewedness=1.0, gamma=None,
+                 median_subsample=MEDIAN_SUBSAMPLE,
                  random_state=0):
         super().__init__(lengthscale=lengthscale, gamma=gamma, median_subsample=median_subsample,
                          random_state=random_state)

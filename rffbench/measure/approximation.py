@@ -214,7 +214,8 @@ def redraws_table(values, offsets):
 
 
 class Approximation(Measurement):
-    """Gram-matrix error |K - K_hat| of the map against the exact kernel on a subsample of the training set."""
+    """Gram-matrix error |K - K_hat| of the map against the exact kernel on a subsample of the
+    training set."""
 
     name = "approximation"
     Config = ApproximationConfig

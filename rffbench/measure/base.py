@@ -68,7 +68,17 @@ class Measurement:
 
     def varies(self, metric):
         """('measured' | 'threads', why) for a metric whose value is not the same bits for
-        the same config and seed, or None."""
+        the same config and seed, or None.
+
+        Parameters
+        ----------
+        metric : str
+            A record's metric.
+
+        Returns
+        -------
+        tuple of (str, str) or None
+        """
         from fnmatch import fnmatch
 
         for pat in MEASURED:
@@ -81,16 +91,53 @@ class Measurement:
 
     def check(self, ctx, cfg):
         """Raise ConfigError for a request that cannot be met with this data (sizes,
-        memory), after the data is loaded and before any measurement starts."""
+        memory), after the data is loaded and before any measurement starts.
+
+        Parameters
+        ----------
+        ctx : RunContext
+            The run: its config, data, kernel and map factory.
+        cfg : Config
+            The measurement's block (``measure.<name>``).
+
+        Returns
+        -------
+        None
+        """
 
     def needs(self, ctx, cfg):
         """The allocations that grow with n, d or D (:class:`rffbench.memory.Need`), for the
-        memory plan that refuses a run before it starts."""
+        memory plan that refuses a run before it starts.
+
+        Parameters
+        ----------
+        ctx : RunContext
+            The run (data shape known, nothing allocated yet).
+        cfg : Config
+            The measurement's block.
+
+        Returns
+        -------
+        list of rffbench.memory.Need
+        """
         return []
 
     def run(self, ctx, cfg):
         """Measure; a list of records (:func:`rffbench.results.record`).  Extra tables go
-        into ``ctx.tables[file_name]`` (written next to records.csv)."""
+        into ``ctx.tables[file_name]`` (written next to records.csv).
+
+        Parameters
+        ----------
+        ctx : RunContext
+            The run.
+        cfg : Config
+            The measurement's block.
+
+        Returns
+        -------
+        list of dict
+            Records.
+        """
         raise NotImplementedError
 
     def tables(self, df, origins):
@@ -98,13 +145,31 @@ class Measurement:
         :class:`rffbench.report.tables.Table`); ``df`` holds every complete run's records
         with their conditions.  rffbench's own measurements have theirs in
         ``rffbench/report/NAME.py`` (rffbench.report.catalog); this hook is not called
-        for them."""
+        for them.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            Every complete run's records, with their conditions.
+        origins : dict
+            Where each condition's value came from (rffbench.report).
+
+        Returns
+        -------
+        list of rffbench.report.tables.Table
+        """
         return []
 
     def figures(self):
         """A plug-in's report figures: {name: function(FigContext) -> (list of Drawn,
         reason when nothing is drawn)}, as :class:`rffbench.report.figures.Figure` specs
-        are.  rffbench's own measurements have theirs in ``rffbench/report/NAME.py``."""
+        are.  rffbench's own measurements have theirs in ``rffbench/report/NAME.py``.
+
+        Returns
+        -------
+        dict
+            {name: function(FigContext) -> (list of Drawn, reason)}.
+        """
         return {}
 
     @classmethod

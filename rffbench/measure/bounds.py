@@ -58,9 +58,9 @@ from ..clock import attempt
 from ..errors import ConfigError
 from ..features import gram_of
 from ..kernels import KERNELS, Kernel
-from ..registry import unimplemented
 from ..memory import Need
 from ..progress import Progress
+from ..registry import unimplemented
 from ..results import TRIALS_FILE, record
 from .approximation import VARIANCE_TERMS
 from .base import Measurement
@@ -304,7 +304,8 @@ class Bounds(Measurement):
         def nbytes(v):
             m, D, T = v[key], v["D"], v[tkey]
             return 8.0 * (m * m * (1 + w) + m * m / 2 + BLOCK_ROWS * m + m * d) \
-                + w * ctx.map_cls.memory_bytes(m, d, D, it, train_rows=ctx.n_train, **ctx.map_params) \
+                + w * ctx.map_cls.memory_bytes(m, d, D, it, train_rows=ctx.n_train,
+                                               **ctx.map_params) \
                 + T * (512.0 + 8.0 * (v[pkey] + 1))
 
         return [Need(f"the bounds measurement ({1 + w} n_points x n_points matrices, {w} map(s) "
@@ -384,11 +385,13 @@ class Bounds(Measurement):
         eps_emp = {delta: float(np.quantile(sup, 1.0 - delta)) for delta in deltas}
         few = [dl for dl in deltas if cfg.trials * dl < 1]
         trial_note = (f"over {cfg.trials} trials of the max over the {n * (n + 1) // 2} pairs of M "
-                      f"({m_note}){'; a lower bound on the sup over the ball' if use_domain else ''}")
+                      f"({m_note})"
+                      f"{'; a lower bound on the sup over the ball' if use_domain else ''}")
         for delta in deltas:
             q_note = f"(1 - delta) quantile {trial_note}"
             if delta in few:
-                q_note += f"; fewer than 1/delta = {1 / delta:g} trials: the quantile is the sample top"
+                q_note += (f"; fewer than 1/delta = {1 / delta:g} trials: the quantile is the "
+                           "sample top")
             rows.append(record("bounds", "eps_empirical", eps_emp[delta], method="empirical",
                                n_repeats=cfg.trials, delta=delta, note=q_note))
         rows.append(record("bounds", "eps_empirical", float(sup.mean()), method="empirical_mean",
@@ -411,7 +414,8 @@ class Bounds(Measurement):
             if fam in VARIANCE_TERMS:
                 rows.append(record("bounds", "variance_theory", VARIANCE_TERMS[fam](kk, k2) / D,
                                    method="theory", dist=dist,
-                                   note=f"exact (Sutherland & Schneider), k={kk:.4g}, k(2 delta)={k2:.4g}"))
+                                   note=f"exact (Sutherland & Schneider), k={kk:.4g}, "
+                                        f"k(2 delta)={k2:.4g}"))
             else:  # a map's own formula (positive, maclaurin, the linear sketches), if any
                 own = ctx.map_cls.exact_mse(kernel, M64[I[p]], M64[J[p]], D,
                                            **ctx.cfg.features.map_params())

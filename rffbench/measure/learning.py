@@ -186,7 +186,7 @@ def check_exact_request(ctx):
         key = "model.exact_solver" if m.exact_solver == "cg" else "model.exact_max_n"
         raise ConfigError(f"{key}={getattr(m, key.split('.')[1])!r} is not allowed: it asks for "
                           f"exact KRR at n_train={n}, whose {solver} solver needs "
-                          f"{(_cg_bytes(ctx) if solver == 'cg' else _cholesky_bytes(ctx)) / gib:.3g}"
+                          f"{_exact_bytes(ctx, solver) / gib:.3g}"
                           f" GiB, {avail}; use a smaller dataset.n, or leave {key} at its "
                           "default to skip the exact baseline")
 
@@ -606,7 +606,8 @@ def check_targets(data, dcfg):
 
 
 class Learning(Measurement):
-    """Test error and train / predict time of the model on the features against exact kernel ridge, same split."""
+    """Test error and train / predict time of the model on the features against exact kernel
+    ridge, same split."""
 
     name = "learning"
     Config = LearningConfig

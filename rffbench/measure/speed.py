@@ -10,7 +10,8 @@ figures and the summary say so).  Ratios (speed-ups, fractions of the limit) are
 within each process and then their median: a limit is measured interleaved with what it
 bounds, under the same load.  A fresh output's allocation and first touch is measured
 as its own number (``first_touch_s`` of ``alloc/output``: a parallel pass over a new
-array minus the same pass over a kept one), and the fraction of the limit of a transform that returns a fresh
+array minus the same pass over a kept one), and the fraction of the limit of a transform that
+returns a fresh
 array is taken on its time less that: the code's share, not the machine's memory
 (docs/performance.md, "Timing on a virtual machine").  Parts (``measure.speed.parts``),
 on the run's training set X (N x d), D and dtype:
@@ -62,7 +63,7 @@ from typing import List
 import numpy as np
 
 from .. import _numba as nbk
-from ..checks import MAX_REPEATS, Applies, as_list, Check, Int, Real, check_constraints
+from ..checks import MAX_REPEATS, Applies, Check, Int, Real, as_list, check_constraints
 from ..errors import ConfigError
 from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
@@ -517,7 +518,8 @@ def _part_train(ctx, cfg, X, y):
 
 
 class Speed(Measurement):
-    """rffbench's kernels against plain numpy, scikit-learn and the machine's limit (experiment=speed)."""
+    """rffbench's kernels against plain numpy, scikit-learn and the machine's limit
+    (experiment=speed)."""
 
     name = "speed"
     Config = SpeedConfig

@@ -65,7 +65,8 @@ class Timing(Measurement):
                     record("timing", "map_transform_time_s", None, "s", note=why), _startup(ctx)]
         X = ctx.data.X_train
         fmap = ctx.make_map()
-        log.info("timing: %s fit/transform on %d x %d, %d repeats", fmap.name, *X.shape, cfg.repeats)
+        log.info("timing: %s fit/transform on %d x %d, %d repeats", fmap.name, *X.shape,
+                 cfg.repeats)
         fit_med, fit_spread = time_call(lambda: fmap.fit(X), cfg.repeats)
         tr_med, tr_spread = time_call(lambda: fmap.transform(X), cfg.repeats)
         return [

@@ -31,7 +31,7 @@ from typing import List
 import numpy as np
 
 from .. import theory
-from ..checks import Applies, as_list, Int, Numbers, OneOf, check_constraints
+from ..checks import Applies, Int, Numbers, OneOf, as_list, check_constraints
 from ..errors import ConfigError, RangeError
 from ..memory import Need
 from ..progress import Progress
@@ -130,7 +130,8 @@ def pairs_table(rm, rp, dist, exact, mean, mse, se, theo):
 
 
 class Variance(Measurement):
-    """Mean squared error of the kernel estimate at pairs of points over redraws, against its formula."""
+    """Mean squared error of the kernel estimate at pairs of points over redraws, against its
+    formula."""
 
     name = "variance"
     Config = VarianceConfig
@@ -149,7 +150,8 @@ class Variance(Measurement):
             if floor > -math.inf:
                 raise ConfigError(f"measure.variance.pairs='grid' is not allowed with kernel="
                                   f"{kc.name}: the grid's pairs lie around 0 and leave the "
-                                  f"kernel's domain (inputs {'>=' if k.input_floor_inclusive else '>'}"
+                                  "kernel's domain (inputs "
+                                  f"{'>=' if k.input_floor_inclusive else '>'}"
                                   f" {floor:g}); use measure.variance.pairs=data")
         if cfg.pairs == "grid" and ctx.data.d == 1 and any(b for b in cfg.sums) \
                 and any(a for a in cfg.distances):
@@ -208,7 +210,8 @@ class Variance(Measurement):
         def nbytes(v):
             n = 2 * (v[nkey] if cfg.pairs == "data" else len(cfg.distances) * len(cfg.sums))
             return 8.0 * (n * d + 4 * n * v[rkey]) \
-                + ctx.map_cls.memory_bytes(n, d, v["D"], it, train_rows=ctx.n_train, **ctx.map_params)
+                + ctx.map_cls.memory_bytes(n, d, v["D"], it, train_rows=ctx.n_train,
+                                           **ctx.map_params)
 
         return [Need("the variance measurement (the map and the features of the pairs, the "
                      "estimates of every redraw)", nbytes, keys)]
@@ -256,12 +259,14 @@ class Variance(Measurement):
         se_mean = math.sqrt(np.sum(se ** 2)) / n
         rows.append(record("variance", "mse_mean", float(mse.mean()), method="empirical",
                            spread=se_mean, n_repeats=R,
-                           note=f"mean over the {n} pairs ({cfg.pairs}); spread: its standard error"))
+                           note=f"mean over the {n} pairs ({cfg.pairs}); spread: its standard "
+                                "error"))
         has_theory = all(t is not None and math.isfinite(t) for t in theo)
         why = why if any(t is None for t in theo) else over
         rows.append(record("variance", "mse_mean", float(np.mean(theo)) if has_theory else None,
                            method="theory",
                            note=f"mean over the {n} pairs of the exact MSE ({source})"
                            if has_theory else why))
-        ctx.tables[VARIANCE_FILE] = pairs_table(rm, rp, dist, exact, est.mean(axis=0), mse, se, theo)
+        ctx.tables[VARIANCE_FILE] = pairs_table(rm, rp, dist, exact, est.mean(axis=0), mse, se,
+                                                theo)
         return rows

@@ -31,9 +31,9 @@ import pickle
 import subprocess
 import sys
 import tempfile
-from statistics import median as _median
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median as _median
 
 from ..clock import machine_state, machine_text
 

@@ -278,7 +278,19 @@ def compare(points, level=0.95):
     the seeds) with its t interval (``ours_lo``, ``ours_hi``), the published t interval
     (``pub_lo``, ``pub_hi``), the prediction interval (``pi_lo``, ``pi_hi``), ``ratio``
     (ours / published), ``seeds``, ``redraws``, ``sigma_between`` (the pooled relative
-    sample-to-sample spread), ``z`` (the standardised gap) and ``verdict``."""
+    sample-to-sample spread), ``z`` (the standardised gap) and ``verdict``.
+
+    Parameters
+    ----------
+    points : list of dict
+        One per published point (above).
+    level : float, default 0.95
+        The confidence of the intervals; the family-wise level of the verdicts.
+
+    Returns
+    -------
+    list of dict
+    """
     import numpy as np
     from scipy.special import ndtri
 

@@ -171,7 +171,18 @@ def _check(obj, where="the pickle"):
 
 def load_arrays(source):
     """The numpy arrays (in dicts, lists, tuples) of a pickle: a path, bytes or a binary
-    file; :class:`UnsafePickleError` for anything else.  Nothing in the file is run."""
+    file; :class:`UnsafePickleError` for anything else.  Nothing in the file is run.
+
+    Parameters
+    ----------
+    source : str, Path, bytes or binary file
+        The pickle.
+
+    Returns
+    -------
+    object
+        The arrays in their containers.
+    """
     if isinstance(source, (bytes, bytearray)):
         fh = io.BytesIO(source)
     elif hasattr(source, "read"):
@@ -285,7 +296,8 @@ def load_numbers(source, limit=MAX_NUMBERS_BYTES):
         raise
     except Exception as exc:  # cut or crafted: pickle's own errors, or a stand-in called
         raise UnsafePickleError(f"refused: not a readable pickle of numbers "
-                                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                                f"({type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else ''})"
                                 ) from None
     _check(obj)
     return obj

@@ -38,8 +38,8 @@ from ..errors import RffbenchError, os_error_text
 from ..progress import Progress
 from ..results import write_atomic, write_file_atomic
 from ..store import write_text_atomic
-from .collect import ReportError, collect
 from .catalog import all_figures, all_tables
+from .collect import ReportError, collect
 from .figures import STYLE, FigContext, plt
 from .grouping import attach_conditions, fmt, summarising, with_added_defaults
 from .render import render_html, render_markdown
@@ -140,7 +140,29 @@ def _save(fig, path, fmt_, dpi):
 
 def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=110,
                 tables=True):
-    """Write the report of ``sweep_dir``; returns a :class:`Report`."""
+    """Write the report of ``sweep_dir``; returns a :class:`Report`.
+
+    Parameters
+    ----------
+    sweep_dir : str or Path
+        The sweep's folder (or a folder of runs).
+    out_dir : str, Path or None, default None
+        Where the report goes (None: ``sweep_dir/report``).
+    tail_D : int or None, default None
+        The D of the bounds' tail figure (None: the largest recorded).
+    delta : float or None, default None
+        The failure probability of the bounds shown (None: the runs' one).
+    pdf : bool, default True
+        Also write each figure as PDF.
+    dpi : int, default 110
+        Resolution of the PNG figures.
+    tables : bool, default True
+        Write the summary tables.
+
+    Returns
+    -------
+    Report
+    """
     import pandas as pd
 
     root = Path(sweep_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import Figure, Selection, grouped_by, band, colors_for, log_axis, proxy
+from .figures import Figure, Selection, band, colors_for, grouped_by, log_axis, proxy
 from .grouping import Grouping, center_words, fmt_list, pooled_text, summary
 from .tables import make_table, row_keys
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..readers import read_table
 from ..results import TRIALS_FILE
 from ..theory import BOUNDS, POINTWISE_METHODS, UNIFORM_METHODS
-from .figures import MAX_TALL_PANELS, Figure, Selection, grouped_by, band, log_axis, proxy
+from .figures import MAX_TALL_PANELS, Figure, Selection, band, grouped_by, log_axis, proxy
 from .grouping import Grouping, center_words, fmt, fmt_list, pooled_text
 from .tables import make_table, row_keys
 
@@ -370,7 +370,8 @@ def table_bounds(df, origins):
     import pandas as pd
 
     rows = pd.concat([emp.assign(quantity="observed sup error ((1-delta) quantile)"),
-                      tight.assign(quantity="tightness " + tight.method.map(lambda m: BOUNDS[m].label))])
+                      tight.assign(quantity="tightness "
+                                   + tight.method.map(lambda m: BOUNDS[m].label))])
     g = Grouping(rows, origins, ["bounds"], x="D", row_cols=["delta", "quantity"])
     cols = ["D"] if rows.D.nunique() > 1 else []
     rk = row_keys(g, last=["delta", "quantity"])

@@ -5,7 +5,8 @@
   checked by :func:`rffbench.results.read_records`, ``config.json`` (the
   resolved config, flattened to dotted keys), and a status:
 
-  ``complete`` (records, and its manifest's digests where it has one), ``failed`` (``error.txt``: its line), ``damaged`` or
+  ``complete`` (records, and its manifest's digests where it has one), ``failed`` (``error.txt``:
+  its line), ``damaged`` or
   ``outdated`` (a records file that cannot be trusted: the reason and path),
   ``running`` (claimed by a live process), ``interrupted`` (Ctrl-C, or a
   claim whose process is gone), ``incomplete`` (none of these).
@@ -22,13 +23,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import first_line, RffbenchError
+from ..errors import RffbenchError, first_line
 from ..progress import Progress
-from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
 from ..readers import MAX_YAML_BYTES, DamagedFile, read_json, read_text, yaml_nodes
-from ..store import (CLAIM_FILE, CONFIG_FILE, INTERRUPTED_FILE, JOBS_DIR, MANIFEST_FILE,
-                     RUNS_DIR, SET_ASIDE_DIR, SweepStore, CONFIG_SHAPE, check_entry,
-                     count_jobs, holder_alive, job_key, read_claim)
+from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
+from ..store import (
+    CLAIM_FILE,
+    CONFIG_FILE,
+    CONFIG_SHAPE,
+    INTERRUPTED_FILE,
+    JOBS_DIR,
+    MANIFEST_FILE,
+    RUNS_DIR,
+    SET_ASIDE_DIR,
+    SweepStore,
+    check_entry,
+    count_jobs,
+    holder_alive,
+    job_key,
+    read_claim,
+)
 
 MULTIRUN_FILE = "multirun.yaml"
 #: the most jobs a multirun.yaml is expanded into (each is listed in the report): a sweep

@@ -97,8 +97,14 @@ def log_axis(ax, which="y", values=None):
     else at the densest of 1-2-3-5 / 1-2-5 / 1 per decade (or every integer multiple when
     the range is under a decade) that labels at most :data:`MAX_LOG_TICKS` values in the
     axis's current range; :func:`share_ranges` calls it again once the range is final."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, \
-        NullFormatter, NullLocator
+    from matplotlib.ticker import (
+        FixedLocator,
+        FuncFormatter,
+        LogLocator,
+        MaxNLocator,
+        NullFormatter,
+        NullLocator,
+    )
 
     RangeTicks = _range_ticks()
     axis = ax.yaxis if which == "y" else ax.xaxis

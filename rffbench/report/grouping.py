@@ -3,7 +3,8 @@
 A figure or a table never aggregates over a condition that varies in the
 data, except ``seed``: the runs that differ only in their seed give the median
 and the min-max band, or (``report.center=mean``, as papers that report means)
-the mean and its 95% t interval: :func:`summarising` sets which for a report.  Every other condition that varies among the rows a figure or
+the mean and its 95% t interval: :func:`summarising` sets which for a report.  Every other
+condition that varies among the rows a figure or
 table draws becomes a panel, a line, a table row or a separate file.
 
 *Conditions* are the run's configuration keys (``config.json``, flattened:
@@ -102,7 +103,9 @@ def fmt(v):
 
 def fmt_list(vals, limit=8):
     vals = [fmt(v) for v in vals]
-    return ", ".join(vals) if len(vals) <= limit else ", ".join(vals[:limit]) + f", ... ({len(vals)})"
+    if len(vals) <= limit:
+        return ", ".join(vals)
+    return ", ".join(vals[:limit]) + f", ... ({len(vals)})"
 
 
 def key_order(key):

@@ -6,11 +6,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure.learning import CG_TRAIN_NOTE
-from .figures import (BAND_GID, METRIC_LABEL, Figure, Selection, grouped_by, band, colors_for,
-                      log_axis, proxy)
+from .figures import (
+    BAND_GID,
+    METRIC_LABEL,
+    Figure,
+    Selection,
+    band,
+    colors_for,
+    grouped_by,
+    log_axis,
+    proxy,
+)
 from .grouping import Grouping, center_words, fmt, pooled_text
 from .tables import make_table, row_keys
-
 
 EXACT_STYLES = ["-", "--", ":", "-."]
 

@@ -7,7 +7,6 @@ from .bounds import empirical_sup
 from .figures import Figure, Selection, grouped_by, log_axis, proxy
 from .grouping import center_words, fmt, pooled_text, summary
 
-
 # --------------------------------------------------------------------------
 # maps side by side
 # --------------------------------------------------------------------------

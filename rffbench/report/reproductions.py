@@ -17,10 +17,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-
 from ..published import PAPERS, compare
-from .figures import METRIC_LABEL, Drawn, colors_for, finish, log_axis, new_figure, proxy
 from .collect import run_identity
+from .figures import METRIC_LABEL, Drawn, colors_for, finish, log_axis, new_figure, proxy
 from .grouping import fmt_list
 from .tables import Section, Table
 from .variance import formula_sections

@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-from .figures import Figure, Selection, grouped_by, colors_for, log_axis, plt, proxy
+from .figures import Figure, Selection, colors_for, grouped_by, log_axis, plt, proxy
 from .grouping import Grouping, fmt, pooled_text
 from .tables import make_table, row_keys
 
