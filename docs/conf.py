@@ -12,8 +12,9 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
 
-import rffbench  # noqa: E402
 from _ext import write_generated  # noqa: E402
+
+import rffbench  # noqa: E402
 
 project = "rffbench"
 author = "the rffbench developers"

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 
-
 def _attr_docs(cls):
     """{field: comment}: the ``#:`` comment right above each field of a dataclass and its
     bases, and ``field_docs`` of a block built from declarations (the kernel block's keys,
