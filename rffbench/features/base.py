@@ -477,11 +477,13 @@ def maps_for_kernel(kname):
     from ..registry import registry
 
     maps = registry("rffbench.feature_maps")
+    kcls = kernel_class(kname)
+    shift_invariant = kcls is not None and kcls.shift_invariant
     out = []
     for name in maps:
         cls = maps.find(name)
         if cls is not None and (kname in (cls.KERNELS or ()) or (
-                cls.KERNELS is None and (not cls.SHIFT_INVARIANT_ONLY
+                cls.KERNELS is None and (not cls.SHIFT_INVARIANT_ONLY or shift_invariant
                                          or kname in cls.EXTRA_KERNELS))) \
                 and not cls.kernel_lacks(kname):
             out.append(name)

@@ -6,7 +6,7 @@ import pytest
 
 from rffbench.errors import ConfigError
 from rffbench.experiment import run
-from rffbench.features import FEATURE_MAPS
+from rffbench.features import FEATURE_MAPS, maps_for_kernel
 from rffbench.kernels import KERNELS, make_kernel
 from rffbench.testing import CHECKS, check_feature_map, map_case
 from tests.helpers import compose_config
@@ -28,6 +28,19 @@ MAP_KERNELS += [("rff", "skewed_chi2", {}), ("rff_pairs", "matern", {}), ("qmc",
                 ("qmc", "linear", {}), ("circulant", "arccos1", {}), ("nystrom", "anova", {}),
                 ("maclaurin", "polynomial", {"h01": True}), ("maclaurin", "exp_dot", {"h01": True}),
                 ("compact", "polynomial", {"up_map": "maclaurin", "down": "gaussian"})]
+
+
+
+def _first_map(kernel):
+    """A map for ``kernel``, one with a variance family (its formula checked) if any."""
+    maps = maps_for_kernel(kernel)
+    return next((m for m in maps if FEATURE_MAPS[m].tags.variance), maps[0])
+
+
+# every registered kernel with at least one map that represents it (a kernel reached only
+# through the maps for any shift-invariant kernel: one of them)
+MAP_KERNELS += [(_first_map(k), k, {}) for k in KERNELS
+                if k not in {kk for _, kk, _ in MAP_KERNELS} and maps_for_kernel(k)]
 
 
 #: one MapCase per (map, kernel, params): the checks of a case share its redraws
