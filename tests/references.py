@@ -76,6 +76,7 @@ REFERENCES = {
     "additive_chi2": additive_chi2_reference,
     "skewed_chi2": skewed_chi2_reference,
     "intersection": lambda X, Y, ls: np.minimum(X[:, None, :], Y[None]).sum(-1) / ls,
+    "sech": lambda X, Y, ls: np.prod(1.0 / np.cosh((X[:, None, :] - Y[None]) / ls), axis=-1),
 }
 
 

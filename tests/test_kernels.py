@@ -292,3 +292,43 @@ def test_skewed_chi2_frequencies_have_the_sech_law():
     v = W.var()
     se = np.sqrt((np.mean((W - W.mean()) ** 4) - v**2) / W.size)
     assert abs(v - 1 / (4 * 1.5**2)) <= 5 * se
+
+
+def test_sech_frequencies_follow_the_hyperbolic_secant_law():
+    """The sech kernel's spectral density is (l / 2) sech(pi l w / 2) per coordinate: its
+    inverse CDF maps u back through the CDF F(w) = (2 / pi) arctan(exp(pi l w / 2)), the
+    sampler's coordinates pass a Kolmogorov-Smirnov test against F, and their variance is
+    1 / l^2 (sigma_p^2 = d / l^2; the generic sampler test checks E cos(w.delta) = k)."""
+    from scipy.stats import kstest
+
+    k = make_kernel("sech", lengthscale=LS).fit(None)
+    U = np.linspace(1e-6, 1 - 1e-6, 1001)[:, None]
+    W = k.frequencies_from_uniform(U, 1)[:, 0]
+    np.testing.assert_allclose(2 / np.pi * np.arctan(np.exp(np.pi * LS * W / 2)), U[:, 0],
+                               rtol=1e-12, atol=1e-15)
+    w = k.sample_frequencies(20000, 3, np.random.default_rng(5)).ravel()
+    cdf = lambda x: 2 / np.pi * np.arctan(np.exp(np.pi * LS * x / 2))  # noqa: E731
+    assert kstest(w, cdf).pvalue > 1e-3
+    assert k.sigma_p2(3) == pytest.approx(3 / LS**2)
+    assert k.k_of_delta(np.array([0.0, 0.0])) == 1.0
+    assert k.k_of_delta(np.array([800.0 * LS])) == 0.0  # no overflow far away
+
+
+def test_the_sech_kernel_runs_through_the_command(tmp_path):
+    """kernel=sech with maps for every shift-invariant kernel, as a user types it: a small
+    approximation error, and (rff_pairs) a finite sigma_p^2 that gives Rahimi & Recht's
+    bound a value."""
+    from tests.helpers import run_cli
+
+    for features in ("rff_pairs", "qmc"):
+        out = tmp_path / features
+        p = run_cli("kernel=sech", f"features={features}", "dataset=synthetic",
+                    "dataset.n=400", "dataset.d=3", "D=64", f"hydra.run.dir={out}")
+        assert p.returncode == 0, p.stderr
+        rec = pd.read_csv(out / "records.csv")
+        assert set(rec.kernel) == {"sech"}
+        err = rec[(rec.measurement == "approximation") & (rec.metric == "rel_fro_error")]
+        assert len(err) and np.isfinite(err.value).all() and (err.value < 0.5).all()
+        if features == "rff_pairs":
+            rr = rec[(rec.method == "rahimi_recht") & (rec.metric == "eps_bound")]
+            assert len(rr) and np.isfinite(rr.value).all() and (rr.value > 0).all()

@@ -18,6 +18,8 @@ matern (nu)    2^(1-nu)/Gamma(nu) (sqrt(2 nu)     z sqrt(2 nu / g) / l,         
                r = |delta|_2                                                     inf for nu <= 1
 rational_quad  (1 + |delta|^2 / (2 alpha l^2))    z sqrt(tau) / l, z ~ N(0, I),  d / l^2
   (alpha)      ^-alpha                            tau ~ Gamma(alpha, rate alpha)
+sech           prod_j sech(delta_j / l)           each coordinate (2 / (pi l))   d / l^2
+                                                  log tan(pi u / 2)
 =============  =================================  =============================  ==============
 
 (sigma_p^2 = E|w|^2.)  Note the swap: the *Laplacian* kernel has Cauchy frequencies, the

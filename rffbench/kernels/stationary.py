@@ -1,5 +1,6 @@
 """Shift-invariant kernels k(x, y) = k(x - y) (Bochner): Gaussian, Laplacian, Cauchy,
-Matern and rational quadratic, each with its spectral sampler and sigma_p^2."""
+Matern, rational quadratic and hyperbolic secant, each with its spectral sampler and
+sigma_p^2."""
 from __future__ import annotations
 
 import math
@@ -212,5 +213,38 @@ class RationalQuadratic(Kernel):
         np.exp(out, out=out)
 
 
+class Sech(Kernel):
+    """k(delta) = prod_j sech(delta_j / l), the hyperbolic secant kernel.
+
+    Its spectral density is a hyperbolic secant too: each coordinate of omega has density
+    (l / 2) sech(pi l w / 2) (the Fourier pair sech(t) <-> pi sech(pi w / 2)), whose tails
+    fall exponentially: between the Gaussian kernel's (faster) and the Laplacian's (Cauchy,
+    no second moment). So sigma_p^2 = d / l^2 is finite while the kernel itself, like the
+    Laplacian, decays exponentially, analytic at 0 where the Laplacian has a cusp: a smooth
+    kernel with a heavier-tailed spectrum than the Gaussian, for the bounds and maps that need
+    sigma_p^2. Sampled by the inverse CDF, omega = (2 / (pi l)) log tan(pi u / 2).
+    """
+
+    name = "sech"
+
+    def sample_frequencies(self, n, d, rng):
+        return self.frequencies_from_uniform(rng.random((n, d)), d)
+
+    def frequencies_from_uniform(self, U, d):
+        U = np.clip(np.asarray(U, dtype=np.float64), 1e-300, 1.0 - 2.0**-53)
+        return 2.0 / (np.pi * self.ls) * np.log(np.tan(0.5 * np.pi * U))
+
+    def sigma_p2(self, d):
+        return d / self.ls**2  # the standard hyperbolic secant law has variance 1
+
+    def k_of_delta(self, delta):
+        t = np.abs(np.asarray(delta, dtype=np.float64)) / self.ls
+        with np.errstate(over="ignore"):
+            return np.prod(2.0 * np.exp(-t) / (1.0 + np.exp(-2.0 * t)), axis=-1)
+
+    def tile_spec(self):
+        return TileSpec(nbk.TILE_COORD, nbk.SECH, nbk.PROFILE_NONE, 1.0 / self.ls)
+
+
 #: the kernels this module registers (rffbench.kernels collects them)
-KERNELS = (Gaussian, Laplacian, Cauchy, Matern, RationalQuadratic)
+KERNELS = (Gaussian, Laplacian, Cauchy, Matern, RationalQuadratic, Sech)
