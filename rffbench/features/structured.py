@@ -89,6 +89,20 @@ class GaussianOnlyMap(FourierMap):
 LAYOUTS = ("blocks", "frame")
 
 
+def orthogonal_gaussian_rows(m, d, rng):
+    """m rows in blocks of d orthogonal ones (the last block cut), each row marginally
+    N(0, I_d): Haar-random orthonormal directions with chi_d lengths (Yu et al. 2016).
+    Returns (W of shape (m, d), the lengths (m,))."""
+    blocks, scales = [], []
+    for _ in range(-(-m // d)):
+        Q, R = np.linalg.qr(rng.standard_normal((d, d)))
+        Q = Q * np.sign(np.diag(R))  # Haar: columns times sign(diag R)
+        norms = np.sqrt(rng.chisquare(d, size=d))
+        blocks.append(norms[:, None] * Q.T)  # rows: orthonormal directions, chi_d lengths
+        scales.append(norms)
+    return np.vstack(blocks)[:m], np.concatenate(scales)[:m]
+
+
 class OrthogonalRandomFeatures(GaussianOnlyMap):
     """Orthogonal random features (Yu et al. 2016): orthogonal blocks scaled by chi_d norms
     (dense W, like ``rff``); ``layout="frame"``: one tight frame scaled by chi_m norms
@@ -136,15 +150,9 @@ class OrthogonalRandomFeatures(GaussianOnlyMap):
             norms = np.sqrt(rng.chisquare(m, size=m))
             self.row_scales_ = norms.astype(self._dtype)
             return norms[:, None] * Q / self.kernel_.ls, None
-        blocks, scales = [], []
-        for _ in range(-(-m // d)):
-            Q, R = np.linalg.qr(rng.standard_normal((d, d)))
-            Q = Q * np.sign(np.diag(R))  # Haar: columns times sign(diag R)
-            norms = np.sqrt(rng.chisquare(d, size=d))
-            blocks.append(norms[:, None] * Q.T)  # rows: orthonormal directions, chi_d lengths
-            scales.append(norms)
-        self.row_scales_ = np.concatenate(scales)[:m].astype(self._dtype)
-        return np.vstack(blocks)[:m] / self.kernel_.ls, None
+        W, norms = orthogonal_gaussian_rows(m, d, rng)
+        self.row_scales_ = norms.astype(self._dtype)
+        return W / self.kernel_.ls, None
 
 
 class _StructuredMap(GaussianOnlyMap):
