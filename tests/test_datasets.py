@@ -1,12 +1,14 @@
-"""Datasets: synthetic ball, bundled data, user files, and every bad file."""
+"""Datasets: synthetic ball, Friedman #1, bundled data, user files, and every bad file."""
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rffbench.config import DatasetConfig
 from rffbench.datasets import load_dataset
-from rffbench.errors import DataError
+from rffbench.errors import ConfigError, DataError
+from tests.helpers import run_cli
 
 
 def cfg(**kw):
@@ -201,3 +203,36 @@ def test_scale_max_and_ordered_split(tmp_path, rng):
     np.testing.assert_array_equal(e.X_test, X[10:20])
     s = load_dataset(cfg(name="file", path=str(path), scale="standardize"), seed=0)
     assert abs(float(s.X_train.mean())) < 1e-12  # z-scores, as before
+
+
+def test_friedman1_is_friedmans_function_of_five_coordinates():
+    """dataset=friedman1: with noise 0 the target is Friedman's #1 of the raw inputs, uniform
+    in [0, 1]^d; d = 3 is refused in one line (the target reads 5 coordinates)."""
+    from rffbench.datasets import DATASETS
+
+    cfg = DatasetConfig(name="friedman1", n=500, d=7, noise=0.0)
+    X, y, info = DATASETS["friedman1"].load(cfg, 4)
+    assert X.shape == (500, 7) and info["task"] == "regression"
+    assert X.min() >= 0 and X.max() <= 1
+    f = (10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3]
+         + 5 * X[:, 4])
+    np.testing.assert_allclose(y, f, rtol=1e-12)
+    assert DATASETS["friedman1"].shape(DatasetConfig(name="friedman1")) == (2000, 10)
+    with pytest.raises(ConfigError, match=r"^dataset.d=3 is not allowed: dataset=friedman1 "
+                                          r"reads 5 coordinates: use d >= 5 \(null = 10\)$"):
+        DatasetConfig(name="friedman1", d=3)
+
+
+def test_friedman1_through_the_command(tmp_path):
+    """python run.py dataset=friedman1, as a user types it: its records name it, the noise
+    key is taken, and a key it does not read (dataset.radius) is refused in one line."""
+    out = tmp_path / "run"
+    p = run_cli("dataset=friedman1", "dataset.n=600", "dataset.noise=1.0", "D=64",
+                f"hydra.run.dir={out}")
+    assert p.returncode == 0, p.stderr
+    rec = pd.read_csv(out / "records.csv")
+    assert set(rec.dataset) == {"friedman1"} and set(rec.d) == {10}
+    assert rec.n_train.iloc[0] == 450
+    bad = run_cli("dataset=friedman1", "dataset.radius=2.0", f"hydra.run.dir={tmp_path / 'x'}")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1].startswith("rffbench: error: dataset.radius=2.0")
