@@ -1,7 +1,10 @@
 """Shared fixtures (small fixed-seed data, dtypes, the thread limits restored after each test)
 and the rule that a BLAS error message anywhere (the test's own output or a subprocess's)
 fails the test.  Helpers are in tests/helpers.py."""
+import importlib
+import importlib.metadata
 import subprocess
+import sys
 
 import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
 
@@ -9,7 +12,7 @@ import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
 import numpy as np
 import pytest
 
-from tests.helpers import blas_errors
+from tests.helpers import DIST, PLUGIN_DIR, blas_errors
 
 #: pytester: the tests of the suite's own rules (a BLAS message fails a test) run a test file
 pytest_plugins = ["pytester"]
@@ -66,3 +69,27 @@ def _restore_thread_limits():
     yield
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     threadpool_limits(limits=numba.config.NUMBA_NUM_THREADS)
+
+
+@pytest.fixture(scope="module")
+def plugin():
+    """The example plug-in, installed for this module's tests (and removed again
+    if it was not installed before)."""
+    try:
+        importlib.metadata.distribution(DIST)
+        installed_before = True
+    except importlib.metadata.PackageNotFoundError:
+        installed_before = False
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                            str(PLUGIN_DIR)], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        importlib.invalidate_caches()
+    import rffbench.config
+
+    rffbench.config.register_configs()  # its config-group options, as run.py does
+    yield importlib.import_module("rffbench_example_plugin")
+    if not installed_before:
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", DIST],
+                       capture_output=True, timeout=300)
+        importlib.invalidate_caches()
+        rffbench.config.register_configs()  # the later tests see the config without it

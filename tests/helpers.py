@@ -8,12 +8,18 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
+import scipy.sparse as sp
+
 from rffbench.kernels import Matern
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
 #: the tests' data files (tests/fixtures)
 FIXTURES = ROOT / "tests" / "fixtures"
+#: the example plug-in package (examples/) and its distribution name
+PLUGIN_DIR = ROOT / "examples" / "rffbench-example-plugin"
+DIST = "rffbench-example-plugin"
 
 #: each kernel's own parameters at the values the kernel tests take (its defaults otherwise)
 KERNEL_PARAMS = {"matern": [{"nu": nu} for nu in Matern.NUS],
@@ -96,3 +102,54 @@ class HTMLPage(HTMLParser):
         page = cls()
         page.feed(text)
         return page
+
+
+# ---- statistics of a map's estimates ----------------------------------------------------
+#: independent maps per estimate, by default
+N_SEEDS = 2000
+
+
+def pair_estimates(name, kernel, X, Y, D, seeds=N_SEEDS, **params):
+    """(seeds, pairs) kernel estimates z(x).z(y) of map ``name`` on the rows of X and Y, one
+    map per seed (dense or sparse features)."""
+    from rffbench.features import FEATURE_MAPS
+
+    P = np.vstack([X, Y])
+    n = len(X)
+    out = np.empty((seeds, n))
+    for s in range(seeds):
+        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s, **params) \
+            .fit(P).transform(P)
+        Z = Z.toarray() if sp.issparse(Z) else Z
+        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
+    return out
+
+
+def pairs_at(d, dists, seed=0):
+    """Pairs (x, y) in R^d at the distances ``dists``, around the origin."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(len(dists), d)) * 0.5
+    u = rng.normal(size=(len(dists), d))
+    return X, X + np.asarray(dists)[:, None] * u / np.linalg.norm(u, axis=1, keepdims=True)
+
+
+def variance_se(est):
+    """Sample variance per column and its standard error (from the fourth moment)."""
+    R = est.shape[0]
+    m = est.mean(0)
+    s2 = est.var(0, ddof=1)
+    m4 = ((est - m) ** 4).mean(0)
+    return s2, np.sqrt(np.maximum(m4 - s2**2 * (R - 3) / (R - 1), 0) / R)
+
+
+class FakeEntryPoint:
+    """An installed plug-in's entry point, as a registry's ``plugin_names`` gives it:
+    ``load`` returns ``obj`` (or raises it, an exception: a plug-in that fails to import)."""
+
+    def __init__(self, name, obj):
+        self.name, self.obj, self.value, self.dist = name, obj, f"x:{name}", None
+
+    def load(self):
+        if isinstance(self.obj, Exception):
+            raise self.obj
+        return self.obj

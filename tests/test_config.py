@@ -3,7 +3,7 @@ import pytest
 
 from rffbench.config import Config, validate
 from rffbench.errors import ConfigError
-from tests.helpers import compose_config
+from tests.helpers import FakeEntryPoint, compose_config
 
 
 def _group_options():
@@ -36,17 +36,6 @@ def _partner(group, name):
     return [f"features={maps_for_kernel(name)[0]}"] if group == "kernel" else []
 
 
-class FakeEntryPoint:
-    """An installed plug-in's entry point, as a registry's ``plugin_names`` gives it:
-    ``load`` returns ``obj`` (or raises it, an exception: a plug-in that fails to import)."""
-
-    def __init__(self, name, obj):
-        self.name, self.obj, self.value, self.dist = name, obj, f"x:{name}", None
-
-    def load(self):
-        if isinstance(self.obj, Exception):
-            raise self.obj
-        return self.obj
 
 
 def test_default_composes_and_validates():

@@ -1,41 +1,10 @@
 """rffbench.registry: the registries list built-ins and installed plug-ins, resolve import
 paths only from the command line, and name what they hold when a name is unknown."""
-import importlib
-import importlib.metadata
-import subprocess
-import sys
 
 import pytest
 
 from rffbench.errors import ConfigError
-from tests.helpers import ROOT, compose_config
-
-PLUGIN_DIR = ROOT / "examples" / "rffbench-example-plugin"
-DIST = "rffbench-example-plugin"
-
-
-@pytest.fixture(scope="module")
-def plugin():
-    """The example plug-in, installed for this module's tests (and removed again
-    if it was not installed before)."""
-    try:
-        importlib.metadata.distribution(DIST)
-        installed_before = True
-    except importlib.metadata.PackageNotFoundError:
-        installed_before = False
-        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                            str(PLUGIN_DIR)], capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stderr
-        importlib.invalidate_caches()
-    import rffbench.config
-
-    rffbench.config.register_configs()  # its config-group options, as run.py does
-    yield importlib.import_module("rffbench_example_plugin")
-    if not installed_before:
-        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", DIST],
-                       capture_output=True, timeout=300)
-        importlib.invalidate_caches()
-        rffbench.config.register_configs()  # the later tests see the config without it
+from tests.helpers import DIST, compose_config
 
 
 def test_registry_installed_never_follows_an_import_path(tmp_path, monkeypatch):

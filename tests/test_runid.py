@@ -1,20 +1,7 @@
 """rffbench.runid: a run's id is a hash of what differs from the defaults; ids written by
 earlier versions (0.1's, and those of the hand-written config blocks) are still found."""
 from rffbench.config import Config, validate
-from tests.helpers import ROOT, compose_config
-
-
-class FakeEntryPoint:
-    """An installed plug-in's entry point, as a registry's ``plugin_names`` gives it:
-    ``load`` returns ``obj`` (or raises it, an exception: a plug-in that fails to import)."""
-
-    def __init__(self, name, obj):
-        self.name, self.obj, self.value, self.dist = name, obj, f"x:{name}", None
-
-    def load(self):
-        if isinstance(self.obj, Exception):
-            raise self.obj
-        return self.obj
+from tests.helpers import ROOT, FakeEntryPoint, compose_config
 
 
 def test_run_ids_of_configs_written_by_0_1_are_still_found():

@@ -7,38 +7,8 @@ import numba
 import numpy as np
 import pytest
 
-from rffbench.features import FEATURE_MAPS, RandomFourierFeatures
+from rffbench.features import RandomFourierFeatures
 from rffbench.testing import CHECKS, FeatureMapCheckError, check_feature_map, map_case
-
-MAP_KERNELS = [(name, kernel, {}) for name, cls in FEATURE_MAPS.items()
-               for kernel in (cls.KERNELS or ("gaussian",))]
-# the maps for any (shift-invariant) kernel, on kernels that are different in kind
-MAP_KERNELS += [("rff", "skewed_chi2", {}), ("rff_pairs", "matern", {}), ("qmc", "cauchy", {}),
-                ("rff", "rational_quadratic", {}), ("qmc", "rational_quadratic", {}),
-                ("nystrom", "arccos1", {}), ("nystrom", "additive_chi2", {}),
-                ("leverage", "skewed_chi2", {}), ("qmc", "arccos1", {}),
-                # parameters that change the estimator
-                ("orf", "gaussian", {"layout": "frame"}), ("orf", "arccos0", {"layout": "frame"}),
-                ("ssr", "gaussian", {"radius": "rule"}), ("ssr", "arccos0", {"centre": False}),
-                ("qmc", "gaussian", {"sequence": "generalized_halton"}),
-                ("gauss_hermite", "arccos0", {"nodes": 2}),
-                # the peer libraries' families beyond each map's first kernel
-                ("orf", "linear", {}), ("sorf", "linear", {}), ("fastfood", "linear", {}),
-                ("qmc", "linear", {}), ("circulant", "arccos1", {}), ("nystrom", "anova", {}),
-                ("maclaurin", "polynomial", {"h01": True}), ("maclaurin", "exp_dot", {"h01": True}),
-                ("compact", "polynomial", {"up_map": "maclaurin", "down": "gaussian"})]
-
-
-#: one MapCase per (map, kernel, params): the checks of a case share its redraws
-_CASES = {}
-
-
-def _case(name, kernel, params):
-    key = (name, kernel, tuple(sorted(params.items())))
-    if key not in _CASES:
-        _CASES[key] = map_case(FEATURE_MAPS[name], kernel, params=params,
-                               lengthscale=1.0 if name == "sklearn_skewed_chi2" else 1.7)
-    return _CASES[key]
 
 
 class WrongScale(RandomFourierFeatures):

@@ -4,7 +4,6 @@ shift-invariant and their maps, and the refusals of pairs, sizes and data that c
 import numpy as np
 import pandas as pd
 import pytest
-import scipy.sparse as sp
 
 from rffbench.config import validate
 from rffbench.errors import ConfigError
@@ -19,17 +18,6 @@ PARAMS = {"anova": [{"degree": 1}, {"degree": 2}, {"degree": 4}]}
 CASES = [(n, p) for n in FAMILY_KERNELS for p in PARAMS.get(n, [{}])]
 
 
-# ---- statistics --------------------------------------------------------------------
-def estimates(name, kernel, X, Y, D, redraws, **params):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((redraws, n))
-    for s in range(redraws):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s,
-                               **params).fit(P).transform(P)
-        Z = Z.toarray() if sp.issparse(Z) else Z
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
 
 
 #: the light-tailed estimates (products of two projections); Random Maclaurin's products of
@@ -50,24 +38,8 @@ RUNS = [["kernel=linear", "features=srht", "D=16"],
         ["kernel=polynomial", "features=compact", "+features.params.up=8", "D=16"]]
 
 
-# ---- statistics -------------------------------------------------------------------
-def pair_estimates(name, kernel, X, Y, D, seeds):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((seeds, n))
-    for s in range(seeds):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s).fit(P).transform(P)
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
 
 
-def variance_se(est):
-    """Sample variance per column and its standard error (from the fourth moment)."""
-    R = est.shape[0]
-    m = est.mean(0)
-    s2 = est.var(0, ddof=1)
-    m4 = ((est - m) ** 4).mean(0)
-    return s2, np.sqrt(np.maximum(m4 - s2**2 * (R - 3) / (R - 1), 0) / R)
 
 
 @pytest.mark.parametrize("overrides", RUNS, ids=["-".join(o[:2]) for o in RUNS])

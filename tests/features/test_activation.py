@@ -7,26 +7,7 @@ import pytest
 from rffbench.features import FEATURE_MAPS
 from rffbench.kernels import Gaussian
 from rffbench.theory import VARIANCE_TERMS, positive_variance
-
-
-# ---- statistics -------------------------------------------------------------------
-def pair_estimates(name, kernel, X, Y, D, seeds):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((seeds, n))
-    for s in range(seeds):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s).fit(P).transform(P)
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
-
-
-def variance_se(est):
-    """Sample variance per column and its standard error (from the fourth moment)."""
-    R = est.shape[0]
-    m = est.mean(0)
-    s2 = est.var(0, ddof=1)
-    m4 = ((est - m) ** 4).mean(0)
-    return s2, np.sqrt(np.maximum(m4 - s2**2 * (R - 3) / (R - 1), 0) / R)
+from tests.helpers import pair_estimates, variance_se
 
 
 def test_positive_features_variance_formula_and_comparison_with_rff():
@@ -55,7 +36,6 @@ def test_orthogonal_positive_features_are_the_definition():
     """positive_orf: blocks of d orthogonal rows with chi_d lengths (W l = diag(lengths) Q),
     features exp(w.x / l - |x|^2 / l^2) / sqrt(D) as plain numpy computes them, in float64
     and float32, at D not a multiple of d (the last block cut)."""
-    from rffbench.features import FEATURE_MAPS
 
     rng = np.random.default_rng(0)
     d, D, ls = 4, 10, 1.3
@@ -80,7 +60,6 @@ def test_orthogonal_positive_features_have_a_smaller_error_than_iid_ones():
     of the positive estimate of the Gaussian kernel.  At d = D = 16 on a pair of small
     norm, over 3000 redraws each, the i.i.d. MSE exceeds the orthogonal one by more than
     4 standard errors of the difference (estimated from the redraws)."""
-    from rffbench.features import FEATURE_MAPS
 
     rng = np.random.default_rng(1)
     d = D = 16

@@ -3,25 +3,10 @@ import math
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
-from rffbench.features import FEATURE_MAPS
 from rffbench.kernels import make_kernel
 from rffbench.theory import estimate_mse
-
-
-# ---- statistics --------------------------------------------------------------------
-def estimates(name, kernel, X, Y, D, redraws, **params):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((redraws, n))
-    for s in range(redraws):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s,
-                               **params).fit(P).transform(P)
-        Z = Z.toarray() if sp.issparse(Z) else Z
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
-
+from tests.helpers import pair_estimates
 
 #: the light-tailed estimates (products of two projections); Random Maclaurin's products of
 #: up to 2p projections are heavy-tailed (600 redraws give sample variances 0.75-3.5x the
@@ -39,7 +24,7 @@ def test_mean_and_variance_match_the_exact_formulas(name, kname, kparams, params
     X = rng.normal(size=(6, d)) / math.sqrt(d)
     Y = X + rng.normal(size=(6, d)) * np.linspace(0.1, 1.0, 6)[:, None] / math.sqrt(d)
     k = make_kernel(kname, lengthscale=0.9, **kparams)
-    est = estimates(name, k, X, Y, D, R, **params)
+    est = pair_estimates(name, k, X, Y, D, R, **params)
     exact = np.array([k.gram(X[i:i + 1], Y[i:i + 1])[0, 0] for i in range(6)])
     kf = make_kernel(kname, lengthscale=0.9, **kparams).fit(None)
     theory = np.array([estimate_mse(name, kf, X[i], Y[i], D, **params) for i in range(6)])

@@ -9,26 +9,7 @@ import pytest
 from rffbench.features import FEATURE_MAPS
 from rffbench.kernels import Polynomial, make_kernel
 from rffbench.theory import estimate_mse
-
-
-# ---- statistics -------------------------------------------------------------------
-def pair_estimates(name, kernel, X, Y, D, seeds):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((seeds, n))
-    for s in range(seeds):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s).fit(P).transform(P)
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
-
-
-def variance_se(est):
-    """Sample variance per column and its standard error (from the fourth moment)."""
-    R = est.shape[0]
-    m = est.mean(0)
-    s2 = est.var(0, ddof=1)
-    m4 = ((est - m) ** 4).mean(0)
-    return s2, np.sqrt(np.maximum(m4 - s2**2 * (R - 3) / (R - 1), 0) / R)
+from tests.helpers import pair_estimates, variance_se
 
 
 @pytest.mark.parametrize("kname,kparams", [("polynomial", {"degree": 3}), ("exp_dot", {})])

@@ -3,33 +3,17 @@ import math
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from rffbench.features import FEATURE_MAPS
 from rffbench.features.qmc import generalized_halton
 from rffbench.kernels import make_kernel
+from tests.helpers import pair_estimates, pairs_at
 
 GAUSS = make_kernel("gaussian", lengthscale=1.0)
-N_SEEDS = 2000
 
 
-def pair_estimates(name, kernel, X, Y, D, seeds=N_SEEDS, **params):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((seeds, n))
-    for s in range(seeds):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s, **params) \
-            .fit(P).transform(P)
-        Z = Z.toarray() if sp.issparse(Z) else Z
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
 
 
-def pairs_at(d, dists, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(len(dists), d)) * 0.5
-    u = rng.normal(size=(len(dists), d))
-    return X, X + np.asarray(dists)[:, None] * u / np.linalg.norm(u, axis=1, keepdims=True)
 
 
 def test_generalized_halton_against_a_digit_by_digit_reference():

@@ -7,6 +7,7 @@ from scipy.special import ndtri
 from rffbench.features import FEATURE_MAPS
 from rffbench.features.quadrature import simplex_vertices
 from rffbench.kernels import Gaussian, make_kernel
+from tests.helpers import pair_estimates
 
 #: a family-wise false-alarm rate for the statistical checks below
 ALPHA = 1e-4
@@ -41,15 +42,6 @@ def _rule_estimate(fm, f, d):
     return (1 - cw.mean()) * f(np.zeros((1, d)))[0] + np.mean(cw * (f(N) + f(-N)) / 2)
 
 
-# ---- statistics -------------------------------------------------------------------
-def pair_estimates(name, kernel, X, Y, D, seeds):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((seeds, n))
-    for s in range(seeds):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s).fit(P).transform(P)
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
 
 
 @pytest.mark.parametrize("kname,f0", [("gaussian", 1.0), ("arccos0", 0.5), ("arccos1", 0.0)])

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from scipy.linalg import circulant, hadamard
 from scipy.special import gammaln
 
@@ -15,42 +14,13 @@ from rffbench.experiment import main as run_main
 from rffbench.features import FEATURE_MAPS
 from rffbench.kernels import make_kernel
 from rffbench.results import RECORDS_FILE
-from tests.helpers import compose_config
-
-
-# ---- statistics --------------------------------------------------------------------
-def estimates(name, kernel, X, Y, D, redraws, **params):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((redraws, n))
-    for s in range(redraws):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s,
-                               **params).fit(P).transform(P)
-        Z = Z.toarray() if sp.issparse(Z) else Z
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
+from tests.helpers import N_SEEDS, compose_config, pair_estimates, pairs_at
 
 GAUSS = make_kernel("gaussian", lengthscale=1.0)
-N_SEEDS = 2000
 
 
-def pair_estimates(name, kernel, X, Y, D, seeds=N_SEEDS, **params):
-    P = np.vstack([X, Y])
-    n = len(X)
-    out = np.empty((seeds, n))
-    for s in range(seeds):
-        Z = FEATURE_MAPS[name](kernel=kernel, n_components=D, random_state=s, **params) \
-            .fit(P).transform(P)
-        Z = Z.toarray() if sp.issparse(Z) else Z
-        out[s] = np.einsum("ij,ij->i", Z[:n], Z[n:])
-    return out
 
 
-def pairs_at(d, dists, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(len(dists), d)) * 0.5
-    u = rng.normal(size=(len(dists), d))
-    return X, X + np.asarray(dists)[:, None] * u / np.linalg.norm(u, axis=1, keepdims=True)
 
 
 def _fwht_radix2(A):
@@ -87,7 +57,7 @@ def test_projections_of_the_linear_kernel_are_unbiased(name, rng):
     X = rng.normal(size=(5, 24)) / 5
     Y = X + rng.normal(size=(5, 24)) / 5
     R = 300
-    est = estimates(name, make_kernel("linear", lengthscale=0.8), X, Y, 16, R)
+    est = pair_estimates(name, make_kernel("linear", lengthscale=0.8), X, Y, 16, R)
     exact = np.einsum("ij,ij->i", X, Y) / 0.8**2
     assert np.all(np.abs(est.mean(0) - exact) <= 4.5 * est.std(0, ddof=1) / math.sqrt(R)
                   + 1e-12)
