@@ -106,8 +106,12 @@ def test_speed_records_vocabulary_and_consistency():
     # a fresh output's allocation and first touch is its own number, taken off the time
     # before the fraction of the limit (one worker process: the ratio of its medians)
     touch = v["alloc/output", "first_touch_s"]
-    assert v["transform/rff", "fraction_of_limit"] == pytest.approx(
-        v["transform/rff", "limit_time_s"] / (t["transform/rff"] - touch), rel=1e-12)
+    if t["transform/rff"] > touch:
+        assert v["transform/rff", "fraction_of_limit"] == pytest.approx(
+            v["transform/rff", "limit_time_s"] / (t["transform/rff"] - touch), rel=1e-12)
+    else:  # on a loaded machine the first touch of a small output can outlast the call
+        rows = sp[(sp.method == "transform/rff") & (sp.metric == "fraction_of_limit")]
+        assert rows.value.isna().all() and "first touch" in rows.note.item()
     assert v["transform/rff_out", "fraction_of_limit"] == pytest.approx(
         v["transform/rff_out", "limit_time_s"] / t["transform/rff_out"], rel=1e-12) \
         if ("transform/rff_out", "fraction_of_limit") in v else True
