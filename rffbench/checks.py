@@ -272,8 +272,10 @@ class Key:
 
 def unit_keys(units, keys_of):
     """The config keys a family of registered units declares as :class:`Key` objects
-    (``keys_of(unit)``: ``{key: Key}``), in the shape of :func:`declared_keys`: ``{key:
-    (default, constraint, description, [unit names])}``; one key, one default."""
+    (``keys_of(unit)``: ``{key: Key}``): ``{key: (default, constraint, description, [unit
+    names])}``.  Two units declaring one key with different defaults is a programming error
+    (one key, one default); the first unit's constraint is the key's; where units describe
+    one key differently, each description is prefixed by the names of the units that give it."""
     out, texts = {}, {}
     for name, unit in units.items():
         for k, key in (keys_of(unit) or {}).items():
@@ -291,37 +293,20 @@ def unit_keys(units, keys_of):
             if t:
                 said.setdefault(t, []).append(name)
         text = next(iter(said)) if len(said) == 1 else \
-            "; ".join(f"{', '.join(names)}: {t}" for t, names in said.items())
+            " ".join(f"{', '.join(names)}: {t.rstrip('.')}." for t, names in said.items())
         out[k] = (out[k][0], out[k][1], text, out[k][3])
     return out
 
 
 def declared_keys(classes, keys_of):
-    """The config keys a family of classes declares (a kernel's own parameters):
-    ``{key: (default, constraint, description, [class names])}`` from each class's
-    ``keys_of(cls)``, constructor default, declared constraint and numpydoc description
-    (each class's, prefixed by its name, where classes describe one key differently).  Two
-    classes declaring one key with different defaults is a programming error (one key, one
-    default); the first class's constraint is the key's."""
-    out, texts = {}, {}
-    for cls in classes:
+    """The config keys a family of classes declares through their constructors (a kernel's
+    own parameters): :func:`unit_keys` of each class's ``keys_of(cls)``, with the
+    constructor's default, the declared constraint and the numpydoc description."""
+    def keys(cls):
         docs, cons, defaults = parameter_docs(cls), declared(cls), signature_defaults(cls)
-        for k in keys_of(cls):
-            default, c, text = defaults.get(k), cons.get(k), docs.get(k, "")
-            if k in out:
-                if out[k][0] != default:
-                    raise TypeError(f"{cls.__name__} declares {k}={default!r}, "
-                                    f"{out[k][3][0]} {k}={out[k][0]!r}: one key, one default")
-                out[k][3].append(cls.name)
-            else:
-                out[k] = (default, c, "", [cls.name])
-            texts.setdefault(k, {})[cls.name] = text
-    for k, by_class in texts.items():  # one key, a meaning per class: each, by name
-        said = {t for t in by_class.values() if t}
-        text = said.pop() if len(said) == 1 else \
-            " ".join(f"{name}: {t}" for name, t in by_class.items() if t)
-        out[k] = (out[k][0], out[k][1], text, out[k][3])
-    return out
+        return {k: Key(defaults.get(k), cons.get(k), docs.get(k, "")) for k in keys_of(cls)}
+
+    return unit_keys({cls.name: cls for cls in classes}, keys)
 
 
 # --------------------------------------------------------------------------

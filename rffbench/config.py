@@ -321,9 +321,8 @@ def _loader_key_declarations():
 
 #: the dataset block's keys that only some sources read: one key per key a built-in
 #: source declares (DatasetLoader.KEYS: its default, constraint and description)
-LOADER_DECLARED = _loader_key_declarations()
-LOADER_KEYS = tuple(LOADER_DECLARED)
-DatasetConfig = block_from_declarations("DatasetConfig", DatasetBlock, LOADER_DECLARED,
+LOADER_KEYS = _loader_key_declarations()
+DatasetConfig = block_from_declarations("DatasetConfig", DatasetBlock, LOADER_KEYS,
                                         "dataset")
 
 

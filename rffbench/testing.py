@@ -58,6 +58,7 @@ The checks (each ``passed``, ``failed`` or ``skipped`` with its reason and numbe
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -185,23 +186,28 @@ class MapCase:
         z1, z3 = (_dense(self.make(s).fit(self.A).transform(self.A)) for s in (3, 4))
         return np.array_equal(z1, z3)
 
+    @functools.cached_property
+    def kernel_ref(self):
+        """The exact kernel the estimates are compared with (the case's lengthscale)."""
+        from .kernels import kernel_with
+
+        return kernel_with(self.proto.kernel, self.lengthscale).fit(None)
+
     def estimates(self):
         """(n_redraws x pairs estimates, max |z_i(x)| over them, k, k(2 delta)) (cached)."""
         if self._redraws is None:
-            from .kernels import kernel_with
-
             est = np.empty((self.n_redraws, self.n))
             zmax = 0.0
             for s in range(self.n_redraws):
                 est[s], Zs = self.estimate(1000 + s)
                 zmax = max(zmax, float(np.max(np.abs(Zs))))
-            k_ref = kernel_with(self.proto.kernel, self.lengthscale).fit(None)
+            k_ref = self.kernel_ref
             X, Y, n = self.X, self.Y, self.n
             k = np.array([k_ref.gram(X[i:i + 1], Y[i:i + 1])[0, 0] for i in range(n)])
             k2 = np.array([k_ref.gram_twice(X[i:i + 1], Y[i:i + 1])[0, 0] for i in range(n)]) \
                 if k_ref.shift_invariant else np.full(n, np.nan)
-            self._redraws = (est, zmax, k, k2, k_ref)
-        return self._redraws[:4]
+            self._redraws = (est, zmax, k, k2)
+        return self._redraws
 
     @property
     def z(self):
@@ -427,7 +433,7 @@ def _variance_formula(case):
     from .theory import VARIANCE_TERMS
 
     _, _, k, k2 = case.estimates()
-    k_ref = case._redraws[4]
+    k_ref = case.kernel_ref
     cls, family = case.cls, case.cls.tags.variance
     if family in VARIANCE_TERMS:
         return VARIANCE_TERMS[family](k, k2) / case.n_components, f"family {family!r}"
