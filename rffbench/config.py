@@ -44,8 +44,8 @@ DTYPES = ("float64", "float32")
 #: the largest seed: scikit-learn's random_state (the train/test split) takes 0..2**32 - 1
 MAX_SEED = 2**32 - 1
 #: dataset.scale: z-scores with training statistics, division by the training rows'
-#: largest |value| (one number for every column), or the data as loaded
-SCALES = ("standardize", "max", "none")
+#: largest |value| or largest value (one number for every column), or the data as loaded
+SCALES = ("standardize", "max", "xmax", "none")
 #: dataset.split: seeded shuffle (stratified for classes), or the file's order
 SPLITS = ("random", "ordered")
 #: D_unit: D (and D_n) count output columns, or frequencies (random directions)
@@ -291,7 +291,8 @@ class DatasetBlock:
     #: rows train and the last test_size of them test (papers' "the first N rows")
     split: str = "random"
     #: standardize: z-scores with training statistics; max: every value divided by the
-    #: training rows' largest |value| (the quadrature papers' x / x.max()); none: as loaded
+    #: training rows' largest |value|; xmax: by their largest value (quffka's x / x.max(),
+    #: the same as max on non-negative data); none: as loaded
     scale: str = "standardize"
     #: replaced by scale (true = standardize, false = none); setting it is an error
     standardize: Optional[bool] = None

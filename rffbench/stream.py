@@ -441,14 +441,31 @@ def subset(X, idx):
     return X.subset(idx) if is_streamed(X) else X[idx]
 
 
+def max_peak(scale, col_min, col_max, where="dataset"):
+    """The one number ``dataset.scale=max`` or ``xmax`` divides every value by, from the
+    training rows' column minima and maxima: max the largest |value|, xmax the largest
+    value (quffka's ``x / x.max()``; they differ where the most negative value is the
+    larger in size).  xmax with no positive value is refused (the division would flip or
+    blow up the data); an all-zero block divides by 1."""
+    if scale == "xmax":
+        peak = float(np.max(col_max))
+        if not peak > 0:
+            raise DataError(f"{where}: dataset.scale=xmax divides by the training rows' largest "
+                            f"value, {peak:.6g} here; it needs a positive one: use "
+                            "dataset.scale=max (largest |value|) or standardize")
+        return peak
+    peak = float(max(np.max(np.abs(col_min)), np.max(np.abs(col_max))))
+    return peak if peak > 0 else 1.0
+
+
 # --------------------------------------------------------------------------
 # the pass: checks, split, statistics, targets
 # --------------------------------------------------------------------------
 def scan(cfg, path, fmt, seed, dtype, limits):
     """One pass over the file.  Returns dict(source, split, mean, scale, col_min, col_max,
     y_train, y_test, n_file) with the statistics of the training rows (mean/scale: the
-    z-scores' for dataset.scale=standardize, 0 / the largest |value| for max, 0/1 for
-    none).  ``limits`` = (max |value|, max |target|)."""
+    z-scores' for dataset.scale=standardize, 0 / the largest |value| for max (value for
+    xmax), 0/1 for none).  ``limits`` = (max |value|, max |target|)."""
     where = f"dataset=file ({cfg.path})"
     src = open_source(cfg, path, fmt)
     n = src.n
@@ -498,9 +515,8 @@ def scan(cfg, path, fmt, seed, dtype, limits):
         scale = np.sqrt(m2 / cnt)
         scale[scale == 0] = 1.0
         center = mean
-    elif cfg.scale == "max":
-        peak = float(max(np.max(np.abs(lo)), np.max(np.abs(hi))))
-        center, scale = np.zeros(d), np.full(d, peak if peak > 0 else 1.0)
+    elif cfg.scale in ("max", "xmax"):
+        center, scale = np.zeros(d), np.full(d, max_peak(cfg.scale, lo, hi, where))
     else:
         center, scale = np.zeros(d), np.ones(d)
     return dict(source=src, split=split, mean=center, scale=scale, n_file=n,

@@ -231,6 +231,28 @@ def test_ordered_split_and_max_scale_streamed_as_in_memory(files):
     assert any("rows 1..80000 train" in n for n in data.notes)
 
 
+def test_xmax_scale_streamed_as_in_memory(tmp_path, rng):
+    """scale=xmax divides by the training rows' largest value (quffka's x / x.max()), not
+    the largest |value|, streamed or in memory; with no positive value it is refused in one
+    line naming the key."""
+    X = rng.normal(size=(400, 3)) - 1.0  # the most negative value is the larger in size
+    y = rng.normal(size=400)
+    np.save(tmp_path / "a.npy", np.column_stack([y, X]))
+    np.savez(tmp_path / "a.npz", X=X, y=y)
+    top = X[:300].max()
+    assert 0 < top < np.abs(X[:300]).max()
+    for f in ("a.npy", "a.npz"):
+        d = load_dataset(DatasetConfig(name="file", path=str(tmp_path / f), split="ordered",
+                                       scale="xmax", test_size=0.25,
+                                       target="0" if f.endswith("npy") else None), seed=0)
+        np.testing.assert_allclose(d.X_test[:], X[300:] / top, rtol=1e-15)
+        np.testing.assert_allclose(d.X_train[:], X[:300] / top, rtol=1e-15)
+    np.save(tmp_path / "neg.npy", np.column_stack([y, -np.abs(X)]))
+    with pytest.raises(DataError, match=r"dataset.scale=xmax divides by the training rows' "
+                                        r"largest value, -.* here; it needs a positive one"):
+        _load(str(tmp_path / "neg.npy"), scale="xmax")
+
+
 # --------------------------------------------------------------------------
 # files that change or fail while a run streams them
 # --------------------------------------------------------------------------

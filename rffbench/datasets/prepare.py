@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError, first_line
-from ..stream import SPLIT_CHUNK
+from ..stream import SPLIT_CHUNK, max_peak
 from .base import Dataset, as_loader
 from .builtin import DATASETS
 from .files import data_file, guess_task, streamed_format
@@ -32,11 +32,11 @@ MAX_ABS_VALUE_F32 = 1e15
 MIN_ABS_VALUE = 1e-100
 
 
-def scale_by_max(X_train, X_test):
-    """Both parts divided by the largest |value| of the training rows (one number for every
-    column: the quadrature papers' x / x.max(), which keeps the kernel's geometry)."""
-    peak = float(np.max(np.abs(X_train)))
-    peak = peak if peak > 0 else 1.0
+def scale_by_max(X_train, X_test, scale="max", where="dataset"):
+    """Both parts divided by one number of the training rows (:func:`max_peak`; one number
+    for every column: the quadrature papers' x / x.max(), which keeps the kernel's
+    geometry).  Returns the two parts and that number."""
+    peak = max_peak(scale, X_train.min(axis=0), X_train.max(axis=0), where)
     return X_train / peak, X_test / peak, peak
 
 
@@ -157,9 +157,10 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
                                               stratify=stratify)
     if cfg.scale == "standardize":
         Xtr, Xte = standardize(Xtr, Xte)
-    elif cfg.scale == "max":
-        Xtr, Xte, peak = scale_by_max(Xtr, Xte)
-        notes.append(f"every value divided by the training rows' largest |value| {peak:.6g}")
+    elif cfg.scale in ("max", "xmax"):
+        Xtr, Xte, peak = scale_by_max(Xtr, Xte, cfg.scale, where)
+        what = "largest |value|" if cfg.scale == "max" else "largest value"
+        notes.append(f"every value divided by the training rows' {what} {peak:.6g}")
     limit = MAX_ABS_VALUE if np.dtype(dtype) == np.float64 else MAX_ABS_VALUE_F32
     _check_not_tiny(float(np.max(np.abs(Xtr))), where, cfg)
     for part in (Xtr, Xte):
@@ -173,7 +174,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
                                           " or set dataset.scale=standardize"))
     dt = np.dtype(dtype)
     diameter = info.get("diameter") if cfg.scale != "standardize" else None
-    if diameter is not None and cfg.scale == "max":
+    if diameter is not None and cfg.scale in ("max", "xmax"):
         diameter /= peak
     return Dataset(name=cfg.name, task=task, X_train=np.ascontiguousarray(Xtr, dtype=dt),
                    y_train=ytr, X_test=np.ascontiguousarray(Xte, dtype=dt), y_test=yte,
