@@ -661,13 +661,16 @@ MAX_SWEEP_JOBS = 10_000
 
 def count_jobs(parsed):
     """The number of jobs of Hydra's basic sweeper for parsed overrides, counted without
-    listing them (a range of a billion values is a number here, not a list)."""
+    listing them (a range of a billion values is a number here, not a list).  As the
+    sweeper, a later override of a key replaces an earlier one (the command line's replace a
+    preset's sweeper.params)."""
     import math
 
     from hydra.core.override_parser.types import ChoiceSweep, RangeSweep
 
+    last = {o.get_key_element(): o for o in parsed}
     total = 1
-    for o in parsed:
+    for o in last.values():
         if not o.is_sweep_override():
             continue
         v = o.value()

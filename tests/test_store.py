@@ -232,3 +232,18 @@ def test_a_sweep_folder_written_before_manifests_still_resumes(folder, tmp_path)
     manifest = json.loads(next((root / st.STORE_DIR).glob(f"*/{st.MANIFEST_FILE}")).read_text())
     assert RECORDS_FILE in manifest["files"]
     assert pd.notna(manifest["run_id"])
+
+
+def test_count_jobs_lets_a_later_override_replace_a_key_as_hydras_sweeper():
+    """A command line's +group=a,b (or seed=0) replaces the preset's sweeper.params entry of
+    the same key, as Hydra's basic sweeper does: the count is of the jobs that run."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from rffbench.store import count_jobs
+
+    parse = OverridesParser.create().parse_overrides
+    preset = ["+m=a,b,c,d", "D_n=1,2,3,4,5", "seed=0,1,2,3,4"]
+    assert count_jobs(parse(preset)) == 100
+    assert count_jobs(parse(preset + ["+m=a,b", "seed=0,1,2"])) == 2 * 5 * 3
+    assert count_jobs(parse(preset + ["seed=7"])) == 4 * 5
+    assert count_jobs(parse(preset + ["x=range(0,1000)"])) == 100_000
