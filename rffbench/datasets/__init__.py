@@ -4,8 +4,8 @@ Every loader returns raw ``(X, y, info)``; :func:`load_dataset` then checks the
 values (finite, non-empty, consistent shapes), subsamples to ``n_max`` rows,
 splits train/test (``dataset.split``: with the seed, stratified for
 classification, or in the file's order), scales (``dataset.scale``: z-scores
-with training statistics, division by the training rows' largest |value|, or
-none) and casts to the run's dtype.  Nothing here touches the network.
+with training statistics, division by the training rows' largest |value| or largest
+value, or none) and casts to the run's dtype.  Nothing here touches the network.
 
 ``DATASETS`` is a :class:`~rffbench.registry.Registry` of :class:`DatasetLoader`
 objects: each loads ``(cfg, seed) -> (X, y, info)`` (``info`` holds ``task``,
@@ -17,7 +17,9 @@ a plain function ``(cfg, seed) -> (X, y, info)``, whose memory is then not
 planned.
 
 One module per kind of source (:mod:`.synthetic`, :mod:`.bundled`, :mod:`.files`,
-:mod:`.fashion_mnist`, :mod:`.mlbench`), what they share (:mod:`.base`), the registry
+:mod:`.fashion_mnist`, :mod:`.mlbench`, :mod:`.shipped`: files in the package,
+:mod:`.fetched`: files fetched once by ``python -m rffbench.datasets fetch NAME``, both
+checked before use), what they share (:mod:`.base`), the registry
 (:mod:`.builtin`) and the preparation every dataset goes through (:mod:`.prepare`); the
 names below are what the rest of rffbench uses.
 """

