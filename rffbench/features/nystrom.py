@@ -1,11 +1,30 @@
-"""``nystrom``: the Nystrom method (Williams & Seeger, NIPS 2001), any kernel.
+"""``nystrom``: the Nystrom method (Williams & Seeger, NIPS 2001), any kernel, with a
+choice of landmark rule.
 
-fit draws D landmarks L from the fitted rows (uniformly, without replacement,
-with the seed) and eigendecomposes K_LL = U diag(s) U^T; the map is
-phi(x) = k(x, L) U diag(s)^{-1/2}, so phi(x).phi(y) = k(x, L) K_LL^+ k(L, y).
-Directions with s <= ``EIG_RTOL`` * max(s) are dropped (their columns are
-zero): the pseudo-inverse of a numerically singular K_LL.  The map is
-data-dependent and no published random-feature bound covers it.
+fit picks D landmarks L by ``landmarks`` and eigendecomposes K_LL = U diag(s) U^T; the map
+is phi(x) = k(x, L) U diag(s)^{-1/2}, so phi(x).phi(y) = k(x, L) K_LL^+ k(L, y).
+Directions with s <= ``EIG_RTOL`` * max(s) are dropped (their columns are zero): the
+pseudo-inverse of a numerically singular K_LL.  The map is data-dependent and no published
+random-feature bound covers it.
+
+The landmark rules (``features.params.landmarks``), all seeded:
+
+* ``uniform``: D training rows drawn uniformly without replacement (Williams & Seeger);
+* ``kmeans``: the D centres of k-means on the training rows (Zhang, Tsang & Kwok, ICML
+  2008; scikit-learn's KMeans, one k-means++ start): landmarks need not be rows;
+* ``leverage``: D rows drawn without replacement with probabilities proportional to
+  approximate lambda-ridge leverage scores (Alaoui & Mahoney, NIPS 2015), computed as one
+  step of Musco & Musco's recursive scheme (NIPS 2017): from a uniform pilot S of D rows,
+  l_i = (k_ii - k_iS (K_SS + n lam I)^-1 k_Si) / (n lam), lam = ``landmark_lam``;
+* ``rpcholesky``: randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber, CPAM 2024):
+  each pivot drawn with probability proportional to the diagonal of the residual
+  K - F F^T, which is then updated by the pivot's column;
+* ``greedy``: the same with the largest residual diagonal as the pivot (pivoted
+  Cholesky; deterministic but for ties).
+
+For the two Cholesky rules the Nystrom approximation on their pivots is the rank-D
+factor F F^T they build (a pivot whose residual is 0 adds nothing and stops the rule early:
+fewer than D landmarks, all of them said in ``n_components_``).
 """
 from __future__ import annotations
 
@@ -13,17 +32,73 @@ import warnings
 
 import numpy as np
 
+from ..checks import OneOf, Real
 from ..errors import ConfigError
-from .base import FeatureMap
+from .base import DenseRows, FeatureMap
 
 EIG_RTOL = 1e-12
+#: features.params.landmarks: how the D landmarks are chosen
+LANDMARK_RULES = ("uniform", "kmeans", "leverage", "rpcholesky", "greedy")
+#: rows per block when the kernel's diagonal is computed
+DIAG_BLOCK = 256
+
+
+def kernel_diagonal(kernel, X):
+    """k(x_i, x_i) for every row, a block of Gram at a time."""
+    out = np.empty(X.shape[0])
+    for s in range(0, X.shape[0], DIAG_BLOCK):
+        B = X[s:s + DIAG_BLOCK]
+        out[s:s + len(B)] = np.diag(kernel.gram(B))
+    return out
+
+
+def pivoted_cholesky(kernel, X, k, rng, rule):
+    """(pivots, F): k pivots of a pivoted Cholesky of K(X, X) and its factor (n x k) with
+    K ~ F F^T; ``rule`` "rpcholesky" draws each pivot by the residual diagonal, "greedy"
+    takes its largest.  Stops early when the residual diagonal is (numerically) 0."""
+    n = X.shape[0]
+    diag = kernel_diagonal(kernel, X)
+    resid = diag.copy()
+    F = np.zeros((n, k))
+    pivots = []
+    floor = EIG_RTOL * max(float(diag.max()), 0.0)
+    for i in range(k):
+        total = float(np.clip(resid, 0, None).sum())
+        if total <= floor:
+            break
+        p = np.clip(resid, 0, None) / total
+        s = int(rng.choice(n, p=p)) if rule == "rpcholesky" else int(np.argmax(resid))
+        g = kernel.gram(X, X[s:s + 1])[:, 0].astype(np.float64) - F[:, :i] @ F[s, :i]
+        if g[s] <= floor:
+            break
+        F[:, i] = g / np.sqrt(g[s])
+        resid = resid - F[:, i] ** 2
+        resid[s] = 0.0
+        pivots.append(s)
+    return np.asarray(pivots, dtype=np.int64), F[:, :len(pivots)]
+
+
+def ridge_leverage(kernel, X, m, lam, rng):
+    """Approximate lam-ridge leverage scores of every row from a uniform pilot of m rows
+    (module docs), clipped at 0."""
+    n = X.shape[0]
+    S = np.sort(rng.choice(n, min(m, n), replace=False))
+    K_nS = kernel.gram(X, X[S]).astype(np.float64)
+    K_SS = kernel.gram(X[S]).astype(np.float64)
+    A = K_SS + n * lam * np.eye(len(S))
+    quad = np.einsum("ij,ji->i", K_nS, np.linalg.solve(A, K_nS.T))
+    return np.maximum(kernel_diagonal(kernel, X) - quad, 0.0) / (n * lam)
 
 
 class Nystrom(FeatureMap):
-    """The Nystrom method (Williams & Seeger 2001): D landmarks drawn from the training rows.
+    """The Nystrom method (Williams & Seeger 2001): D landmarks chosen from the training
+    rows by a rule (uniform, k-means centres, ridge leverage, randomly pivoted or greedy
+    Cholesky).
 
     Attributes: ``landmarks_`` (D, d), ``normalization_`` (D, D), ``rank_``, ``n_freq_``,
-    ``n_components_`` (min(D, n_samples): the output dimension)."""
+    ``n_components_`` (the output dimension: min(D, n_samples), fewer where a Cholesky
+    rule's residual ran out), ``landmark_index_`` (the rows picked; -1 for k-means
+    centres)."""
 
     name = "nystrom"
     SHIFT_INVARIANT_ONLY = False  # the kernel's Gram only: any kernel
@@ -33,6 +108,19 @@ class Nystrom(FeatureMap):
                  "on the diagonal: not an unbiased estimate"),
         "variance": None,
     }
+    constraints = {"landmarks": OneOf(LANDMARK_RULES),
+                   "landmark_lam": Real(gt=0, text="use a number > 0 (the ridge of the "
+                                                   "leverage scores, landmarks=leverage)")}
+
+    def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
+                 random_state=None, chunk_rows=None, landmarks="uniform", landmark_lam=1e-3):
+        super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
+                         gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
+        self.landmarks = landmarks
+        self.landmark_lam = landmark_lam
+
+    def map_params(self):
+        return dict(landmarks=self.landmarks, landmark_lam=self.landmark_lam)
 
     @classmethod
     def check_data(cls, n_components, n_samples, d=None, **params):
@@ -44,9 +132,41 @@ class Nystrom(FeatureMap):
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_components, itemsize=8, train_rows=0, **params):
-        """Landmarks, K_LL and its eigendecomposition (about 4 D x D), k(x, L) and the output."""
+        """Landmarks, K_LL and its eigendecomposition (about 4 D x D), k(x, L) and the
+        output; the rules' work on the training rows (a Cholesky factor or k(X, S): n x D,
+        k-means' distances: n x D)."""
         D = n_components
-        return 8.0 * (D * d + 4 * D * D) + float(n_rows) * D * (8 + itemsize)
+        rule = params.get("landmarks", "uniform")
+        fit = 0.0 if rule == "uniform" else 2.0 * 8.0 * float(train_rows) * D
+        return 8.0 * (D * d + 4 * D * D) + float(n_rows) * D * (8 + itemsize) + fit
+
+    def _choose(self, X, D, rng):
+        """(landmarks, their row indices or -1) by the rule."""
+        n = X.shape[0]
+        rule = self.landmarks
+        if rule == "uniform":
+            idx = np.sort(rng.choice(n, D, replace=False))
+            return X[idx], idx  # X[rows] of sparse input (DenseRows) is dense
+        # the other rules read every row: sparse input is made dense here
+        X = np.asarray(X[np.arange(n)] if isinstance(X, DenseRows) else X, dtype=np.float64)
+        if rule == "leverage":
+            lev = ridge_leverage(self.kernel_, X, D, self.landmark_lam, rng)
+            p = lev / lev.sum() if lev.sum() > 0 else np.full(n, 1.0 / n)
+            nz = int(np.count_nonzero(p))
+            if nz < D:  # fewer rows with weight than landmarks: the rest uniformly
+                p = 0.5 * p + 0.5 / n
+            idx = np.sort(rng.choice(n, D, replace=False, p=p))
+        elif rule in ("rpcholesky", "greedy"):
+            idx, _ = pivoted_cholesky(self.kernel_, X, D, rng, rule)
+        else:  # kmeans
+            from sklearn.cluster import KMeans
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # fewer distinct points than clusters
+                km = KMeans(n_clusters=D, n_init=1, random_state=int(rng.integers(2**31 - 1)))
+                km.fit(X)
+            return km.cluster_centers_, np.full(D, -1, dtype=np.int64)
+        return X[idx], idx
 
     def _fit(self, X, rng):
         n, D = X.shape[0], self.n_components
@@ -54,9 +174,11 @@ class Nystrom(FeatureMap):
             warnings.warn(f"n_components={D} > n_samples={n}: nystrom uses all {n} rows as "
                           f"landmarks and outputs {n} features", UserWarning, stacklevel=3)
             D = n
+        L, idx = self._choose(X, D, rng)
+        D = L.shape[0]
         self.n_components_ = D
-        self.landmarks_ = np.ascontiguousarray(X[np.sort(rng.choice(n, D, replace=False))],
-                                               dtype=self._dtype)
+        self.landmark_index_ = np.asarray(idx, dtype=np.int64)
+        self.landmarks_ = np.ascontiguousarray(L, dtype=self._dtype)
         s, U = np.linalg.eigh(self.kernel_.gram(self.landmarks_.astype(np.float64)))
         keep = s > EIG_RTOL * s.max()
         T = np.zeros((D, D))

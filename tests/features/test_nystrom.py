@@ -1,0 +1,139 @@
+"""nystrom's landmark rules, each against a plain-numpy reference of its source."""
+import numpy as np
+import pytest
+
+from rffbench.features import FEATURE_MAPS
+from rffbench.features.nystrom import LANDMARK_RULES, pivoted_cholesky, ridge_leverage
+from rffbench.kernels import KERNELS
+from rffbench.testing import check_feature_map
+
+NYSTROM = FEATURE_MAPS["nystrom"]
+
+
+def _data(rng, n=120, d=3):
+    return rng.normal(size=(n, d))
+
+
+def _kernel(name="gaussian", ls=1.5):
+    return KERNELS[name](lengthscale=ls).fit(None)
+
+
+def _nystrom_ref(K_nL, K_LL):
+    """k(x, L) K_LL^+ k(L, y), the pseudo-inverse by numpy."""
+    return K_nL @ np.linalg.pinv(K_LL, rcond=1e-12, hermitian=True) @ K_nL.T
+
+
+@pytest.mark.parametrize("rule", LANDMARK_RULES)
+def test_every_rule_is_the_nystrom_formula_on_its_landmarks(rule, rng):
+    """Whatever the rule, phi(x).phi(y) = k(x, L) K_LL^+ k(L, y) on the landmarks it chose
+    (numpy's pseudo-inverse), at float64 and float32, C and Fortran order; rows it picked
+    are training rows (k-means' centres are not: index -1)."""
+    X = _data(rng)
+    kern = _kernel()
+    m = NYSTROM(kernel="gaussian", n_components=20, lengthscale=1.5, random_state=3,
+                landmarks=rule).fit(X)
+    L = m.landmarks_.astype(np.float64)
+    ref = _nystrom_ref(kern.gram(X, L), kern.gram(L))
+    for Xv in (X, np.asfortranarray(X), X.astype(np.float32)):
+        Z = m.transform(Xv).astype(np.float64)
+        tol = 1e-8 if Xv.dtype == np.float64 else 2e-3
+        np.testing.assert_allclose(Z @ Z.T, ref, atol=tol)
+    if rule == "kmeans":
+        assert (m.landmark_index_ == -1).all()
+    else:
+        np.testing.assert_array_equal(X[m.landmark_index_], m.landmarks_)
+        assert len(set(m.landmark_index_.tolist())) == m.n_components_
+
+
+def test_greedy_pivots_are_the_largest_residual_diagonal(rng):
+    """greedy = pivoted Cholesky: each pivot is the argmax of diag(K - K_:P K_PP^-1 K_P:)
+    (the Schur complement on the pivots so far, by numpy on the full Gram), and the
+    Nystrom approximation on the pivots is the factor F F^T."""
+    X = _data(rng, n=80)
+    kern = _kernel("polynomial", 1.0)  # a diagonal that varies: the pivots are not uniform
+    K = kern.gram(X)
+    piv, F = pivoted_cholesky(kern, X, 10, np.random.default_rng(0), "greedy")
+    for i in range(10):
+        P = list(piv[:i])
+        S = K - (K[:, P] @ np.linalg.solve(K[np.ix_(P, P)], K[P, :]) if P else 0)
+        assert piv[i] == int(np.argmax(np.diag(S)))
+    np.testing.assert_allclose(F @ F.T, _nystrom_ref(K[:, piv], K[np.ix_(piv, piv)]),
+                               atol=1e-8)
+
+
+def test_rpcholesky_draws_its_first_pivot_by_the_diagonal():
+    """RPCholesky's first pivot is drawn with probability k(x_i, x_i) / tr K: over 4000
+    seeded draws the counts pass a chi-square test (p > 1e-4) on a kernel whose diagonal
+    varies 1..82-fold."""
+    from scipy.stats import chisquare
+
+    X = np.linspace(0.1, 3.0, 8)[:, None] * np.ones((1, 2))
+    kern = _kernel("polynomial", 1.0)
+    diag = np.diag(kern.gram(X))
+    counts = np.zeros(8)
+    for s in range(4000):
+        piv, _ = pivoted_cholesky(kern, X, 1, np.random.default_rng(s), "rpcholesky")
+        counts[piv[0]] += 1
+    assert chisquare(counts, 4000 * diag / diag.sum()).pvalue > 1e-4
+
+
+def test_ridge_leverage_with_every_row_as_pilot_is_the_exact_score(rng):
+    """With the pilot = all n rows, the scores are exactly diag(K (K + n lam I)^-1), the
+    lam-ridge leverage scores (Alaoui & Mahoney 2015), by numpy."""
+    X = _data(rng, n=60)
+    kern = _kernel()
+    K = kern.gram(X)
+    lam = 1e-2
+    exact = np.diag(K @ np.linalg.inv(K + 60 * lam * np.eye(60)))
+    got = ridge_leverage(kern, X, 60, lam, np.random.default_rng(0))
+    np.testing.assert_allclose(got, exact, rtol=1e-7, atol=1e-10)
+
+
+def test_kmeans_landmarks_are_a_fixed_point_of_lloyd(rng):
+    """k-means centres: each landmark is the mean of the training rows nearest to it."""
+    X = np.vstack([rng.normal(c, 0.2, size=(40, 2)) for c in (-3, 0, 3)])
+    m = NYSTROM(kernel="gaussian", n_components=3, lengthscale=1.0, random_state=0,
+                landmarks="kmeans").fit(X)
+    L = m.landmarks_
+    near = np.argmin(((X[:, None, :] - L[None]) ** 2).sum(-1), axis=1)
+    for j in range(3):
+        np.testing.assert_allclose(L[j], X[near == j].mean(0), atol=1e-6)
+
+
+@pytest.mark.parametrize("rule", [r for r in LANDMARK_RULES if r != "uniform"])
+def test_each_rule_passes_the_conformance_checks(rule):
+    """The conformance checks a data-dependent map can pass (uniform is the contract
+    suite's default).  greedy is deterministic: other seeds give the same map, so the check
+    that they differ does not apply.  k-means is not continuous in its input: float32 rows
+    (40 points, 32 centres) converge to another local optimum than float64 ones, so only the
+    gap of the two estimates may fail the dtype check, never an output's dtype."""
+    checks = ["construct", "output", "dtype"] + ([] if rule == "greedy" else ["reproducible"])
+    report = check_feature_map("nystrom", "gaussian", params={"landmarks": rule},
+                               n_redraws=40, checks=checks, raise_on_fail=False)
+    allowed = {"dtype"} if rule == "kmeans" else set()
+    assert set(report.failed) <= allowed, str(report)
+    if report.failed:
+        assert "gave" not in str(report) and "fit:" not in str(report), str(report)
+
+
+def test_a_bad_rule_or_lambda_is_refused_naming_the_key():
+    from rffbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"features.params.landmarks='random' is not allowed"
+                                          r".*uniform, kmeans, leverage, rpcholesky, greedy"):
+        NYSTROM.check_params(8, "gaussian", landmarks="random")
+    with pytest.raises(ConfigError, match=r"features.params.landmark_lam=0 is not allowed"):
+        NYSTROM.check_params(8, "gaussian", landmark_lam=0)
+
+
+@pytest.mark.parametrize("rule", LANDMARK_RULES)
+def test_sparse_input_gives_the_dense_rows_landmarks(rule, rng):
+    import scipy.sparse as sp
+
+    X = rng.random((50, 4))
+    X[X < 0.5] = 0.0
+    kw = dict(kernel="gaussian", n_components=8, lengthscale=1.0, random_state=1,
+              landmarks=rule)
+    a = NYSTROM(**kw).fit(sp.csr_matrix(X)).transform(sp.csr_matrix(X))
+    b = NYSTROM(**kw).fit(X).transform(X)
+    np.testing.assert_allclose(a @ a.T, b @ b.T, atol=1e-12)
