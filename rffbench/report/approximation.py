@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import Figure, Selection, band, colors_for, grouped_by, log_axis, proxy
+from .figures import (
+    Figure,
+    Selection,
+    band,
+    colors_for,
+    grouped_by,
+    log_axis,
+    map_variants,
+    proxy,
+)
 from .grouping import Grouping, center_words, fmt_list, pooled_text, summary
 from .tables import make_table, row_keys
 
@@ -25,13 +34,13 @@ class ErrorVsD(Figure):
         df = ctx.df
         a = df[(df.measurement == "approximation")
                & df.metric.isin(["rel_fro_error", "expected_rel_fro_error"])]
-        obs = a[(a.metric == "rel_fro_error") & a.value.notna()]
+        obs, own = map_variants(a[(a.metric == "rel_fro_error") & a.value.notna()])
         # the x axis: D, or the number of frequencies where the sweep counts them (D_unit)
         x = "n_freq" if ctx.config_values(obs.run_id, "D_unit", "output") == \
             {"frequencies"} else "D"
         if obs.empty or obs[x].nunique() < 2:
             return "approximation error vs D: needs rel_fro_error records at >= 2 values of D"
-        return Selection(rows=obs, x=x, exclude=("D",) if x == "n_freq" else (),
+        return Selection(rows=obs, x=x, exclude=(("D",) if x == "n_freq" else ()) + tuple(own),
                          colors=colors_for(obs.features.unique()),
                          theory=a[(a.metric == "expected_rel_fro_error") & a.value.notna()])
 

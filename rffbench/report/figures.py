@@ -202,6 +202,23 @@ def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1
     return ln
 
 
+def map_variants(rows):
+    """``(rows, own)``: the rows with ``features`` naming each map with its own parameters
+    that vary among them (``nystrom (landmarks=kmeans)``) and the columns of those
+    parameters: a line or bar per variant of a map, never a panel per value or one line
+    pooled over them.  Rows without a varying parameter are returned as they are."""
+    import pandas as pd
+
+    own = [c for c in rows.columns if c.startswith("features.")
+           and rows[c].nunique(dropna=False) > 1]
+    if not own:
+        return rows, []
+    names = [f + "".join(f" ({c.split('.')[-1]}={fmt(v)})" for c, v in zip(own, vals)
+                         if not pd.isna(v))
+             for f, *vals in zip(rows.features, *(rows[c] for c in own))]
+    return rows.assign(features=names), own
+
+
 def colors_for(values):
     """One distinct colour per value: tab10 up to 10 values, then tab20 (dark and light
     of each hue), then tab20 + tab20b: never two values in one colour up to 40."""

@@ -15,6 +15,7 @@ from .figures import (
     colors_for,
     grouped_by,
     log_axis,
+    map_variants,
     proxy,
 )
 from .grouping import Grouping, center_words, fmt, pooled_text
@@ -56,10 +57,10 @@ class LearningVsD(Figure):
 
     def select(self, ctx):
         lr = learning_rows(ctx.df, ["test_error_rate", "test_rel_rmse"])
-        feat = lr[(lr.method != "exact_krr") & lr.value.notna()]
+        feat, own = map_variants(lr[(lr.method != "exact_krr") & lr.value.notna()])
         if feat.empty or feat.D.nunique() < 2:
             return "learning vs D: needs learning records at >= 2 values of D"
-        return Selection(rows=feat, exact=lr[lr.method == "exact_krr"],
+        return Selection(rows=feat, exact=lr[lr.method == "exact_krr"], exclude=tuple(own),
                          colors=colors_for(set(zip(feat.features, feat.method))))
 
     def panel(self, sheet, axs, label, keys, rows):

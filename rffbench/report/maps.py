@@ -4,7 +4,7 @@ D per kernel (the maps preset), one file per kernel.
 from __future__ import annotations
 
 from .bounds import empirical_sup
-from .figures import Figure, Selection, grouped_by, log_axis, proxy
+from .figures import Figure, Selection, grouped_by, log_axis, map_variants, proxy
 from .grouping import center_words, fmt, pooled_text, summary
 
 # --------------------------------------------------------------------------
@@ -56,11 +56,8 @@ class Maps(Figure):
             return ("maps side by side: D varies for a kernel in this sweep (the maps are "
                     "compared at each D by error_vs_D, bounds_vs_D and learning_vs_D)")
         # a map's own parameters that vary (maclaurin with and without h01) name the bar
-        own = [c for c in rows.columns if c.startswith("features.")
-               and rows[c].nunique(dropna=False) > 1]
-        rows = rows.assign(map=[f + "".join(f" ({c.split('.')[-1]}={fmt(v)})" for c, v in
-                                            zip(own, vals) if not pd.isna(v))
-                                for f, *vals in zip(rows.features, *(rows[c] for c in own))])
+        named, own = map_variants(rows)
+        rows = rows.assign(map=named.features)
         return Selection(rows=rows, measurements=sorted(rows.measurement.unique()), x="map",
                          exclude=("features", *own))
 
