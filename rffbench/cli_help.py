@@ -187,8 +187,9 @@ def help_text():
         *_listing("Kernels (kernel=NAME; its own keys in brackets):", KERNELS, kernel_desc),
         *_listing("Feature maps (features=NAME; D is the output dimension):", FEATURE_MAPS,
                   map_desc),
-        *_listing("Datasets (dataset=NAME; no download: bundled with scikit-learn, Debian "
-                  "packages, files):", DATASETS),
+        *_listing("Datasets (dataset=NAME; none downloads at run time: bundled with "
+                  "scikit-learn or rffbench, Debian packages, `python -m rffbench.datasets "
+                  "fetch NAME` once, files):", DATASETS),
         *_listing("Models on the features (model=NAME; exact kernel ridge is the baseline):",
                   MODELS),
         "Measurements (measure.NAME.enabled=true|false; default in brackets):",

@@ -133,12 +133,37 @@ def test_the_preset_matches_the_papers_points(method, kernel, features, extra):
     ident = dict(dataset="letter", d=16, kernel=kernel, lengthscale=ls, n_train=10000,
                  features=features, n_freq=2 * 2 * 17)
     point, reasons = PAPER.match(cfg, ident)
-    assert reasons == [] and point == dict(dataset="letter", kernel=kernel, method=method, n=2)
+    assert reasons == [] and point == dict(dataset="letter", kernel=kernel, method=method, n=2,
+                                           ours_data="letter")
+
+
+@pytest.mark.parametrize("data,d,n_train,paper_data", [
+    ("powerplant", 4, 8500, "powerplant"), ("usps", 256, 4500, "usps"),
+    ("mnist5k", 784, 4999, "mnist"),
+])
+def test_each_quffka_dataset_file_matches_its_points(data, d, n_train, paper_data):
+    """conf/quffka_data/ sets each dataset's rows, gamma = 1/d and scale; mnist5k stands in
+    for the paper's MNIST (other data: its first-rows check does not apply, the point says
+    which data ours are)."""
+    for kernel, method, features in (("gaussian", "G", "rff_pairs"), ("arccos1", "B", "ssr")):
+        cfg = _flat([*QUAD, f"quffka_data={data}", f"+quffka_method={kernel}_{method}"])
+        assert cfg["dataset.name"] == data and cfg["dataset.scale"] == "xmax"
+        ls = cfg["kernel.lengthscale"]
+        assert ls == (pytest.approx(np.sqrt(d / 2)) if kernel == "gaussian" else 1.0)
+        ident = dict(dataset=data, d=d, kernel=kernel, lengthscale=ls, n_train=n_train,
+                     features=features, n_freq=2 * 2 * (d + 1))
+        point, reasons = PAPER.match(cfg, ident)
+        assert reasons == [] and point == dict(dataset=paper_data, kernel=kernel,
+                                               method=method, n=2, ours_data=data)
+    if data != "mnist5k":  # the first rows are checked where the data are the paper's
+        _, reasons = PAPER.match(cfg, dict(ident, n_train=n_train - 1))
+        assert any(f"n_train={n_train - 1}" in r for r in reasons)
 
 
 @pytest.mark.parametrize("overrides,ident,reason", [
     (["dataset.scale=standardize"], {}, "dataset.scale=standardize (the paper: "
-                                        "dataset.scale=max"),
+                                        "dataset.scale=xmax"),
+    (["dataset.scale=max"], {}, "dataset.scale=max (the paper: dataset.scale=xmax"),
     (["measure.approximation.cross=halves"], {}, "measure.approximation.cross=halves"),
     (["+features.params.radius=rule"], {}, "none of the paper's methods"),
     ([], {"lengthscale": 1.0}, "lengthscale=1 (the paper: gamma = 1/d"),
@@ -233,8 +258,25 @@ def test_the_standardised_variant_is_not_compared_and_the_report_says_why(tmp_pa
     assert p.returncode == 0, p.stderr[-3000:]
     md = (sweep / "report" / "summary.md").read_text()
     assert "no run follows the paper's protocol" in md
-    assert "dataset.scale=standardize (the paper: dataset.scale=max" in md
+    assert "dataset.scale=standardize (the paper: dataset.scale=xmax" in md
     assert not (sweep / "report" / "reproduction_munkhoeva2018.csv").exists()
+
+
+@pytest.mark.slow
+def test_a_sweep_of_none_of_the_papers_maps_gets_no_section(tmp_path):
+    """Nystrom on powerplant (a quffka dataset and kernel, but none of its maps): nothing to
+    compare or explain, so the report has no section of the paper; ssr on the same data
+    (one of its maps, off its protocol) says why it is not compared."""
+    for feat, shown in (("nystrom", False), ("ssr", True)):
+        sweep = tmp_path / feat
+        p = run_cli("-m", "dataset=powerplant", f"features={feat}", "D=10,20",
+                    "measure.bounds.enabled=false", "measure.learning.enabled=false",
+                    "measure.timing.enabled=false", f"hydra.sweep.dir={sweep}", timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        md = (sweep / "report" / "summary.md").read_text()
+        assert ("Quadrature-based features" in md) == shown, md[-3000:]
+        if shown:
+            assert "no run follows the paper's protocol" in md
 
 
 @needs_letter
@@ -378,7 +420,8 @@ def test_the_buechel_preset_matches_their_points(row, kernel, features, method, 
     ident = dict(dataset="letter", d=16, kernel=kernel, lengthscale=ls, n_train=15000,
                  features=features, n_freq=125)
     assert BUECHEL2024.match(cfg, ident) == (dict(dataset="letter", kernel=kernel,
-                                                  method=method, n=3), [])
+                                                  method=method, n=3,
+                                                  ours_data="letter"), [])
     pts = BUECHEL2024.points
     assert len(pts) == 30 and set(pts.metric) == {"rel_fro_error"}
 

