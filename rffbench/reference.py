@@ -8,7 +8,7 @@ jobs.csv stay in the sweep dirs, which are not committed) and writes
 ``results/README.md`` with each preset's question, a link to its page, its
 figures with their captions and its tables.
 
-    python -m rffbench.reference                 # all presets (~1.5 h on 2 cores)
+    python -m rffbench.reference                 # all presets (~2.5 h on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
     python -m rffbench.reference --samples       # only the docs' sample output and times
     python -m rffbench.reference --report-only   # report the existing sweeps again, no runs
@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table", "quadrature",
            "quadrature_standardized", "sutherland2015", "choromanski2021", "yu2016", "buechel2024",
-           "speed"]
+           "landmarks", "speed"]
 DPI = 80  # committed figures stay small
 #: the pages holding samples, and a sample's markers
 SAMPLE_PAGES = ["README.md", "docs/quickstart.md"]
