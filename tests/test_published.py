@@ -220,7 +220,8 @@ needs_letter = pytest.mark.skipif(not HAVE_LETTER and not os.environ.get("CI"),
 @pytest.fixture(scope="module")
 def quad_sweep(tmp_path_factory):
     sweep = tmp_path_factory.mktemp("quad") / "s"
-    p = run_cli("-m", "experiment=quadrature", "+quffka_method=gaussian_B,arccos0_Gort",
+    p = run_cli("-m", "experiment=quadrature", "quffka_data=letter,powerplant",
+                "+quffka_method=gaussian_B,arccos0_Gort",
                 "D_n=1", "seed=0,1,2", "measure.approximation.redraws=30",
                 f"hydra.sweep.dir={sweep}", timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -230,21 +231,26 @@ def quad_sweep(tmp_path_factory):
 @needs_letter
 @pytest.mark.slow
 def test_the_quadrature_preset_reproduces_through_run_py(quad_sweep):
-    """Two methods at n = 1, 3 seeds x 30 redraws: both published means agree, the report
-    shows the section with its table and figure, and the comparison CSV has both points."""
+    """Two methods at n = 1 on LETTER and on the shipped Powerplant, 3 seeds x 30 redraws:
+    the four published means agree, the report shows the section with its table and figure,
+    and the comparison CSV has the four points."""
     rep = quad_sweep / "report"
     res = pd.read_csv(rep / "reproduction_munkhoeva2018.csv")
-    assert set(zip(res.kernel, res.method)) == {("gaussian", "B"), ("arccos0", "Gort")}
+    assert set(zip(res.dataset, res.kernel, res.method)) == {
+        (ds, k, m) for ds in ("letter", "powerplant")
+        for k, m in (("gaussian", "B"), ("arccos0", "Gort"))}
     assert (res.verdict == "agrees").all() and (res.seeds == 3).all()
-    assert (res.redraws == 90).all() and (res.n_freq == 34).all()
-    b = res[res.method == "B"].iloc[0]
+    assert (res.redraws == 90).all()
+    assert dict(zip(res.dataset, res.n_freq)) == {"letter": 34, "powerplant": 10}
+    b = res[(res.method == "B") & (res.dataset == "letter")].iloc[0]
     # the centre term: ~0.0005 (without it ~0.05, the error this issue started from)
     assert b.ours < 2 * b.published and b.published == pytest.approx(5.384e-4, rel=1e-3)
     html = (rep / "index.html").read_text()
     assert "id='reproductions'" in html and "id='fig-reproduction_munkhoeva2018'" in html
-    assert "2 published points compared: 2 agree, 0 differ" in html
+    assert "4 published points compared: 4 agree, 0 differ" in html
     md = (rep / "summary.md").read_text()
     assert "## Reproductions" in md and "| letter | gaussian | B | ssr | 1 | 34 |" in md
+    assert "| powerplant | arccos0 | Gort | orf | 1 | 10 |" in md
     assert (rep / "reproduction_munkhoeva2018.png").stat().st_size > 10_000
 
 
