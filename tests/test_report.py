@@ -664,3 +664,42 @@ def test_asking_for_what_no_run_recorded_is_one_line(grid_sweep, capsys, flag, v
     assert not (grid_sweep / "report").exists()  # nothing written
     assert report.main([str(grid_sweep), "--no-pdf", flag, {"--delta": "0.05",
                                                             "--tail-D": "16"}[flag]]) == 0
+
+
+def test_map_variants_name_only_what_varies_within_a_map():
+    """nystrom's landmark rules are its variants; qmc's sequence and orf's layout, each
+    constant for its own map, name nothing (a parameter another map does not read is not
+    a variant of it)."""
+    rows = pd.DataFrame({
+        "features": ["nystrom", "nystrom", "qmc", "orf"],
+        "features.params.landmarks": ["uniform", "kmeans", None, None],
+        "features.sequence": ["sobol", "sobol", "generalized_halton", "sobol"],
+        "features.params.layout": [None, None, None, "frame"]})
+    named, own = figures.map_variants(rows)
+    assert list(named.features) == ["nystrom (landmarks=uniform)",
+                                    "nystrom (landmarks=kmeans)", "qmc", "orf"]
+    assert set(own) == {"features.params.landmarks", "features.sequence",
+                        "features.params.layout"}
+    same, none = figures.map_variants(rows[rows.features == "qmc"])
+    assert none == [] and list(same.features) == ["qmc"]
+
+
+@pytest.mark.parametrize("ranges,shared", [(((10, 50), (1570, 7850)), False),
+                                           (((10, 50), (20, 100)), True)])
+def test_panels_share_x_unless_their_ranges_do_not_overlap(ranges, shared):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2)
+    for ax, (lo, hi) in zip(axes, ranges):
+        ax.plot([lo, hi], [1, 2])
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+    figures.share_ranges(fig, y=False)
+    a, b = (tuple(np.round(ax.get_xlim(), 6)) for ax in axes)
+    assert (a == b) == shared
+    if not shared:
+        assert a == ranges[0] and b == ranges[1]
+    plt.close(fig)

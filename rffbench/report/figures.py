@@ -204,17 +204,21 @@ def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1
 
 def map_variants(rows):
     """``(rows, own)``: the rows with ``features`` naming each map with its own parameters
-    that vary among them (``nystrom (landmarks=kmeans)``) and the columns of those
-    parameters: a line or bar per variant of a map, never a panel per value or one line
-    pooled over them.  Rows without a varying parameter are returned as they are."""
+    that vary among its rows (``nystrom (landmarks=kmeans)``) and the columns of the
+    parameters that vary at all: a line or bar per variant of a map, never a panel per value
+    or one line pooled over them.  Rows without a varying parameter are returned as they
+    are."""
     import pandas as pd
 
     own = [c for c in rows.columns if c.startswith("features.")
            and rows[c].nunique(dropna=False) > 1]
     if not own:
         return rows, []
+    # a parameter names a map's variants only where it varies among that map's rows (qmc's
+    # sequence beside orf's layout: each constant for its map, no variant to tell apart)
+    per_map = rows.groupby("features")[own].nunique(dropna=False)
     names = [f + "".join(f" ({c.split('.')[-1]}={fmt(v)})" for c, v in zip(own, vals)
-                         if not pd.isna(v))
+                         if not pd.isna(v) and per_map.at[f, c] > 1)
              for f, *vals in zip(rows.features, *(rows[c] for c in own))]
     return rows.assign(features=names), own
 
@@ -275,7 +279,8 @@ MIN_REL_SPAN = 0.1
 
 def share_ranges(fig, x=True, y=True):
     """Panels that share an axis share its range: every panel's x (the same quantity
-    across the file, so that one value lines up down a column) and the y of the panels of
+    across the file, so that one value lines up down a column; unless some panels' x
+    ranges do not overlap at all, which keep their own) and the y of the panels of
     one row that show the same quantity (same label); a linear y axis spans at least
     MIN_REL_SPAN of its largest value.  Fixed ticks (the swept values) become their union;
     automatic log ticks are chosen again for the final ranges (:func:`retick`, also when
@@ -283,7 +288,12 @@ def share_ranges(fig, x=True, y=True):
     axes = [ax for ax in fig.axes if ax.get_visible() and ax.has_data()]
     if x:
         for scale in ("linear", "log"):
-            _union([ax for ax in axes if ax.get_xscale() == scale], "x")
+            group = [ax for ax in axes if ax.get_xscale() == scale]
+            lims = [sorted(ax.get_xlim()) for ax in group]
+            # panels on ranges that do not overlap (the swept sizes of different datasets)
+            # keep their own: a shared range would squeeze each into a corner
+            if lims and max(lo for lo, _ in lims) <= min(hi for _, hi in lims):
+                _union(group, "x")
     if y:
         for ax in axes:
             if ax.get_yscale() == "linear" and ax.get_ylabel():
