@@ -229,11 +229,13 @@ MUNKHOEVA2018 = Paper(
         "the paper's USPS is not LIBSVM's usps + usps.t that rffbench loads. Their errors "
         "(paper_figures/data/All_KA, added 2018-02-12) predate the LIBSVM download in their "
         "repository (added 2018-04-15); the USPS files they committed on 2018-02-13 are not "
-        "LIBSVM's (labels.npy: 5,791 labels of 9 classes, against 9,298 of 10; data.npy is "
-        "not in the repository's history). On LIBSVM's pixels ours are 1.9x theirs for the "
-        "i.i.d. Gaussian maps and 2.8x for the orthogonal ones, and no lengthscale reconciles "
-        "both (at lengthscale x sqrt(2), G is 0.92x and Gort 0.80x theirs); the order-0 "
-        "arc-cosine kernel, which sees only angles, comes closest (1.05-1.19x): their points "
+        "LIBSVM's (labels.npy: 5,791 labels of 9 classes, against 9,298 of 10; their data.npy "
+        "could not be read from the repository's copy here). On LIBSVM's pixels ours are 1.9x "
+        "theirs for the i.i.d. Gaussian maps and 2.8-2.9x for the orthogonal ones (Gort, ROM, "
+        "B), and no lengthscale reconciles "
+        "both (at lengthscale x sqrt(2), G is 0.92x and Gort 0.80x theirs); the arc-cosine "
+        "kernels come closer but are above theirs at all 60 points (order 0: 1.04-1.19x, "
+        "order 1: 1.00-1.49x), where the same data would scatter around 1: their points "
         "are of other data")},
     notes={
         "B": "their rotations are products of random butterfly matrices (3 factors); ours "
