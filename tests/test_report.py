@@ -703,3 +703,12 @@ def test_panels_share_x_unless_their_ranges_do_not_overlap(ranges, shared):
     if not shared:
         assert a == ranges[0] and b == ranges[1]
     plt.close(fig)
+
+
+def test_the_points_that_differ_are_told_per_method():
+    from rffbench.report.reproductions import _differ_text
+
+    g = pd.DataFrame({"n": [3, 1, 2], "ratio": [1.1231, 1.1149, 1.12]})
+    assert _differ_text(("usps", "arccos0", "B"), g, "n") == \
+        "usps arccos0 B n=1, 2, 3: ours / published = 1.115-1.123"
+    assert _differ_text(("usps", "arccos0", "QMC"), g.iloc[:1], "n").endswith("= 1.123")
