@@ -363,9 +363,9 @@ BUECHEL = Path(__file__).parent / "fixtures" / "buechel2024"
 
 
 def test_buechel_csv_is_what_their_files_hold(tmp_path):
-    """The committed CSV is the extraction of their two letter files (kept unchanged in
-    tests/fixtures), byte for byte, and holds every (metric, kernel, method, s) once with
-    their 10 seeds."""
+    """The committed CSV is the extraction of their letter and magic files (kept unchanged
+    in tests/fixtures), byte for byte, and holds every (dataset, metric, kernel, method, s)
+    once with their 10 seeds."""
     from rffbench.published import buechel
 
     csv = Path(buechel.__file__).with_name("buechel2024.csv")
@@ -375,12 +375,14 @@ def test_buechel_csv_is_what_their_files_hold(tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout == csv.read_text()
     df = pd.read_csv(csv, comment="#")
-    assert len(df) == 2 * 2 * 3 * 5 and (df.runs == 10).all()
-    assert set(df.n_freq) == {31, 62, 125, 252, 507}  # int(2^s 16) - s
-    err = df[df.metric == "rel_fro_error"].set_index(["kernel", "method", "s"])["mean"]
+    assert len(df) == 2 * 2 * 2 * 3 * 5 and (df.runs == 10).all()
+    assert set(df[df.dataset == "letter"].n_freq) == {31, 62, 125, 252, 507}  # int(2^s 16) - s
+    assert set(df[df.dataset == "magic"].n_freq) == {19, 38, 77, 156, 315}  # int(2^s 10) - s
+    err = df[df.metric == "rel_fro_error"].set_index(["dataset", "kernel", "method", "s"])
     # their Gaussian-kernel errors fall with n_freq for every method
-    for m in ("rff", "orf", "sorf"):
-        assert err.loc[("gaussian", m)].is_monotonic_decreasing
+    for ds in ("letter", "magic"):
+        for m in ("rff", "orf", "sorf"):
+            assert err.loc[(ds, "gaussian", m)]["mean"].is_monotonic_decreasing
 
 
 def test_the_numbers_reader_rebuilds_their_defaultdicts_as_plain_dicts_without_running_them(
@@ -429,7 +431,8 @@ def test_the_buechel_preset_matches_their_points(row, kernel, features, method, 
                                                   method=method, n=3,
                                                   ours_data="letter"), [])
     pts = BUECHEL2024.points
-    assert len(pts) == 30 and set(pts.metric) == {"rel_fro_error"}
+    assert len(pts) == 60 and set(pts.metric) == {"rel_fro_error"}
+    assert set(pts.dataset) == {"letter", "magic"}
 
 
 @pytest.mark.parametrize("overrides,ident,reason", [

@@ -24,7 +24,8 @@ never rebuilt, nothing of the file runs::
 
     python -m rffbench.published.buechel DIR --commit SHA > rffbench/published/buechel2024.csv
 
-(DIR: their ``resources/hardware``; ``--datasets``: the ones rffbench has, letter.)
+(DIR: their ``resources/hardware``; ``--datasets``: the ones rffbench has, letter and
+magic.)
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from .safe import UnsafePickleError, load_numbers
 #: their dataset names -> d (``config_<dataset>.yml``), and the rffbench name where
 #: rffbench has the data
 DIMS = {"letter": 16, "magic": 10, "eeg": 14, "skin": 3, "cod-rna": 8, "ijcnn1": 22}
-HAVE = {"letter": "letter"}
+HAVE = {"letter": "letter", "magic": "magic"}
 KERNELS = {"rbf": "gaussian", "arccos0": "arccos0"}
 METHODS = ("rff", "orf", "sorf")
 S_VALUES = (1, 2, 3, 4, 5)
@@ -115,7 +116,7 @@ def main(argv=None):
     ap.add_argument("--commit", required=True, type=commit_hash,
                     help="the repository commit the files come from")
     ap.add_argument("--datasets", nargs="+", type=_dataset, default=list(HAVE),
-                    help="datasets to extract (default: the ones rffbench has: letter)")
+                    help="datasets to extract (default: the ones rffbench has: letter, magic)")
     args = ap.parse_args(argv)
     return finish(prog, lambda: extract(args.folder, args.datasets),
                   HEADER.format(commit=args.commit))
