@@ -97,7 +97,7 @@ def test_every_group_option_composes(group, name):
     (["dataset.standardize=false"], r"dataset.standardize=False is not allowed: it was "
                                     r"replaced by dataset.scale"),
     (["dataset.scale=unit"], r"dataset.scale='unit' is not allowed: use one of standardize, "
-                             r"max, none"),
+                             r"max, xmax, none"),
     (["dataset.split=first"], r"dataset.split='first' is not allowed: use one of random, "
                               r"ordered"),
     (["D_unit=features"], r"D_unit='features' is not allowed: use one of output, frequencies"),
