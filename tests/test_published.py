@@ -21,7 +21,7 @@ from rffbench.published.quffka import extract
 from rffbench.published.safe import UnsafePickleError, load_arrays
 from rffbench.report.collect import flatten
 from rffbench.report.grouping import with_added_defaults
-from tests.helpers import compose_config, run_cli
+from tests.helpers import compose_config, needs_fetched, run_cli
 
 PAPER = PAPERS["munkhoeva2018"]
 
@@ -266,6 +266,25 @@ def test_the_standardised_variant_is_not_compared_and_the_report_says_why(tmp_pa
     assert "no run follows the paper's protocol" in md
     assert "dataset.scale=standardize (the paper: dataset.scale=xmax" in md
     assert not (sweep / "report" / "reproduction_munkhoeva2018.csv").exists()
+
+
+@pytest.mark.slow
+@needs_fetched("mnist5k")
+def test_mnist5k_stands_in_for_the_papers_mnist_and_the_report_says_so(tmp_path):
+    """quffka_data=mnist5k through run.py: its points are the paper's mnist ones, compared,
+    and marked as other images in the table and in the section's text."""
+    sweep = tmp_path / "m"
+    p = run_cli("-m", "experiment=quadrature", "quffka_data=mnist5k",
+                "+quffka_method=gaussian_B", "D_n=1", "seed=0,1",
+                "measure.approximation.redraws=3", f"hydra.sweep.dir={sweep}", timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = pd.read_csv(sweep / "report" / "reproduction_munkhoeva2018.csv")
+    assert list(res.dataset) == ["mnist"] and list(res.ours_data) == ["mnist5k"]
+    assert list(res.n_freq) == [1570] and (res.seeds == 2).all()
+    md = (sweep / "report" / "summary.md").read_text()
+    assert "| mnist (ours: mnist5k) | gaussian | B | ssr |" in md
+    assert "Other data: the paper's mnist points are compared with runs on dataset=mnist5k" \
+        in md
 
 
 @pytest.mark.slow
