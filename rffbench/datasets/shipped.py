@@ -4,25 +4,16 @@ each file checked against its SHA-256 before it is used: powerplant.
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import DataError
+from ..store import file_digest
 from .base import DatasetLoader
 
 #: the folder of the shipped files, one sub-folder per dataset with its SOURCE.md
 DATA_DIR = Path(__file__).resolve().parent / "data"
-
-
-def sha256_of(path):
-    """The SHA-256 of a file, hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def checked_file(name, path, sha256, how_to_get):
@@ -31,7 +22,7 @@ def checked_file(name, path, sha256, how_to_get):
     path = Path(path)
     if not path.is_file():
         raise DataError(f"dataset={name}: {path} not found; {how_to_get}")
-    got = sha256_of(path)
+    got = file_digest(path)
     if got != sha256:
         raise DataError(f"dataset={name}: {path} is damaged or not the expected file (sha256 "
                         f"{got[:12]}..., expected {sha256[:12]}...); {how_to_get}")
