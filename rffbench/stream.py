@@ -441,6 +441,10 @@ def subset(X, idx):
     return X.subset(idx) if is_streamed(X) else X[idx]
 
 
+#: the dataset.scale values that divide every value by one number of the training rows
+MAX_SCALES = ("max", "xmax")
+
+
 def max_peak(scale, col_min, col_max, where="dataset"):
     """The one number ``dataset.scale=max`` or ``xmax`` divides every value by, from the
     training rows' column minima and maxima: max the largest |value|, xmax the largest
@@ -515,7 +519,7 @@ def scan(cfg, path, fmt, seed, dtype, limits):
         scale = np.sqrt(m2 / cnt)
         scale[scale == 0] = 1.0
         center = mean
-    elif cfg.scale in ("max", "xmax"):
+    elif cfg.scale in MAX_SCALES:
         center, scale = np.zeros(d), np.full(d, max_peak(cfg.scale, lo, hi, where))
     else:
         center, scale = np.zeros(d), np.ones(d)

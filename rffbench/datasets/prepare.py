@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError, first_line
-from ..stream import SPLIT_CHUNK, max_peak
+from ..stream import MAX_SCALES, SPLIT_CHUNK, max_peak
 from .base import Dataset, as_loader
 from .builtin import DATASETS
 from .files import data_file, guess_task, streamed_format
@@ -157,7 +157,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
                                               stratify=stratify)
     if cfg.scale == "standardize":
         Xtr, Xte = standardize(Xtr, Xte)
-    elif cfg.scale in ("max", "xmax"):
+    elif cfg.scale in MAX_SCALES:
         Xtr, Xte, peak = scale_by_max(Xtr, Xte, cfg.scale, where)
         what = "largest |value|" if cfg.scale == "max" else "largest value"
         notes.append(f"every value divided by the training rows' {what} {peak:.6g}")
@@ -174,7 +174,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
                                           " or set dataset.scale=standardize"))
     dt = np.dtype(dtype)
     diameter = info.get("diameter") if cfg.scale != "standardize" else None
-    if diameter is not None and cfg.scale in ("max", "xmax"):
+    if diameter is not None and cfg.scale in MAX_SCALES:
         diameter /= peak
     return Dataset(name=cfg.name, task=task, X_train=np.ascontiguousarray(Xtr, dtype=dt),
                    y_train=ytr, X_test=np.ascontiguousarray(Xte, dtype=dt), y_test=yte,

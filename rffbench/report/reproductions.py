@@ -127,16 +127,12 @@ def published_section(paper, ctx, runs):
     if unmatched_runs:
         sec.text.append("Not compared: " + _reasons_text(unmatched, unmatched_runs))
     for ds, (theirs, how) in paper.substitutes.items():
-        if (ours.ours_data == ds).any():
-            sub = res[res.ours_data == ds]
+        if (res.ours_data == ds).any():
             sec.text.append(f"Other data: the paper's {theirs} points are compared with runs "
-                            f"on dataset={ds} ({int((sub.verdict == 'agrees').sum())} of "
-                            f"{len(sub)} agree). {how}.")
+                            f"on dataset={ds} ({_agree(res[res.ours_data == ds])}). {how}.")
     for ds, note in paper.data_notes.items():
         if (res.dataset == ds).any():
-            sub = res[res.dataset == ds]
-            sec.text.append(f"Data, {ds} ({int((sub.verdict == 'agrees').sum())} of {len(sub)} "
-                            f"agree): {note}.")
+            sec.text.append(f"Data, {ds} ({_agree(res[res.dataset == ds])}): {note}.")
     differ = res[res.verdict == "differs"]
     notes = [f"{m}: {paper.notes[m]}" for m in sorted(set(res.method)) if m in paper.notes]
     if not differ.empty:
@@ -153,6 +149,11 @@ def published_section(paper, ctx, runs):
     sec.files.append((f"{sec.name}.csv", res))
     sec.figures += _figures(paper, res, sec.name)
     return sec
+
+
+def _agree(points):
+    """'k of n agree' of some compared points."""
+    return f"{int((points.verdict == 'agrees').sum())} of {len(points)} agree"
 
 
 def _differ_text(key, g, n_column):
