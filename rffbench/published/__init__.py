@@ -25,6 +25,13 @@ samples of the data), each the mean m_s over R redraws of the map.  On the log s
 
 It needs >= 2 seeds in the point's group (the sample's effect cannot be measured from
 one).
+
+Where every published run drew its own sample (``Paper.samples = "each"``: dp-rfs draws a
+split per seed), the sample's effect is in both spreads, and the two means are compared as
+two independent samples of the same protocol: Welch's t = (p - mean_s m_s) / sqrt(sd_p^2 /
+n_p + sd_m^2 / S) (sd_m: the spread of our seeds' means, redraws included), its
+Welch-Satterthwaite degrees of freedom, and the same family-wise 5% (Bonferroni) over the
+points compared.
 """
 from __future__ import annotations
 
@@ -45,6 +52,9 @@ class Method:
     features: str
     kernels: tuple
     params: dict = field(default_factory=dict)
+    #: the paper's size per frequency vector: its x is n_freq times this (1 where it counts
+    #: frequency vectors; 2 where it counts the real outputs [cos, sin] of each)
+    per_freq: int = 1
 
     def matches(self, cfg, kernel):
         if kernel not in self.kernels or cfg.get("features.name") != self.features:
@@ -84,6 +94,13 @@ class Paper:
     #: the paper's dataset -> what is known of how its data differ from rffbench's loader of
     #: that name (shown in the report wherever its points are compared)
     data_notes: dict = field(default_factory=dict)
+    #: "one": all of a point's runs share one sample of the data (the sample's own effect
+    #: is not in their spread); "each": every run drew its own sample (split), so the runs'
+    #: spread holds it (:func:`compare`)
+    samples: str = "one"
+    #: how the protocol here differs from the paper's where no test can show it (words for
+    #: the report, after the quantity)
+    protocol_note: str = ""
 
     @functools.cached_property
     def source(self):
@@ -108,16 +125,17 @@ class Paper:
         return df.assign(n=df[self.n_column])
 
     def match(self, cfg, ident):
-        """(point, reasons): the published point a run is comparable with, as a dict of
-        the CSV's key columns, or None and the reasons it is not (empty when the paper has
-        nothing for the run's dataset and kernel at all).  ``cfg``: the run's flattened
-        config; ``ident``: its record identity (dataset, d, kernel, lengthscale, n_train,
-        features, n_freq)."""
+        """(points, reasons): the published points a run is comparable with, each a dict of
+        the CSV's key columns (one per method the run's map is: e.g. a paper's real and
+        complex variants of one map, at their own sizes), or [] and the reasons it is not
+        (empty when the paper has nothing for the run's dataset and kernel at all).
+        ``cfg``: the run's flattened config; ``ident``: its record identity (dataset, d,
+        kernel, lengthscale, n_train, features, n_freq)."""
         pts = self.points
         dataset, substitute = self.substitutes.get(ident["dataset"], (ident["dataset"], None))
         rows = pts[(pts.dataset == dataset) & (pts.kernel == ident["kernel"])]
         if rows.empty:
-            return None, []
+            return [], []
         first = rows.iloc[0]
         reasons = []
         for key, (want, why) in self.protocol.items():
@@ -139,21 +157,24 @@ class Paper:
                                                      rel_tol=1e-6):
             reasons.append(f"lengthscale={float(ident['lengthscale']):.6g} (the paper: "
                            f"{ls_text} = {want_ls:.6g})")
-        method = next((m for m in self.methods if m.matches(cfg, ident["kernel"])), None)
-        if method is None:
+        methods = [m for m in self.methods if m.matches(cfg, ident["kernel"])]
+        if not methods:
             reasons.append(f"features={ident['features']} with these parameters is none of "
                            "the paper's methods (" + ", ".join(
                                sorted({f"{m.name}: {m.features}" for m in self.methods
                                        if ident['kernel'] in m.kernels})) + ")")
-        nf = int(ident["n_freq"])
-        n = (self.n_of or _quffka_n)(nf, int(ident["d"]))
-        if n is None or (rows.n != n).all():
+        nf, found = int(ident["n_freq"]), []
+        for m in methods:
+            n = (self.n_of or _quffka_n)(nf * m.per_freq, int(ident["d"]))
+            if n is not None and (rows[rows.method == m.name].n == n).any():
+                found.append(dict(dataset=dataset, kernel=ident["kernel"], method=m.name, n=n,
+                                  ours_data=ident["dataset"]))
+        if methods and not found:
             reasons.append(f"n_freq={nf} is not one of the paper's {self.x_label}: "
                            + ", ".join(str(v) for v in sorted(rows.n_freq.unique())))
         if reasons:
-            return None, reasons
-        return dict(dataset=dataset, kernel=ident["kernel"], method=method.name, n=n,
-                    ours_data=ident["dataset"]), []
+            return [], reasons
+        return found, []
 
 
 def _quffka_n(n_freq, d):
@@ -298,7 +319,69 @@ BUECHEL2024 = Paper(
     n_of=_buechel_s, n_column="s",
 )
 
-PAPERS = {p.key: p for p in (MUNKHOEVA2018, BUECHEL2024)}
+def _same(key):
+    """A protocol check: the run's value equals the paper's row's ``key`` column."""
+    def check(have, row):
+        want = row[key]
+        if isinstance(want, float):
+            return have is not None and not isinstance(have, str) \
+                and math.isclose(float(have), want, rel_tol=1e-6)
+        return have == want
+    return check
+
+
+WACKER2022 = Paper(
+    key="wacker2022",
+    citation="Wacker, Kanagawa & Filippone, \"Improved Random Features for Dot Product "
+             "Kernels\", arXiv:2201.08712 (2022), the Gaussian-kernel comparison (code: "
+             "github.com/joneswack/dp-rfs)",
+    csv="wacker2022.csv",
+    measurement="approximation", metric="rel_fro_error",
+    protocol={
+        "dataset.scale": ("standardize", "z-scores with the training part's statistics"),
+        "dataset.split": (_same("split"), "a random split per seed (Fashion-MNIST: the "
+                                          "official one, dataset.split=ordered)"),
+        "dataset.test_size": (_same("test_size"), "their test fraction: 0.1 (Fashion-MNIST: "
+                                                  "1/7, the official 10,000 images)"),
+        "measure.approximation.n_points": (_same("test_rows"), "as many rows as their "
+                                                               "test rows (up to 5,000)"),
+        "measure.approximation.cross": (False, "K(X, X) of those rows"),
+        "kernel.lengthscale": ("median", "the median distance"),
+        "kernel.median_subsample": (5000, "among 5,000 training rows"),
+    },
+    methods=(
+        Method("rff_gaussian", "rff_pairs", _GAUSSIAN, per_freq=2),
+        Method("rff_gaussian_complex", "rff_pairs", _GAUSSIAN),
+        Method("rff_srht", "sorf", _GAUSSIAN, dict(_PAIRS), per_freq=2),
+        Method("rff_srht_complex", "sorf", _GAUSSIAN, dict(_PAIRS)),
+    ),
+    lengthscale={"gaussian": (lambda d: None, "the median distance among 5,000 training "
+                                              "rows")},
+    notes={
+        "rff_gaussian": "[cos, sin] of D/2 i.i.d. Gaussian frequencies in both.",
+        "rff_gaussian_complex": "their D complex features exp(i w.x) with the error of the "
+                                "estimate's real part: [cos, sin] of D frequencies, the same "
+                                "estimate as ours at n_freq = D.",
+        "rff_srht": "their SORF blocks apply the first sign diagonal first (H D3 H D2 H D1 "
+                    "x), ours the last: the same law; the last block is cut to its first rows "
+                    "in both, which makes the error rise from D = 2 d_pad to 3 d_pad.",
+        "rff_srht_complex": "as rff_srht, with D frequencies (whole blocks).",
+    },
+    samples="each",
+    protocol_note=(
+        "Each of their seeds draws its own split, z-scores it with the training part's "
+        "statistics, takes the lengthscale as the median distance among 5,000 training rows "
+        "(their median counts the zero diagonal: a rank shift of 1/5,000) and measures the "
+        "error on up to 5,000 test rows; ours does the same but measures the error on as "
+        "many training rows of the seed's split (rffbench's approximation measurement works "
+        "on training rows; both are random rows of the same z-scored data). Their arithmetic "
+        "is float32, ours float64. One run of ours is compared with the real variant at D "
+        "= 2 n_freq and the complex one at D = n_freq where the paper has both."),
+    x_label="n_freq (their D: 2 n_freq real, n_freq complex)",
+    n_of=lambda x, d: x, n_column="D",
+)
+
+PAPERS = {p.key: p for p in (MUNKHOEVA2018, BUECHEL2024, WACKER2022)}
 
 
 def compare(points, level=0.95):
@@ -307,12 +390,14 @@ def compare(points, level=0.95):
     ``points``: a list of dicts, one per published point: ``published`` (its mean),
     ``pub_sd``, ``pub_n`` (the published runs that differ: their effective number),
     ``means``, ``sds``, ``redraws`` (per seed of ours: the mean, standard deviation and
-    number of redraws) and ``group`` (points that share a data sample: the sample-to-sample
-    variance is pooled over a group).  Returns one dict per point: ``ours`` (the mean over
-    the seeds) with its t interval (``ours_lo``, ``ours_hi``), the published t interval
-    (``pub_lo``, ``pub_hi``), the prediction interval (``pi_lo``, ``pi_hi``), ``ratio``
-    (ours / published), ``seeds``, ``redraws``, ``sigma_between`` (the pooled relative
-    sample-to-sample spread), ``z`` (the standardised gap) and ``verdict``.
+    number of redraws), ``group`` (points that share a data sample: the sample-to-sample
+    variance is pooled over a group) and optionally ``samples`` ("one", the default, or
+    "each": the published runs drew a sample each; Welch's test).  Returns one dict per
+    point: ``ours`` (the mean over the seeds) with its t interval (``ours_lo``,
+    ``ours_hi``), the published t interval (``pub_lo``, ``pub_hi``), the prediction interval
+    (``pi_lo``, ``pi_hi``), ``ratio`` (ours / published), ``seeds``, ``redraws``,
+    ``sigma_between`` (the pooled relative sample-to-sample spread; NaN for Welch's test),
+    ``z`` (the standardised gap; Welch's t), ``crit`` (its critical value) and ``verdict``.
 
     Parameters
     ----------
@@ -342,8 +427,11 @@ def compare(points, level=0.95):
             acc[0] += (m.size - 1) * (float(np.var(L, ddof=1)) - float(w.mean()))
             acc[1] += m.size - 1
     sigma2 = {g: max(0.0, a / k) for g, (a, k) in pooled.items() if k > 0}
-    n_tests = sum(1 for p, m, _, _ in prepared if p["group"] in sigma2)
-    crit = float(ndtri(1 - (1 - level) / (2 * max(n_tests, 1))))
+    n_tests = sum(1 for p, m, _, _ in prepared
+                  if (m.size >= 2 if p.get("samples", "one") == "each"
+                      else p["group"] in sigma2))
+    alpha = (1 - level) / (2 * max(n_tests, 1))  # one tail of each test, Bonferroni
+    crit = float(ndtri(1 - alpha))
     out = []
     for p, m, L, w in prepared:
         pub, S = float(p["published"]), m.size
@@ -357,6 +445,10 @@ def compare(points, level=0.95):
                    ours=mean, ours_lo=mean - tq * sd_seeds / math.sqrt(S),
                    ours_hi=mean + tq * sd_seeds / math.sqrt(S), seeds=S,
                    redraws=int(np.sum(p["redraws"])), ratio=mean / pub if pub else math.nan)
+        if p.get("samples", "one") == "each":
+            res.update(_welch(pub, float(p["pub_sd"]), n_pub, m, alpha))
+            out.append(res)
+            continue
         sb2 = sigma2.get(p["group"])
         if sb2 is None:
             res.update(pi_lo=math.nan, pi_hi=math.nan, sigma_between=math.nan, z=math.nan,
@@ -376,10 +468,31 @@ def compare(points, level=0.95):
     return out
 
 
+def _welch(pub, pub_sd, n_pub, m, alpha):
+    """Welch's test of the published mean (sd ``pub_sd`` over ``n_pub`` runs, each its own
+    sample) against our seeds' means ``m``, at one-tail level ``alpha``: the interval for
+    the published mean, t (as ``z``), its critical value and the verdict."""
+    from scipy.stats import t
+
+    S = m.size
+    if S < 2 or n_pub < 2:
+        return dict(pi_lo=math.nan, pi_hi=math.nan, sigma_between=math.nan, z=math.nan,
+                    verdict="needs >= 2 seeds", crit=math.nan)
+    a, b = float(m.var(ddof=1)) / S, pub_sd ** 2 / n_pub
+    var = a + b
+    dof = var ** 2 / (a ** 2 / (S - 1) + b ** 2 / (n_pub - 1)) if var > 0 else math.inf
+    crit = float(t.ppf(1 - alpha, dof))
+    half, mean = crit * math.sqrt(var), float(m.mean())
+    z = (pub - mean) / math.sqrt(var) if var > 0 else math.inf
+    return dict(pi_lo=mean - half, pi_hi=mean + half, sigma_between=math.nan, z=z,
+                verdict="agrees" if abs(z) <= crit else "differs", crit=crit)
+
+
 def t_quantile(level, dof):
     from scipy.stats import t
 
     return float(t.ppf(0.5 + level / 2.0, dof))
 
 
-__all__ = ["PAPERS", "Paper", "Method", "compare", "MUNKHOEVA2018", "BUECHEL2024"]
+__all__ = ["PAPERS", "Paper", "Method", "compare", "MUNKHOEVA2018", "BUECHEL2024",
+           "WACKER2022"]

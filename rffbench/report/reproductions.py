@@ -26,6 +26,9 @@ from .variance import formula_sections
 
 #: the point's key columns, in the table's order
 POINT = ["dataset", "kernel", "method", "n"]
+#: metric -> the record of its exact expectation on the run's rows, where the map has one
+#: (shown beside the published mean: a check of the paper against the formula)
+FORMULA = {"rel_fro_error": "expected_rel_fro_error"}
 
 
 def reproduction_sections(ctx, runs):
@@ -52,8 +55,8 @@ def published_section(paper, ctx, runs):
         cfg = (ctx.configs or {}).get(r.run_id)
         if cfg is None:
             continue  # written by an rffbench without config.json: cannot be matched
-        point, reasons = paper.match(cfg, ident)
-        if point is None:
+        points, reasons = paper.match(cfg, ident)
+        if not points:
             if reasons:
                 unmatched_runs += 1
                 unmatched.update(reasons)
@@ -68,9 +71,13 @@ def published_section(paper, ctx, runs):
             continue
         v = v.iloc[0]
         R = int(v.n_repeats) if not pd.isna(v.n_repeats) else 1
-        matched.append(dict(point, run_id=r.run_id, seed=ident["seed"],
-                            features=ident["features"], n_freq=int(ident["n_freq"]),
-                            value=float(v.value), sd=float(v.spread) if R > 1 else 0.0, R=R))
+        formula = rec[(rec.measurement == paper.measurement) & (rec.metric == FORMULA.get(
+            paper.metric, "")) & (rec.method.fillna("") == "theory") & rec.value.notna()]
+        matched += [dict(point, run_id=r.run_id, seed=ident["seed"],
+                         features=ident["features"], n_freq=int(ident["n_freq"]),
+                         value=float(v.value), sd=float(v.spread) if R > 1 else 0.0, R=R,
+                         formula=float(formula.value.iloc[0]) if len(formula) else math.nan)
+                    for point in points]
     if not matched and not near:
         return None  # none of its data, or none of its maps: nothing to compare or explain
     sec = Section(name=f"reproduction_{paper.key}", title=paper.citation, summary="")
@@ -78,6 +85,8 @@ def published_section(paper, ctx, runs):
     sec.text.append(f"Published numbers: {src.get('source', paper.csv)}. "
                     f"{src.get('extracted', '')}")
     sec.text.append(f"Quantity: {src.get('quantity', paper.metric)}")
+    if paper.protocol_note:
+        sec.text.append(f"Protocol: {paper.protocol_note}")
     if not matched:
         sec.summary = (f"no run follows the paper's protocol: {unmatched_runs} runs of its "
                        "datasets and kernels differ from it")
@@ -92,32 +101,17 @@ def published_section(paper, ctx, runs):
         rows.append(dict(zip(POINT, key), features=grp.features.iloc[0],
                          ours_data=fmt_list(sorted(set(grp.ours_data))),
                          n_freq=int(p.n_freq), pub_runs=int(p.runs),
-                         pub_distinct=int(p.distinct)))
+                         pub_distinct=int(p.distinct), formula=grp.formula.mean()))
         tests.append(dict(published=float(p["mean"]), pub_sd=float(p.sd),
                           pub_n=int(p.distinct), means=grp.value, sds=grp.sd, redraws=grp.R,
-                          group=(key[0], key[1])))
+                          group=(key[0], key[1]), samples=paper.samples))
     res = pd.DataFrame([dict(r, **c) for r, c in zip(rows, compare(tests))])
     n_ag = int((res.verdict == "agrees").sum())
     n_df = int((res.verdict == "differs").sum())
     n_na = len(res) - n_ag - n_df
     sec.summary = (f"{len(res)} published points compared: {n_ag} agree, {n_df} differ"
                    + (f", {n_na} need >= 2 seeds" if n_na else ""))
-    crit = res.crit.dropna()
-    sig = res.groupby(["dataset", "kernel"]).sigma_between.first().dropna()
-    sec.text.append(
-        "The test: a published point is the mean over the paper's runs on one sample of the "
-        "data; ours are S seeds (S samples), each the mean over R redraws of the map. On the "
-        "log scale, the published mean agrees when |log published - mean log ours| <= z* "
-        "sqrt(V), V = sigma_B^2 + (sigma_B^2 + w) / S + (se_pub / published)^2: sigma_B is "
-        "the relative sample-to-sample spread, pooled over the points of a dataset and "
-        "kernel (our seeds' spread minus the redraws' noise w), se_pub the published mean's "
-        "standard error over its distinct runs"
-        + (f", z* = {crit.iloc[0]:.2f} the two-sided normal quantile at a 5% family-wise "
-           f"error over the {len(crit)} points (Bonferroni)" if len(crit) else "")
-        + ". The prediction interval column is that range for the published mean; the other "
-        "intervals are 95% t intervals of each mean."
-        + (" Measured sample-to-sample spreads: " + "; ".join(
-            f"{ds} {k}: {v:.1%}" for (ds, k), v in sig.items()) + "." if len(sig) else ""))
+    sec.text.append(_test_text(paper, res))
     varied = _varied(ctx, ours.run_id, exclude=("seed", "features.", "kernel.", "D",
                                                 "D_n", "experiment"))
     if varied:
@@ -149,6 +143,38 @@ def published_section(paper, ctx, runs):
     sec.files.append((f"{sec.name}.csv", res))
     sec.figures += _figures(paper, res, sec.name)
     return sec
+
+
+def _test_text(paper, res):
+    """The words for the section's test: the one-sample prediction interval, or Welch's
+    test where every published run drew its own sample."""
+    crit = res.crit.dropna()
+    if paper.samples == "each":
+        return ("The test: every published run and every seed of ours drew its own split of "
+                "the data, so both spreads hold the sample's effect and the two means are "
+                "compared as independent samples: Welch's t = (published - ours) / "
+                "sqrt(sd_pub^2 / n_pub + sd_ours^2 / S) (sd_ours: the spread of our seeds' "
+                "means), with its Welch-Satterthwaite degrees of freedom; a point agrees when "
+                "|t| is within the t quantile at a 5% family-wise error over the "
+                f"{len(crit)} points (Bonferroni; "
+                + (f"{crit.min():.2f}-{crit.max():.2f}" if len(crit) else "n/a")
+                + " here). The prediction interval column is that range for the published "
+                "mean; the other intervals are 95% t intervals of each mean.")
+    sig = res.groupby(["dataset", "kernel"]).sigma_between.first().dropna()
+    return (
+        "The test: a published point is the mean over the paper's runs on one sample of the "
+        "data; ours are S seeds (S samples), each the mean over R redraws of the map. On the "
+        "log scale, the published mean agrees when |log published - mean log ours| <= z* "
+        "sqrt(V), V = sigma_B^2 + (sigma_B^2 + w) / S + (se_pub / published)^2: sigma_B is "
+        "the relative sample-to-sample spread, pooled over the points of a dataset and "
+        "kernel (our seeds' spread minus the redraws' noise w), se_pub the published mean's "
+        "standard error over its distinct runs"
+        + (f", z* = {crit.iloc[0]:.2f} the two-sided normal quantile at a 5% family-wise "
+           f"error over the {len(crit)} points (Bonferroni)" if len(crit) else "")
+        + ". The prediction interval column is that range for the published mean; the other "
+        "intervals are 95% t intervals of each mean."
+        + (" Measured sample-to-sample spreads: " + "; ".join(
+            f"{ds} {k}: {v:.1%}" for (ds, k), v in sig.items()) + "." if len(sig) else ""))
 
 
 def _agree(points):
@@ -212,9 +238,19 @@ def _table(paper, res):
                                 if math.isfinite(r.pi_lo) else "n/a" for r in res.itertuples()],
         "verdict": res.verdict,
     })
+    if res.formula.notna().any():  # the exact expectation where the map has one
+        at = frame.columns.get_loc("ours / published")
+        frame.insert(at, "formula (RMS)", res.formula.map(
+            lambda v: f"{v:.4g}" if math.isfinite(v) else "n/a"))
+        frame.insert(at + 1, "published / formula", (res.published / res.formula).map(
+            lambda v: f"{v:.3f}" if math.isfinite(v) else "n/a"))
     caption = (f"{paper.metric} per published point ({paper.citation}): the paper's mean over "
                "its runs and ours over the seeds (each seed: the mean over its redraws), "
-               "with 95% t intervals; the verdict by the prediction-interval test above.")
+               "with 95% t intervals; the verdict by the test above."
+               + (" formula (RMS): sqrt(E err^2) from the exact per-pair variances on our "
+                  "rows, averaged over the seeds, where the map has one (n/a: none); a mean "
+                  "error sits a little below it (Jensen)." if res.formula.notna().any()
+                  else ""))
     return Table(f"reproduction_{paper.key}", f"Reproduction: {paper.key}", caption, frame,
                  n_keys=4)
 
