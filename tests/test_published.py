@@ -636,3 +636,59 @@ def test_the_wacker_preset_reproduces_through_run_py(tmp_path):
     md = (sweep / "report" / "summary.md").read_text()
     assert "6 published points compared: 6 agree, 0 differ" in md
     assert "Welch's t" in md and "Protocol: Each of their seeds draws its own split" in md
+
+
+# ---- Büchel et al. 2024's accuracies on MAGIC: the first learning numbers compared ------
+BUECHEL2024_ACCURACY = PAPERS["buechel2024_accuracy"]
+B24M = ["experiment=buechel2024_magic"]
+
+
+def test_the_magic_preset_matches_their_error_and_accuracy_points():
+    """One run is an error point (buechel2024) and an accuracy point (ridge, alpha = 0.5,
+    half the rows test); their LETTER accuracies are not compared (a binary letter.mat)."""
+    cfg = _flat([*B24M, "+buechel_method=gaussian_orf", "D=156"])
+    assert cfg["model.name"] == "ridge" and cfg["model.lam"] == 0.5
+    assert cfg["dataset.test_size"] == 0.5 and cfg["measure.learning.enabled"] is True
+    ident = dict(dataset="magic", d=10, kernel="gaussian", lengthscale=np.sqrt(10.0),
+                 n_train=9510, features="orf", n_freq=156)
+    want = [dict(dataset="magic", kernel="gaussian", method="orf", n=4, ours_data="magic")]
+    assert BUECHEL2024_ACCURACY.match(cfg, ident) == (want, [])
+    assert BUECHEL2024.match(cfg, ident) == (want, [])
+    pts = BUECHEL2024_ACCURACY.points
+    assert len(pts) == 30 and set(pts.dataset) == {"magic"}
+    assert BUECHEL2024_ACCURACY.match(cfg, dict(ident, dataset="letter", d=16,
+                                                n_freq=252)) == ([], [])
+    assert BUECHEL2024_ACCURACY.ours(0.125) == 0.875  # an error rate as an accuracy
+
+
+@pytest.mark.parametrize("overrides,reason", [
+    (["model.lam=1.0"], "model.lam=1.0 (the paper: alpha = 0.5"),
+    (["dataset.test_size=0.25"], "dataset.test_size=0.25 (the paper: half the rows test"),
+    (["model.center=false"], "model.center=False (the paper: model.center=True"),
+    (["dataset.scale=max"], "dataset.scale=max (the paper: dataset.scale=standardize"),
+])
+def test_a_run_off_their_learning_protocol_is_not_compared_and_says_why(overrides, reason):
+    cfg = _flat([*B24M, "+buechel_method=gaussian_rff", "D=19", *overrides])
+    ident = dict(dataset="magic", d=10, kernel="gaussian", lengthscale=np.sqrt(10.0),
+                 n_train=9510, features="rff_pairs", n_freq=19)
+    points, reasons = BUECHEL2024_ACCURACY.match(cfg, ident)
+    assert points == [] and any(reason in r for r in reasons), reasons
+
+
+@needs_fetched("magic")
+@pytest.mark.slow
+def test_their_magic_accuracies_reproduce_through_run_py(tmp_path):
+    """Two methods at their smallest size, 3 seeds, through run.py: the section of their
+    accuracies compares ridge's 1 - test error with their fp_acc and says how the
+    classifiers differ."""
+    sweep = tmp_path / "s"
+    p = run_cli("-m", "experiment=buechel2024_magic", "+buechel_method=gaussian_rff,arccos0_sorf",
+                "D=19", "seed=0,1,2", f"hydra.sweep.dir={sweep}", timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = pd.read_csv(sweep / "report" / "reproduction_buechel2024_accuracy.csv")
+    assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos0", "sorf")}
+    assert (res.seeds == 3).all() and (res.verdict == "agrees").all(), res.to_string()
+    assert ((res.ours > 0.7) & (res.ours < 0.9)).all()  # accuracies, not error rates
+    md = (sweep / "report" / "summary.md").read_text()
+    assert "Their ridge classifier fits 0/1 targets with alpha = 0.5" in md
+    assert (sweep / "report" / "reproduction_buechel2024.csv").exists()  # and the errors

@@ -29,6 +29,8 @@ POINT = ["dataset", "kernel", "method", "n"]
 #: metric -> the record of its exact expectation on the run's rows, where the map has one
 #: (shown beside the published mean: a check of the paper against the formula)
 FORMULA = {"rel_fro_error": "expected_rel_fro_error"}
+#: the figures' short y labels
+YLABEL = {"rel_fro_error": "relative Frobenius error", "test_accuracy": "test accuracy"}
 
 
 def reproduction_sections(ctx, runs):
@@ -63,11 +65,12 @@ def published_section(paper, ctx, runs):
                 near += ident["features"] in maps
             continue
         rec = r.records
-        v = rec[(rec.measurement == paper.measurement) & (rec.metric == paper.metric)
-                & (rec.method.fillna("") == "") & rec.value.notna()]
+        metric = paper.record_metric or paper.metric
+        v = rec[(rec.measurement == paper.measurement) & (rec.metric == metric)
+                & (rec.method.fillna("") == paper.record_method) & rec.value.notna()]
         if v.empty:
             unmatched_runs += 1
-            unmatched[f"no {paper.metric} record (measure.{paper.measurement} disabled?)"] += 1
+            unmatched[f"no {metric} record (measure.{paper.measurement} disabled?)"] += 1
             continue
         v = v.iloc[0]
         R = int(v.n_repeats) if not pd.isna(v.n_repeats) else 1
@@ -75,7 +78,8 @@ def published_section(paper, ctx, runs):
             paper.metric, "")) & (rec.method.fillna("") == "theory") & rec.value.notna()]
         matched += [dict(point, run_id=r.run_id, seed=ident["seed"],
                          features=ident["features"], n_freq=int(ident["n_freq"]),
-                         value=float(v.value), sd=float(v.spread) if R > 1 else 0.0, R=R,
+                         value=paper.ours(float(v.value)),
+                         sd=float(v.spread) if R > 1 else 0.0, R=R,
                          formula=float(formula.value.iloc[0]) if len(formula) else math.nan)
                     for point in points]
     if not matched and not near:
@@ -291,7 +295,7 @@ def _figures(paper, res, stem):
                          mfc="none", mec="tab:red", mew=1.5, gid=f"differs:{m}")
         axr.axhline(1.0, color="0.4", lw=0.8)
         ax.set(title=f"dataset={_data_label(grp.iloc[0])}, kernel={kern}",
-               ylabel="relative Frobenius error")
+               ylabel=YLABEL.get(paper.metric, paper.metric))
         axr.set(xlabel=paper.x_label, ylabel="published / ours")
         for a in (ax, axr):
             log_axis(a, "x", sorted(grp.n_freq.unique()))
