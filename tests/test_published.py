@@ -692,3 +692,20 @@ def test_their_magic_accuracies_reproduce_through_run_py(tmp_path):
     md = (sweep / "report" / "summary.md").read_text()
     assert "Their ridge classifier fits 0/1 targets with alpha = 0.5" in md
     assert (sweep / "report" / "reproduction_buechel2024.csv").exists()  # and the errors
+
+
+def test_reasons_that_differ_only_in_their_value_are_told_once():
+    """A sweep of other data lists why its runs are not compared: one reason per key with
+    its values (sorted as numbers), not one per value."""
+    from collections import Counter
+
+    from rffbench.report.reproductions import _reasons_text
+
+    c = Counter({"lengthscale=5.39 (the paper: sqrt(10))": 3,
+                 "lengthscale=5.371 (the paper: sqrt(10))": 2,
+                 "lengthscale=10 (the paper: sqrt(10))": 1,
+                 "dataset.scale=max (the paper: xmax)": 6, "no record": 1})
+    text = _reasons_text(c, 6)
+    assert "lengthscale=5.371, 5.39, 10 (the paper: sqrt(10)) (6 runs)" in text
+    assert text.index("no record") > text.index("dataset.scale=max")  # most runs first
+    assert "no record (1 runs)" in text and text.count("lengthscale=") == 1

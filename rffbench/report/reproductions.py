@@ -15,6 +15,7 @@ measurement's report (:mod:`rffbench.report.variance`).
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 from ..published import PAPERS, compare
@@ -195,9 +196,34 @@ def _differ_text(key, g, n_column):
             f"ours / published = {ratio}")
 
 
+#: a reason "key=value rest": reasons that differ only in the value are told once
+_REASON = re.compile(r"^(?P<key>[\w.]+)=(?P<value>\S+) (?P<rest>.*)$", re.S)
+
+
 def _reasons_text(counter, n_runs):
+    """The reasons runs are not compared, most common first; reasons that differ only in
+    their value (lengthscale=5.37, lengthscale=5.39, ...) are one reason with its values."""
+    groups = {}  # (key, rest) or the whole reason -> [values, runs]
+    for reason, k in counter.items():
+        m = _REASON.match(reason)
+        key = (m["key"], m["rest"]) if m else (reason, None)
+        g = groups.setdefault(key, [[], 0])
+        g[0] += [m["value"]] if m else []
+        g[1] += k
+    parts = []
+    for (key, rest), (values, k) in sorted(groups.items(), key=lambda kv: -kv[1][1]):
+        text = key if rest is None else f"{key}={fmt_list(sorted(values, key=_num))} {rest}"
+        parts.append(f"{text} ({k} runs)")
     return (f"{n_runs} runs of the paper's datasets and kernels do not follow its protocol: "
-            + "; ".join(f"{reason} ({k} runs)" for reason, k in counter.most_common()) + ".")
+            + "; ".join(parts) + ".")
+
+
+def _num(text):
+    """Sort key of a value's text: numbers by value, then the rest by text."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
 
 
 def _varied(ctx, run_ids, exclude=()):
