@@ -24,7 +24,8 @@ import numpy as np
 
 from .grouping import Grouping, center_words, fmt, fmt_list, pooled_text, summary
 
-METRIC_LABEL = {"test_error_rate": "test error rate", "test_accuracy": "test accuracy", "test_rel_rmse": "test RMSE / std(y_test)",
+METRIC_LABEL = {"test_error_rate": "test error rate", "test_accuracy": "test accuracy",
+                "test_rel_rmse": "test RMSE / std(y_test)",
                 "rel_fro_error": "relative Frobenius error ||K - ZZ'||_F / ||K||_F",
                 "eps_empirical": "sup error max |z(x)'z(y) - k(x,y)|"}
 STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
