@@ -163,7 +163,10 @@ def _frame(root):
     col = collect(root)
     df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
     df, origins = grouping.attach_conditions(df, col.complete_runs)
-    return figures.FigContext(df, origins, {r.run_id: r.path for r in col.complete_runs})
+    configs = {r.run_id: grouping.with_added_defaults(r.config) for r in col.complete_runs
+               if r.config is not None} or None
+    return figures.FigContext(df, origins, {r.run_id: r.path for r in col.complete_runs},
+                              configs=configs)
 
 
 def _labelled_ticks(ax, which):
@@ -433,7 +436,10 @@ def _fig_context(root):
     col = collect(root)
     df = pd.concat([r.records for r in col.complete_runs], ignore_index=True)
     df, origins = grouping.attach_conditions(df, col.complete_runs)
-    return figures.FigContext(df, origins, {})
+    configs = {r.run_id: grouping.with_added_defaults(r.config) for r in col.complete_runs
+               if r.config is not None} or None
+    return figures.FigContext(df, origins, {r.run_id: r.path for r in col.complete_runs},
+                              configs=configs)
 
 
 def test_exact_krr_is_drawn_per_kernel_when_the_kernel_follows_the_map(tmp_path):
@@ -465,6 +471,36 @@ def test_exact_krr_is_drawn_per_kernel_when_the_kernel_follows_the_map(tmp_path)
         (gid,) = [k for k in exact if f"kernel={kernel}" in k]
         assert exact[gid] == pytest.approx(np.median(vals))
     assert "one red line per kernel" in drawn[0].caption
+
+
+@pytest.mark.parametrize("unit", ["frequencies", "output"])
+def test_learning_vs_D_counts_frequencies_where_the_sweep_does(tmp_path, unit):
+    """D_unit=frequencies: a [cos, sin] map has D = 2 n_freq, a step map D = n_freq; the
+    learning figure's x axis is n_freq (as the error figure's), so the same sizes meet."""
+    root = tmp_path / "s"
+    for (feat, per), nf, seed in itertools.product([("rff_pairs", 2), ("arccos", 1)],
+                                                   [19, 38, 77], [0, 1]):
+        conf = dict(kernel=dict(name="gaussian"), features=dict(name=feat),
+                    dataset=dict(name="synthetic"), D=nf, D_unit=unit, seed=seed)
+        rid = f"{feat}{nf}s{seed}"
+        rows = [record("learning", "test_error_rate", 1.0 / nf, method="ridge")]
+        identity = dict(run_id=rid, experiment="t", dataset="synthetic",
+                        task="classification", n_train=75, n_test=25, d=3, kernel="gaussian",
+                        nu=None, lengthscale=1.0, features=feat, D=per * nf, n_freq=nf,
+                        n_columns=per * nf, seed=seed, dtype="float64", threads=2)
+        _write_run(root, rid, conf, identity, rows)
+    drawn, why = rlearning.fig_learning_vs_D(_fig_context(root))
+    assert drawn, why
+    (ax,) = drawn[0].fig.axes
+    lines = {ln.get_gid(): ln for ln in ax.get_lines()
+             if (ln.get_gid() or "").startswith("observed:")}
+    x = {gid.split(":")[2]: list(ln.get_xdata()) for gid, ln in lines.items()}
+    if unit == "frequencies":
+        assert ax.get_xlabel() == "n_freq (frequencies)"
+        assert x == {"rff_pairs+ridge": [19, 38, 77], "arccos+ridge": [19, 38, 77]}
+    else:
+        assert ax.get_xlabel() == "D (output dimension)"
+        assert x == {"rff_pairs+ridge": [38, 76, 154], "arccos+ridge": [19, 38, 77]}
 
 
 def test_train_time_marks_the_exact_points_fitted_by_cg(tmp_path):

@@ -14,6 +14,7 @@ from .figures import (
     log_axis,
     map_variants,
     proxy,
+    size_axis,
 )
 from .grouping import Grouping, center_words, fmt_list, pooled_text, summary
 from .tables import make_table, row_keys
@@ -35,12 +36,11 @@ class ErrorVsD(Figure):
         a = df[(df.measurement == "approximation")
                & df.metric.isin(["rel_fro_error", "expected_rel_fro_error"])]
         obs, own = map_variants(a[(a.metric == "rel_fro_error") & a.value.notna()])
-        # the x axis: D, or the number of frequencies where the sweep counts them (D_unit)
-        x = "n_freq" if ctx.config_values(obs.run_id, "D_unit", "output") == \
-            {"frequencies"} else "D"
+        x, x_label = size_axis(ctx, obs)
         if obs.empty or obs[x].nunique() < 2:
             return "approximation error vs D: needs rel_fro_error records at >= 2 values of D"
-        return Selection(rows=obs, x=x, exclude=(("D",) if x == "n_freq" else ()) + tuple(own),
+        return Selection(rows=obs, x=x, x_label=x_label,
+                         exclude=(("D",) if x == "n_freq" else ()) + tuple(own),
                          colors=colors_for(obs.features.unique()),
                          theory=a[(a.metric == "expected_rel_fro_error") & a.value.notna()])
 
@@ -62,9 +62,7 @@ class ErrorVsD(Figure):
         D0, y0 = min(first)
         (rl,) = ax.plot(Ds, y0 * np.sqrt(D0 / Ds), color="0.55", lw=0.9)
         rl.set_gid("reference:1/sqrt(D)")
-        ax.set(title=label, xlabel="D (output dimension)" if x == "D" else
-               "n_freq (frequencies)",
-               ylabel="relative Frobenius error")
+        ax.set(title=label, xlabel=sel.x_label, ylabel="relative Frobenius error")
         log_axis(ax, "x", Ds)
         log_axis(ax, "y")
 

@@ -403,6 +403,15 @@ class Sheet:
         return rows_all(self.panels)
 
 
+def size_axis(ctx, rows):
+    """(column, label) of a figure's size axis: the frequencies where the sweep counts them
+    (``D_unit=frequencies``: a map of [cos, sin] pairs has D = 2 n_freq, so D would put two
+    maps' same sizes at two places), else the output dimension D."""
+    if ctx.config_values(rows.run_id, "D_unit", "output") == {"frequencies"}:
+        return "n_freq", "n_freq (frequencies)"
+    return "D", "D (output dimension)"
+
+
 class Selection(dict):
     """What :meth:`Figure.select` found: ``rows`` (what is grouped) and anything else the
     spec needs later, as attributes."""

@@ -17,6 +17,7 @@ from .figures import (
     log_axis,
     map_variants,
     proxy,
+    size_axis,
 )
 from .grouping import Grouping, center_words, fmt, pooled_text
 from .tables import make_table, row_keys
@@ -60,15 +61,17 @@ class LearningVsD(Figure):
         feat, own = map_variants(lr[(lr.method != "exact_krr") & lr.value.notna()])
         if feat.empty or feat.D.nunique() < 2:
             return "learning vs D: needs learning records at >= 2 values of D"
-        return Selection(rows=feat, exact=lr[lr.method == "exact_krr"], exclude=tuple(own),
+        x, x_label = size_axis(ctx, feat)
+        return Selection(rows=feat, exact=lr[lr.method == "exact_krr"], x=x, x_label=x_label,
+                         exclude=(("D",) if x == "n_freq" else ()) + tuple(own),
                          colors=colors_for(set(zip(feat.features, feat.method))))
 
     def panel(self, sheet, axs, label, keys, rows):
         (ax,), sel, g = axs, sheet.sel, sheet.g
         metric = rows.metric.iloc[0]
         for (f, m), grp in rows.groupby(["features", "method"]):
-            band(ax, grp, "D", label=f"{g.name('features', f)} + {m}", color=sel.colors[(f, m)],
-                 gid=f"observed:{metric}:{f}+{m}")
+            band(ax, grp, sel.x, label=f"{g.name('features', f)} + {m}",
+                 color=sel.colors[(f, m)], gid=f"observed:{metric}:{f}+{m}")
         ex = sel.exact[sel.exact.run_id.isin(rows.run_id) & (sel.exact.metric == metric)]
         for _, text, ls, exg in exact_groups(g, ex, self.lines):
             per_seed = exg.dropna(subset=["value"]).groupby("seed").value.median()
@@ -81,8 +84,8 @@ class LearningVsD(Figure):
             exl = ax.axhline(per_seed.median(), color="tab:red", lw=1.2, ls=ls)
             exl.set_gid("exact_krr" + (f":{text}" if text else ""))
             sheet.exact.setdefault(text, ls)
-        ax.set(title=label, xlabel="D (output dimension)", ylabel=METRIC_LABEL[metric])
-        log_axis(ax, "x", sorted(rows.D.unique()))
+        ax.set(title=label, xlabel=sel.x_label, ylabel=METRIC_LABEL[metric])
+        log_axis(ax, "x", sorted(rows[sel.x].unique()))
 
     def handles(self, sheet):
         colors, g, drawn = sheet.sel.colors, sheet.g, sheet.rows
