@@ -350,6 +350,7 @@ def _number(want):
 BUECHEL2024_ACCURACY = dataclasses.replace(
     BUECHEL2024,
     key="buechel2024_accuracy",
+    citation=BUECHEL2024.citation + ": their ridge classifiers' test accuracies",
     measurement="learning", metric="test_accuracy",
     record_metric="test_error_rate", record_map="one_minus", record_method="ridge",
     protocol={
