@@ -66,7 +66,7 @@ def needs_fetched(name):
     from rffbench.datasets.fetched import data_home
 
     route = DATASETS[name].ROUTE
-    have = (data_home() / name / route.file).is_file()
+    have = all((data_home() / name / f).is_file() for f in route.files)
     return pytest.mark.skipif(not have and not os.environ.get("CI"),
                               reason=f"python -m rffbench.datasets fetch {name} (CI fetches it)")
 

