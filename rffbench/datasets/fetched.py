@@ -243,12 +243,18 @@ ADULT_COLUMNS = {
 ADULT_ROWS = (32561, 16281)  # adult.data, adult.test
 
 
+def _width(spec):
+    """The columns one of ADULT_COLUMNS encodes to: its categories, or its bins."""
+    return len(spec) if isinstance(spec, tuple) else spec
+
+
 def adult_width():
     """The encoded dimension: 123, a9a's (99 category indicators, 24 bins)."""
-    return sum(len(v) if isinstance(v, tuple) else v for v in ADULT_COLUMNS.values())
+    return sum(_width(v) for v in ADULT_COLUMNS.values())
 
 
 def _adult_frame(path, skip):
+    """One of UCI's Adult files as strings, the income without adult.test's final dot."""
     import pandas as pd
 
     names = [*ADULT_COLUMNS, "income"]
@@ -258,42 +264,42 @@ def _adult_frame(path, skip):
     except Exception as exc:
         raise DataError(f"dataset=adult: cannot read {path}: {type(exc).__name__}: "
                         f"{exc}") from None
-    return df
+    return df.assign(income=df.income.str.rstrip("."))
 
 
 @functools.lru_cache(maxsize=2)
 def _read_adult(paths, stamp):
     """(X, y) of UCI Adult in the a9a encoding: adult.data's rows, then adult.test's."""
-    train, test = (_adult_frame(p, skip) for p, skip in zip(paths, (0, 1)))
-    for df, path, n in ((train, paths[0], ADULT_ROWS[0]), (test, paths[1], ADULT_ROWS[1])):
-        y = df.income.str.rstrip(".")
-        if len(df) != n or not set(y) <= {"<=50K", ">50K"}:
-            raise DataError(f"dataset=adult: {path} holds {len(df)} rows with incomes "
-                            f"{sorted(set(y))[:4]}, expected UCI's {n} rows of <=50K or >50K")
     import pandas as pd
 
+    train, test = (_adult_frame(p, skip) for p, skip in zip(paths, (0, 1)))
+    for df, path, n in ((train, paths[0], ADULT_ROWS[0]), (test, paths[1], ADULT_ROWS[1])):
+        if len(df) != n or not set(df.income) <= {"<=50K", ">50K"}:
+            raise DataError(f"dataset=adult: {path} holds {len(df)} rows with incomes "
+                            f"{sorted(set(df.income))[:4]}, expected UCI's {n} rows of <=50K "
+                            "or >50K")
     both = pd.concat([train, test], ignore_index=True)
     blocks = []
     for col, spec in ADULT_COLUMNS.items():
-        if isinstance(spec, tuple):  # one indicator per category; "?" none
+        if isinstance(spec, tuple):  # the category's position; "?" -1, no indicator
             unknown = set(both[col]) - set(spec) - {"?"}
             if unknown:
                 raise DataError(f"dataset=adult: column {col} has categories "
                                 f"{sorted(unknown)[:3]} that UCI's adult.names does not list")
-            blocks.append((both[col].to_numpy()[:, None] == np.array(spec)[None, :]))
-            continue
-        try:
-            v = both[col].astype(np.float64).to_numpy()
-        except ValueError:
-            raise DataError(f"dataset=adult: column {col} is not numeric") from None
-        if spec == 2:  # zero, above zero
-            bins = (v > 0).astype(np.int64)
-        else:  # quintiles of the training file (a value on an edge goes up)
-            edges = np.quantile(v[:ADULT_ROWS[0]], np.arange(1, spec) / spec)
-            bins = np.searchsorted(edges, v, side="right")
-        blocks.append(bins[:, None] == np.arange(spec)[None, :])
+            codes = pd.Categorical(both[col], categories=spec).codes
+        else:
+            try:
+                v = both[col].astype(np.float64).to_numpy()
+            except ValueError:
+                raise DataError(f"dataset=adult: column {col} is not numeric") from None
+            if spec == 2:  # zero, above zero
+                codes = (v > 0).astype(np.int64)
+            else:  # quintiles of the training file (a value on an edge goes up)
+                edges = np.quantile(v[:ADULT_ROWS[0]], np.arange(1, spec) / spec)
+                codes = np.searchsorted(edges, v, side="right")
+        blocks.append(np.asarray(codes)[:, None] == np.arange(_width(spec))[None, :])
     X = np.hstack(blocks).astype(np.float64)
-    y = (both.income.str.rstrip(".") == ">50K").to_numpy(np.int64)
+    y = (both.income == ">50K").to_numpy(np.int64)
     return X, y
 
 

@@ -339,12 +339,18 @@ BUECHEL2024 = Paper(
     n_of=_buechel_s, n_column="s",
 )
 
+def _equal(have, want, rel_tol):
+    """A run's config value against the paper's: a number within ``rel_tol`` of a float
+    ``want`` (never a string, None or a bool), anything else equal."""
+    if isinstance(want, float):
+        return isinstance(have, (int, float)) and not isinstance(have, bool) \
+            and math.isclose(float(have), want, rel_tol=rel_tol)
+    return have == want
+
+
 def _number(want):
     """A protocol check: the run's value is the number ``want``."""
-    def check(have, row):
-        return isinstance(have, (int, float)) and not isinstance(have, bool) \
-            and math.isclose(float(have), want, rel_tol=1e-9)
-    return check
+    return lambda have, row: _equal(have, float(want), 1e-9)
 
 
 BUECHEL2024_ACCURACY = dataclasses.replace(
@@ -382,14 +388,9 @@ BUECHEL2024_ACCURACY = dataclasses.replace(
 )
 
 def _same(key):
-    """A protocol check: the run's value equals the paper's row's ``key`` column."""
-    def check(have, row):
-        want = row[key]
-        if isinstance(want, float):
-            return have is not None and not isinstance(have, str) \
-                and math.isclose(float(have), want, rel_tol=1e-6)
-        return have == want
-    return check
+    """A protocol check: the run's value equals the paper's row's ``key`` column (a float
+    as the CSV writes it: 8 significant digits)."""
+    return lambda have, row: _equal(have, row[key], 1e-6)
 
 
 WACKER2022 = Paper(
@@ -478,6 +479,7 @@ def compare(points, level=0.95):
     prepared = []
     pooled = {}  # group -> [sum of (s_b^2 - w), sum of dof]
     for p in points:
+        p = dict(p, each=p.get("samples", "one") == "each")
         m = np.asarray(p["means"], dtype=np.float64)
         s = np.asarray(p["sds"], dtype=np.float64)
         r = np.asarray(p["redraws"], dtype=np.float64)
@@ -490,8 +492,7 @@ def compare(points, level=0.95):
             acc[1] += m.size - 1
     sigma2 = {g: max(0.0, a / k) for g, (a, k) in pooled.items() if k > 0}
     n_tests = sum(1 for p, m, _, _ in prepared
-                  if (m.size >= 2 if p.get("samples", "one") == "each"
-                      else p["group"] in sigma2))
+                  if (m.size >= 2 if p["each"] else p["group"] in sigma2))
     alpha = (1 - level) / (2 * max(n_tests, 1))  # one tail of each test, Bonferroni
     crit = float(ndtri(1 - alpha))
     out = []
@@ -507,7 +508,7 @@ def compare(points, level=0.95):
                    ours=mean, ours_lo=mean - tq * sd_seeds / math.sqrt(S),
                    ours_hi=mean + tq * sd_seeds / math.sqrt(S), seeds=S,
                    redraws=int(np.sum(p["redraws"])), ratio=mean / pub if pub else math.nan)
-        if p.get("samples", "one") == "each":
+        if p["each"]:
             res.update(_welch(pub, float(p["pub_sd"]), n_pub, m, alpha))
             out.append(res)
             continue

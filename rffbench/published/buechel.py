@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import first_line
 from . import buechel_n_freq
-from .extract import ExtractError, commit_hash, finish, level
+from .extract import ExtractError, commit_hash, finish, level, summary
 from .safe import UnsafePickleError, load_numbers
 
 #: their dataset names -> d (``config_<dataset>.yml``), and the rffbench name where
@@ -74,9 +74,7 @@ def points(data, where, dataset):
                 v = np.asarray(values, dtype=np.float64)
                 rows.append(dict(dataset=HAVE.get(dataset, dataset), d=d,
                                  kernel=KERNELS[kernel], method=method, s=s,
-                                 n_freq=buechel_n_freq(s, d), runs=v.size,
-                                 distinct=int(np.unique(v).size), mean=float(v.mean()),
-                                 sd=float(v.std(ddof=1)), median=float(np.median(v))))
+                                 n_freq=buechel_n_freq(s, d), **summary(v)))
     return rows
 
 

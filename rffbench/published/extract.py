@@ -1,6 +1,7 @@
 """What the extractors of published numbers (:mod:`~rffbench.published.quffka`,
-:mod:`~rffbench.published.buechel`) share: the ``--commit`` argument, the walk over a
-file's nested dicts, and the command's ending (the CSV with its source header on stdout, or
+:mod:`~rffbench.published.buechel`, :mod:`~rffbench.published.wacker`) share: the
+``--commit`` argument, the walk over a file's nested dicts, a point's summary columns, and
+the command's ending (the CSV with its source header on stdout, or
 one line on stderr and exit 2)."""
 from __future__ import annotations
 
@@ -22,6 +23,16 @@ def commit_hash(value):
         raise argparse.ArgumentTypeError(f"--commit={value!r}: use the source repository's "
                                          "commit hash (7 to 40 hexadecimal digits)")
     return value
+
+
+def summary(values):
+    """The columns every published point's row has, of its runs' ``values`` (a float array):
+    runs, distinct (the values that differ), mean, sd (ddof 1) and median."""
+    import numpy as np
+
+    return dict(runs=values.size, distinct=int(np.unique(values).size),
+                mean=float(values.mean()), sd=float(values.std(ddof=1)),
+                median=float(np.median(values)))
 
 
 def level(obj, at, what, known=None, whose=""):

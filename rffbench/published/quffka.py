@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from .extract import ExtractError, commit_hash, finish
+from .extract import ExtractError, commit_hash, finish, summary
 from .extract import level as walk
 from .safe import load_arrays
 
@@ -74,9 +74,7 @@ def extract(path):
                     v = arr[i]
                     rows.append(dict(dataset=name, d=d, first_rows=first, samples=samples,
                                      kernel=KERNELS[kname], method=method,
-                                     n=n, n_freq=2 * n * (d + 1), runs=v.size,
-                                     distinct=int(np.unique(v).size), mean=float(v.mean()),
-                                     sd=float(v.std(ddof=1)), median=float(np.median(v))))
+                                     n=n, n_freq=2 * n * (d + 1), **summary(v)))
     return pd.DataFrame(rows).sort_values(["dataset", "kernel", "method", "n"],
                                           ignore_index=True)
 

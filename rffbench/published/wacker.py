@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .extract import ExtractError, commit_hash, finish
+from .extract import ExtractError, commit_hash, finish, summary
 
 #: their file stem -> (rffbench dataset, d, d_pad, rows, split, test fraction, test rows
 #: the error is measured on)
@@ -98,9 +98,7 @@ def extract(folder):
                 rows.append(dict(dataset=name, d=d, d_pad=d_pad, split=split,
                                  test_size=round(test_size, 10), test_rows=test_rows,
                                  kernel="gaussian", method=method, D=D, n_freq=D // per_freq,
-                                 lengthscale=float(got.kernel_len.mean()), runs=v.size,
-                                 distinct=int(np.unique(v).size), mean=float(v.mean()),
-                                 sd=float(v.std(ddof=1)), median=float(np.median(v)),
+                                 lengthscale=float(got.kernel_len.mean()), **summary(v),
                                  values=";".join(f"{x:.8g}" for x in v)))
     return pd.DataFrame(rows).sort_values(["dataset", "method", "D"], ignore_index=True)
 

@@ -52,6 +52,7 @@ def published_section(paper, ctx, runs):
 
     matched, unmatched, unmatched_runs = [], Counter(), 0
     maps = {m.features for m in paper.methods}
+    metric = paper.record_metric or paper.metric  # our record of the paper's quantity
     near = 0  # unmatched runs of one of the paper's maps: worth saying why they differ
     for r in runs:
         ident = run_identity(r.records)
@@ -66,7 +67,6 @@ def published_section(paper, ctx, runs):
                 near += ident["features"] in maps
             continue
         rec = r.records
-        metric = paper.record_metric or paper.metric
         v = rec[(rec.measurement == paper.measurement) & (rec.metric == metric)
                 & (rec.method.fillna("") == paper.record_method) & rec.value.notna()]
         if v.empty:
