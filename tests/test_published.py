@@ -381,19 +381,24 @@ def test_yu2016_preset_ratio_through_run_py(tmp_path):
 BUECHEL = Path(__file__).parent / "fixtures" / "buechel2024"
 
 
+def _extraction_is_the_committed_csv(extractor, csv_name, fixtures):
+    """Run ``python -m rffbench.published.<extractor>`` on the paper's files in ``fixtures``
+    with the commit the committed CSV names: its output must be that CSV, byte for byte.
+    Returns the CSV's points."""
+    csv = Path(__file__).parents[1] / "rffbench" / "published" / csv_name
+    sha = re.search(r"commit ([0-9a-f]{40})", csv.read_text()).group(1)
+    p = subprocess.run([sys.executable, "-m", f"rffbench.published.{extractor}", str(fixtures),
+                        "--commit", sha], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == csv.read_text()
+    return pd.read_csv(csv, comment="#")
+
+
 def test_buechel_csv_is_what_their_files_hold(tmp_path):
     """The committed CSV is the extraction of their letter and magic files (kept unchanged
     in tests/fixtures), byte for byte, and holds every (dataset, metric, kernel, method, s)
     once with their 10 seeds."""
-    from rffbench.published import buechel
-
-    csv = Path(buechel.__file__).with_name("buechel2024.csv")
-    sha = re.search(r"commit ([0-9a-f]{40})", csv.read_text()).group(1)
-    p = subprocess.run([sys.executable, "-m", "rffbench.published.buechel", str(BUECHEL),
-                        "--commit", sha], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout == csv.read_text()
-    df = pd.read_csv(csv, comment="#")
+    df = _extraction_is_the_committed_csv("buechel", "buechel2024.csv", BUECHEL)
     assert len(df) == 2 * 2 * 2 * 3 * 5 and (df.runs == 10).all()
     assert set(df[df.dataset == "letter"].n_freq) == {31, 62, 125, 252, 507}  # int(2^s 16) - s
     assert set(df[df.dataset == "magic"].n_freq) == {19, 38, 77, 156, 315}  # int(2^s 10) - s
@@ -500,15 +505,7 @@ def test_wacker_csv_is_what_their_files_hold():
     """The committed CSV is the extraction of their four gaussian_approx tables (kept,
     gzipped, in tests/fixtures), byte for byte: 4 datasets x 4 rff configurations x 5 D,
     10 seeds each, the real variants at n_freq = D / 2, the complex ones at n_freq = D."""
-    from rffbench.published import wacker
-
-    csv = Path(wacker.__file__).with_name("wacker2022.csv")
-    sha = re.search(r"commit ([0-9a-f]{40})", csv.read_text()).group(1)
-    p = subprocess.run([sys.executable, "-m", "rffbench.published.wacker", str(WACKER),
-                        "--commit", sha], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout == csv.read_text()
-    df = pd.read_csv(csv, comment="#")
+    df = _extraction_is_the_committed_csv("wacker", "wacker2022.csv", WACKER)
     assert len(df) == 4 * 4 * 5 and (df.runs == 10).all() and (df.distinct == 10).all()
     real = df.method.isin(["rff_gaussian", "rff_srht"])
     assert (df.n_freq[real] * 2 == df.D[real]).all() and (df.n_freq[~real] == df.D[~real]).all()
