@@ -108,7 +108,8 @@ CASES = [
     (["kernel=1"], 2, r"^rffbench: error: kernel=1 is not allowed: use one of additive_chi2, "
                       r"anova, arccos0, .*skewed_chi2$"),  # was Hydra's ValueError traceback
     (["experiment=null"], 2, r"experiment=null is not allowed: use one of bounds, "),
-    (["dataset=[digits,nope]"], 2, r"dataset=nope is not allowed: use one of breast_cancer"),
+    (["dataset=[digits,nope]"], 2, r"dataset=nope is not allowed: use one of (\w+, )*digits, "
+                                   r"(\w+, )*wine$"),
     (["--help", "nope"], 2, r"cannot read the override 'nope': missing EQUAL"),
     (["--resolve"], 2, r"The --resolve flag can only be used in conjunction with --cfg"),
     (["features=leverage", "features.params.fitrows=500"], 2,
