@@ -3,7 +3,9 @@
 The kernel estimate is K_hat = Z_X Z_Y^T + c, c the map's ``kernel_offset_`` (0 for
 every map but a quadrature rule with a centre term).  On the points of the run
 (``measure.approximation.cross``): M = ``n_points`` training points (a seeded
-subsample, :mod:`rffbench.measure.points`) and K(M, M); ``halves``: X and Y the two
+subsample, :mod:`rffbench.measure.points`; ``rows=test_first``: the first ``n_points``
+test rows in the data's order, the same rows at every seed, as Büchel et al.'s "first
+1,000 test rows") and K(M, M); ``halves``: X and Y the two
 halves of M in a seeded random order, K(X, Y) (no diagonal); ``independent``: X and Y
 two independent samples of ``n_points / 2`` training points each (they may share
 points), K(X, Y), as the quadrature papers (Munkhoeva et al. 2018) do.
@@ -39,7 +41,7 @@ from scipy.sparse.linalg import eigsh, svds
 
 from .. import _numba as nbk
 from .. import theory
-from ..checks import N_POINTS, Check, Int, check_constraints
+from ..checks import N_POINTS, Check, Int, OneOf, check_constraints
 from ..memory import Need
 from ..progress import Progress
 from ..results import REDRAWS_FILE, record
@@ -61,6 +63,9 @@ METRICS = ("max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_err
 CROSS_MODES = ("halves", "independent")
 
 
+#: measure.approximation.rows: where M comes from
+ROWS = ("train", "test_first")
+
 #: bytes per redraw: its metrics, its row of approximation_redraws.csv and that row's text
 REDRAW_BYTES = 256.0
 
@@ -76,6 +81,10 @@ class ApproximationConfig:
     #: of the n_points (no diagonal); independent: X and Y two independent samples of
     #: n_points / 2 training points each (the quadrature papers' protocol)
     cross: Any = False
+    #: train: M is a seeded subsample of the training rows; test_first: the first n_points
+    #: test rows in the data's order (the same rows at every seed; with
+    #: dataset.split=ordered, the rows the file's test part starts with)
+    rows: str = "train"
     #: independent draws of the map on the same points (seeds from the run seed): the
     #: records hold their mean (spread: standard deviation), approximation_redraws.csv each
     redraws: int = 1
@@ -88,6 +97,7 @@ class ApproximationConfig:
         "cross": Check(lambda v: v is False or v is True or v in CROSS_MODES,
                        f"use false, {', '.join(CROSS_MODES)} (true = halves)", ["x", 1, None]),
         "redraws": Int(1),
+        "rows": OneOf(ROWS),
     }
 
     def __post_init__(self):
@@ -182,13 +192,19 @@ def gram_errors(kernel, fmap, M, cross=False):
 def points(ctx, cfg):
     """(X, Y, note) of the run: Y is X for K(M, M) (``cross`` false)."""
     n, note = resolve_n_points(ctx, "approximation", cfg)
-    if cfg.cross == "independent":
+    if cfg.rows == "test_first":
+        M = np.asarray(ctx.data.X_test[:n])
+        if cfg.cross == "independent":
+            h = n // 2
+            return M[:h], M[h:2 * h], f"{note}; K(X, Y) of its first and second {h} (no diagonal)"
+    elif cfg.cross == "independent":
         h = n // 2
         X = sample_points(ctx, "approximation-x", h)
         Y = sample_points(ctx, "approximation-y", h)
         return X, Y, (f"{note}; K(X, Y) of two independent samples of {h} training points "
                       "each (no diagonal)")
-    M = sample_points(ctx, "approximation", n)
+    else:
+        M = sample_points(ctx, "approximation", n)
     if cfg.cross == "halves":
         h = n // 2
         order = ctx.rng("approximation-halves").permutation(n)

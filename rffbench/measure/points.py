@@ -1,8 +1,10 @@
-"""The point set M a measurement works on: a seeded subsample of the training set.
+"""The point set M a measurement works on: a seeded subsample of the training set, or
+(``rows="test_first"``, the approximation measurement's option) the first test rows in
+the data's order.
 
-``n_points`` is explicit (an error if larger than the training set, before any
-work) or null (``DEFAULT_N_POINTS`` of the block, capped at the training-set
-size, with a note saying so).
+``n_points`` is explicit (an error if larger than the rows it is taken from, before any
+work) or null (``DEFAULT_N_POINTS`` of the block, capped at that size, with a note
+saying so).
 """
 from __future__ import annotations
 
@@ -13,15 +15,19 @@ from ..errors import ConfigError
 
 def resolve_n_points(ctx, name, cfg):
     """(n, note) for ``measure.<name>.n_points``; ConfigError if impossible."""
-    n_train = ctx.data.X_train.shape[0]
+    test = getattr(cfg, "rows", "train") == "test_first"
+    part, what = ("X_test", "test") if test else ("X_train", "training")
+    n_have = getattr(ctx.data, part).shape[0]
     n = cfg.n_points
+    first = "the first " if test else ""
     if n is None:
-        n = min(cfg.DEFAULT_N_POINTS, n_train)
-        return n, f"M = {n} training points (n_points=null: min({cfg.DEFAULT_N_POINTS}, n_train))"
-    if n > n_train:
+        n = min(cfg.DEFAULT_N_POINTS, n_have)
+        return n, (f"M = {first}{n} {what} points (n_points=null: min({cfg.DEFAULT_N_POINTS}, "
+                   f"n_{'test' if test else 'train'}))")
+    if n > n_have:
         raise ConfigError(f"measure.{name}.n_points={n} is not allowed: dataset={ctx.data.name} "
-                          f"has {n_train} training points; use 2..{n_train} or null")
-    return n, f"M = {n} training points"
+                          f"has {n_have} {what} points; use 2..{n_have} or null")
+    return n, f"M = {first}{n} {what} points"
 
 
 def sample_points(ctx, name, n):

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from rffbench.errors import ConfigError
 from rffbench.features import FEATURE_MAPS
 from rffbench.kernels import make_kernel
 from rffbench.measure.approximation import BLOCK_ROWS, expected_fro_sq, gram_errors
@@ -100,3 +101,36 @@ def test_redraws_and_independent_samples_through_a_run():
     offs = draws[draws.metric == "kernel_offset"].value
     assert (offs != 0).all() and "independent samples of 60 training points" in fro(one).note
     assert "centre term" in fro(one).note
+
+
+def test_rows_test_first_measures_the_first_test_rows_at_every_seed(monkeypatch):
+    """rows=test_first: M is the first n_points test rows in the data's order, the same at
+    every seed (only the map changes); more points than test rows is one line naming them."""
+    from rffbench.experiment import run
+    from rffbench.measure import approximation
+    from tests.helpers import compose_config
+
+    seen = []
+    orig = approximation.points
+
+    def spy(ctx, cfg):
+        X, Y, note = orig(ctx, cfg)
+        seen.append((X.copy(), np.asarray(ctx.data.X_test)[:X.shape[0]].copy(), note))
+        return X, Y, note
+
+    monkeypatch.setattr(approximation, "points", spy)
+    common = ["dataset=wine", "dataset.split=ordered", "dataset.test_size=0.5",
+              "D=16", "measure.bounds.enabled=false", "measure.learning.enabled=false",
+              "measure.timing.enabled=false", "measure.approximation.n_points=40",
+              "measure.approximation.rows=test_first"]
+    recs = [run(compose_config([*common, f"seed={s}"]))[0] for s in (0, 1)]
+    (X0, T0, note), (X1, T1, _) = seen
+    np.testing.assert_array_equal(X0, T0)
+    np.testing.assert_array_equal(X0, X1)
+    assert note.startswith("M = the first 40 test points")
+    fro = [r[r.metric == "rel_fro_error"].value.iloc[0] for r in recs]
+    assert fro[0] != fro[1]  # the maps differ
+    with pytest.raises(ConfigError, match=r"measure.approximation.n_points=100 is not allowed: "
+                                          r"dataset=wine has 89 test points; use 2..89"):
+        run(compose_config([*common[:-2], "measure.approximation.n_points=100",
+                            "measure.approximation.rows=test_first"]))
