@@ -104,6 +104,10 @@ def test_every_group_option_composes(group, name):
     (["measure.approximation.cross=both"], r"measure.approximation.cross='both' is not "
                                            r"allowed: use false, halves, independent"),
     (["measure.approximation.redraws=0"], r"measure.approximation.redraws=0 is not allowed"),
+    (["measure.approximation.rows=test"], r"measure.approximation.rows='test' is not allowed: "
+                                          r"use one of train, test_first"),
+    (["dataset=ijcnn1", "dataset.encoding=onehot"], r"dataset.encoding='onehot' is not "
+                                                    r"allowed: use one of libsvm, pulse_index"),
     (["report.center=mode"], r"report.center='mode' is not allowed: use one of median, mean"),
     (["kernel.lengthscale=knn0"], r"kernel.lengthscale='knn0' is not allowed: use a number in "
                                   r"1e-100..1e\+100, 'median' or 'knn<k>'"),

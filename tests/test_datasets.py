@@ -1,5 +1,6 @@
 """Datasets: synthetic ball, Friedman #1, bundled data, user files, and every bad file."""
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -500,3 +501,122 @@ def test_adult_runs_through_run_py_on_the_official_split(tmp_path):
     assert set(rec.n_train) == {32561} and set(rec.n_test) == {16281} and set(rec.d) == {123}
     err = rec[(rec.metric == "test_error_rate") & (rec.method == "ridge")].value.iloc[0]
     assert err < 0.2362  # 3,846 of 16,281 test incomes are above 50K
+
+
+SMALL_IJCNN1 = (("ijcnn1.tr", 30), ("ijcnn1.val", 20), ("ijcnn1.t", 25))
+
+
+def _ijcnn1_files(folder, rng, files=SMALL_IJCNN1):
+    """LIBSVM-layout ijcnn1 files (a one-hot pulse index in features 1..10, 12 numbers in
+    11..22, labels -1/+1; a zero number omitted as LIBSVM writes it): (X of 22, labels)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    n = sum(r for _, r in files)
+    X = np.zeros((n, 22))
+    X[np.arange(n), rng.integers(0, 10, n)] = 1.0
+    X[:, 10:] = np.round(rng.normal(size=(n, 12)) * [1 + j for j in range(12)], 6)
+    X[3, 12] = 0.0  # omitted from its line
+    y = np.where(rng.random(n) < 0.2, 1, -1)
+    a = 0
+    for name, rows in files:
+        with open(folder / name, "w") as fh:
+            for x, t in zip(X[a:a + rows], y[a:a + rows]):
+                fh.write(f"{t} " + " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(x.tolist())
+                                            if v != 0) + "\n")
+        a += rows
+    return X, (y > 0).astype(np.int64)
+
+
+def test_ijcnn1_reads_libsvms_three_files_in_either_encoding(tmp_path, rng, monkeypatch):
+    """The rows of ijcnn1.tr, .val and .t in that order, labels -1/+1 -> 0/1; encoding
+    pulse_index makes the one-hot columns one index 1..10; file_scale=standardize z-scores
+    each file by its own mean and sd (ddof 1); the official split trains on ijcnn1.tr."""
+    from rffbench.datasets import DATASETS, fetched
+
+    monkeypatch.setattr(fetched, "IJCNN1_FILES", SMALL_IJCNN1)
+    X, y = _ijcnn1_files(tmp_path / "ij", rng)
+    src = DATASETS["ijcnn1"]
+    A, ya, info = src.load(cfg(name="ijcnn1", path=str(tmp_path / "ij")), 0)
+    np.testing.assert_array_equal(A, X)
+    np.testing.assert_array_equal(ya, y)
+    assert A[3, 12] == 0.0 and info["task"] == "classification"
+    B, _, info = src.load(cfg(name="ijcnn1", path=str(tmp_path / "ij"),
+                              encoding="pulse_index"), 0)
+    assert B.shape == (75, 13) == src.shape(cfg(name="ijcnn1", encoding="pulse_index"))
+    np.testing.assert_array_equal(B[:, 0], np.argmax(X[:, :10], axis=1) + 1)
+    np.testing.assert_array_equal(B[:, 1:], X[:, 10:])
+    assert "pulse index as one column" in info["source"]
+    C, _, _ = src.load(cfg(name="ijcnn1", path=str(tmp_path / "ij"), encoding="pulse_index",
+                           file_scale="standardize"), 0)
+    a = 0
+    for _, rows in SMALL_IJCNN1:
+        part = B[a:a + rows]
+        np.testing.assert_allclose(C[a:a + rows], (part - part.mean(0)) / part.std(0, ddof=1),
+                                   atol=1e-12)
+        a += rows
+    d = load_dataset(cfg(name="ijcnn1", path=str(tmp_path / "ij"), split="ordered",
+                         test_size=45 / 75, scale="none"), seed=0)
+    assert d.X_train.shape == (30, 22) and d.X_test.shape == (45, 22)
+
+
+def test_ijcnn1_missing_or_damaged_is_one_line(tmp_path, rng, monkeypatch):
+    """Missing files: the one line names them and the fetch command; a file of other rows,
+    other labels or a pulse index that is not one-hot: its name and what ijcnn1 holds."""
+    from rffbench.datasets import fetched
+
+    monkeypatch.setenv("RFFBENCH_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(fetched, "IJCNN1_FILES", SMALL_IJCNN1)
+    with pytest.raises(DataError, match=r"^dataset=ijcnn1: ijcnn1.tr and ijcnn1.val and "
+                                        r"ijcnn1.t \(or .bz2\) not found in .*ijcnn1; download "
+                                        r"them with `python -m rffbench.datasets fetch "
+                                        r"ijcnn1` \(needs the network\)"):
+        load_dataset(cfg(name="ijcnn1"), seed=0)
+    folder = tmp_path / "ijcnn1"
+    _ijcnn1_files(folder, rng)
+    assert load_dataset(cfg(name="ijcnn1"), seed=0).X_train.shape[1] == 22
+    good = (folder / "ijcnn1.val").read_text().splitlines(keepends=True)
+    for text, msg in [
+        ("".join(good[:-1]), r"ijcnn1.val: 19 rows, LIBSVM's ijcnn1.val has 20; not LIBSVM's "
+                             r"file \(get it with `python -m rffbench.datasets fetch ijcnn1`\)$"),
+        ("2" + good[0][good[0].index(" "):] + "".join(good[1:]), r"ijcnn1.val: label 2, "
+                                                                  r"LIBSVM's are -1 and \+1"),
+        ("".join(good[:-1]) + "1 1:1 2:1 11:0.5\n", r"ijcnn1.val: line 20 has features 1..10 "
+                                                    r"\(the pulse index\) not one-hot"),
+        ("".join(good[:-1]) + "1 1:1 x:y\n", r"cannot read .*ijcnn1.val as LIBSVM's"),
+    ]:
+        (folder / "ijcnn1.val").write_text(text)
+        os.utime(folder / "ijcnn1.val", (1, rng.integers(2, 10 ** 9)))  # a new cache key
+        with pytest.raises(DataError, match=r"^dataset=ijcnn1: .*" + msg):
+            load_dataset(cfg(name="ijcnn1"), seed=0)
+
+
+def test_ijcnn1_missing_through_run_py_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("RFFBENCH_DATA_DIR", str(tmp_path / "none"))
+    p = run_cli("dataset=ijcnn1", f"hydra.run.dir={tmp_path / 'r'}")
+    assert p.returncode != 0
+    last = p.stderr.strip().splitlines()[-1]
+    assert re.match(r"rffbench: error: dataset=ijcnn1: ijcnn1.tr and .* not found in .*; "
+                    r"download them with `python -m rffbench.datasets fetch ijcnn1`", last), last
+    assert not (tmp_path / "r" / "records.csv").exists()
+
+
+@needs_fetched("ijcnn1")
+def test_ijcnn1_has_libsvms_counts_and_runs_through_run_py(tmp_path):
+    """LIBSVM's files: 35,000 + 14,990 + 91,701 rows, 3,415 + 1,438 + 8,712 positives; run.py
+    on the official split as Liu et al.'s replication reads it (13 columns)."""
+    from rffbench.datasets import DATASETS
+
+    X, y, _ = DATASETS["ijcnn1"].load(cfg(name="ijcnn1"), 0)
+    assert X.shape == (141691, 22)
+    assert [int(y[a:b].sum()) for a, b in ((0, 35000), (35000, 49990), (49990, 141691))] \
+        == [3415, 1438, 8712]
+    out = tmp_path / "run"
+    p = run_cli("dataset=ijcnn1", "dataset.encoding=pulse_index",
+                "dataset.file_scale=standardize", "dataset.split=ordered",
+                "dataset.test_size=0.75298360517", "model=ridge", "D=64",
+                "measure.learning.exact=false", "measure.bounds.enabled=false",
+                "measure.timing.enabled=false", f"hydra.run.dir={out}", timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rec = pd.read_csv(out / "records.csv")
+    assert set(rec.n_train) == {35000} and set(rec.n_test) == {106691} and set(rec.d) == {13}
+    err = rec[(rec.metric == "test_error_rate") & (rec.method == "ridge")].value.iloc[0]
+    assert err < 10150 / 106691  # below always predicting -1

