@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import blas
 
 from .errors import ConfigError, RffbenchError
@@ -140,6 +141,14 @@ class NormalEquations:
         self.n = 0
 
     def add_chunk(self, Z, Y):
+        if sp.issparse(Z):  # a sparse map (binning): the sparse product, full symmetric
+            Z = Z.tocsr().astype(np.float64)
+            self.G += (Z.T @ Z).toarray()
+            self.b += np.asarray(Z.T @ Y)
+            self.zsum += np.asarray(Z.sum(axis=0)).ravel()
+            self.ysum += Y.sum(axis=0)
+            self.n += Z.shape[0]
+            return
         Z64 = np.asarray(Z, dtype=np.float64)
         # G += Z^T Z: syrk on Z^T (a Fortran view of C-ordered Z: no copy), in place
         self.G = blas.dsyrk(1.0, Z64.T, beta=1.0, c=self.G, trans=0, lower=0, overwrite_c=1)
@@ -197,6 +206,14 @@ def accumulate(fmap, X, Y, rows=None, timer=None, backend=None):
     return ne
 
 
+def _dual(fmap, X):
+    """Whether ridge on ``fmap``'s features of the rows X is solved in the dual: a sparse
+    map with more columns than rows (its n x n Gram is the smaller system).  A sparse map
+    with fewer columns (binning at a large lengthscale: 1,354 columns for 32,561 Adult
+    rows) accumulates Z^T Z from the sparse products, as a dense map does."""
+    return bool(fmap.tags.sparse_output) and output_dim(fmap) > X.shape[0]
+
+
 class FeatureRidge(FeatureModel):
     """Ridge regression / least-squares classifier on a fitted feature map.
 
@@ -229,7 +246,9 @@ class FeatureRidge(FeatureModel):
     @classmethod
     def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map):
         """Z^T Z, its symmetric copy and the factor (3 D x D) and one feature chunk; a
-        sparse map is solved in the dual: an n x n Gram and its factor."""
+        sparse map with more columns than training rows is solved in the dual (an n x n
+        Gram and its factor): its columns are known after the fit only, so the plan
+        counts the dual, the larger of the two."""
         if sparse_map:
             return ("ridge in the dual: n_train x n_train", 16.0 * n * n + fmap_bytes(n))
         return ("ridge on features: 3 D x D matrices",
@@ -242,7 +261,7 @@ class FeatureRidge(FeatureModel):
         self.backend = backend
 
     def fit(self, fmap, X, Y):
-        if fmap.tags.sparse_output:
+        if _dual(fmap, X):
             return self._fit_dual(fmap, X, Y)
         timer = Timer()
         ne = accumulate(fmap, X, Y, self.chunk_rows, timer, self.backend)
@@ -253,9 +272,9 @@ class FeatureRidge(FeatureModel):
         return self
 
     def _fit_dual(self, fmap, X, Y):
-        """Sparse features (binning: many columns, few nonzeros per row): solve the
-        dual, w = Z^T alpha with the bordered system of the unpenalised intercept
-        (rffbench.exact.with_intercept); memory O(n^2)."""
+        """Sparse features with more columns than rows (binning at a small lengthscale):
+        solve the dual, w = Z^T alpha with the bordered system of the unpenalised
+        intercept (rffbench.exact.with_intercept); memory O(n^2)."""
         timer = Timer()
         t0 = time.perf_counter()
         Z = fmap.transform(X)
@@ -280,7 +299,7 @@ class FeatureRidge(FeatureModel):
         """Validation predictions (one matrix per lambda; the reason, a str, where the
         system is not positive definite) from one accumulation pass over X_fit and one
         transform pass over X_val."""
-        if fmap.tags.sparse_output:
+        if _dual(fmap, X_fit):
             preds = []
             for lam in grid:
                 try:

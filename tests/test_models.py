@@ -200,3 +200,34 @@ def test_ridge_ignores_a_constant_added_to_the_kernel(rng):
         alpha, b = with_intercept(lambda B: np.linalg.solve(A, B), Y)
         np.testing.assert_allclose((Zt @ Z.T + cc) @ alpha + b, plain.predict(Xt), rtol=0,
                                    atol=1e-8)
+
+
+@pytest.mark.parametrize("lengthscale,n", [(3.0, 400), (0.05, 60)])
+@pytest.mark.parametrize("center", [True, False])
+def test_ridge_on_sparse_features_primal_and_dual_equal_the_dense_solve(reg_data, lengthscale,
+                                                                         n, center):
+    """binning's sparse features: with fewer columns than rows ridge accumulates Z^T Z from
+    the sparse products (primal), with more it solves the dual; both are the dense solve's
+    weights and predictions, and select_lambda equals separate fits."""
+    from sklearn.linear_model import Ridge
+
+    from rffbench.models import _dual
+
+    X, y = reg_data
+    X, Y = X[:n], np.stack([y[:n], 1 - y[:n]], axis=1)
+    fmap = FEATURE_MAPS["binning"](kernel=make_kernel("laplacian", lengthscale=lengthscale),
+                                   n_components=8, random_state=1).fit(X)
+    assert _dual(fmap, X) == (lengthscale < 1)  # many small bins: more columns than rows
+    lam = 0.3
+    model = FeatureRidge(lam, center=center, chunk_rows=37).fit(fmap, X, Y)
+    Z = fmap.transform(X).toarray()
+    ref = Ridge(alpha=lam, fit_intercept=center, solver="svd").fit(Z, Y)
+    np.testing.assert_allclose(model.predict(X[:25]), ref.predict(Z[:25]), rtol=1e-8,
+                               atol=1e-9)
+    np.testing.assert_allclose(model.coef_, ref.coef_.T, rtol=1e-7, atol=1e-9)
+    preds = FeatureRidge(None, center=center, chunk_rows=37).select_lambda(
+        fmap, X[:n // 2], Y[:n // 2], X[n // 2:], [0.1, 3.0])
+    for lam, P in zip([0.1, 3.0], preds):
+        want = FeatureRidge(lam, center=center).fit(fmap, X[:n // 2], Y[:n // 2]).predict(
+            X[n // 2:])
+        np.testing.assert_allclose(P, want, rtol=1e-8, atol=1e-10)
