@@ -381,30 +381,31 @@ def test_yu2016_preset_ratio_through_run_py(tmp_path):
 BUECHEL = Path(__file__).parent / "fixtures" / "buechel2024"
 
 
-def _extraction_is_the_committed_csv(extractor, csv_name, fixtures):
-    """Run ``python -m rffbench.published.<extractor>`` on the paper's files in ``fixtures``
-    with the commit the committed CSV names: its output must be that CSV, byte for byte.
-    Returns the CSV's points."""
+def _extraction_is_the_committed_csv(extractor, csv_name, fixtures, *extra):
+    """Run ``python -m rffbench.published.<extractor>`` (with ``extra`` arguments) on the
+    paper's files in ``fixtures`` with the commit the committed CSV names: its output must
+    be that CSV, byte for byte.  Returns the CSV's points."""
     csv = Path(__file__).parents[1] / "rffbench" / "published" / csv_name
     sha = re.search(r"commit ([0-9a-f]{40})", csv.read_text()).group(1)
     p = subprocess.run([sys.executable, "-m", f"rffbench.published.{extractor}", str(fixtures),
-                        "--commit", sha], capture_output=True, text=True, timeout=120)
+                        "--commit", sha, *extra], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout == csv.read_text()
     return pd.read_csv(csv, comment="#")
 
 
 def test_buechel_csv_is_what_their_files_hold(tmp_path):
-    """The committed CSV is the extraction of their letter and magic files (kept unchanged
-    in tests/fixtures), byte for byte, and holds every (dataset, metric, kernel, method, s)
-    once with their 10 seeds."""
+    """The committed CSV is the extraction of their letter, magic and ijcnn1 files (kept
+    unchanged in tests/fixtures), byte for byte, and holds every (dataset, metric, kernel,
+    method, s) once with their 10 seeds."""
     df = _extraction_is_the_committed_csv("buechel", "buechel2024.csv", BUECHEL)
-    assert len(df) == 2 * 2 * 2 * 3 * 5 and (df.runs == 10).all()
+    assert len(df) == 3 * 2 * 2 * 3 * 5 and (df.runs == 10).all()
     assert set(df[df.dataset == "letter"].n_freq) == {31, 62, 125, 252, 507}  # int(2^s 16) - s
     assert set(df[df.dataset == "magic"].n_freq) == {19, 38, 77, 156, 315}  # int(2^s 10) - s
+    assert set(df[df.dataset == "ijcnn1"].n_freq) == {25, 50, 101, 204, 411}  # int(2^s 13) - s
     err = df[df.metric == "rel_fro_error"].set_index(["dataset", "kernel", "method", "s"])
     # their Gaussian-kernel errors fall with n_freq for every method
-    for ds in ("letter", "magic"):
+    for ds in ("letter", "magic", "ijcnn1"):
         for m in ("rff", "orf", "sorf"):
             assert err.loc[(ds, "gaussian", m)]["mean"].is_monotonic_decreasing
 
@@ -455,8 +456,8 @@ def test_the_buechel_preset_matches_their_points(row, kernel, features, method, 
                                                    method=method, n=3,
                                                    ours_data="letter")], [])
     pts = BUECHEL2024.points
-    assert len(pts) == 60 and set(pts.metric) == {"rel_fro_error"}
-    assert set(pts.dataset) == {"letter", "magic"}
+    assert len(pts) == 90 and set(pts.metric) == {"rel_fro_error"}
+    assert set(pts.dataset) == {"letter", "magic", "ijcnn1"}
 
 
 @pytest.mark.parametrize("overrides,ident,reason", [
@@ -652,7 +653,7 @@ def test_the_magic_preset_matches_their_error_and_accuracy_points():
     assert BUECHEL2024_ACCURACY.match(cfg, ident) == (want, [])
     assert BUECHEL2024.match(cfg, ident) == (want, [])
     pts = BUECHEL2024_ACCURACY.points
-    assert len(pts) == 30 and set(pts.dataset) == {"magic"}
+    assert len(pts) == 60 and set(pts.dataset) == {"magic", "ijcnn1"}
     assert BUECHEL2024_ACCURACY.match(cfg, dict(ident, dataset="letter", d=16,
                                                 n_freq=252)) == ([], [])
     assert BUECHEL2024_ACCURACY.ours(0.125) == 0.875  # an error rate as an accuracy
@@ -660,7 +661,7 @@ def test_the_magic_preset_matches_their_error_and_accuracy_points():
 
 @pytest.mark.parametrize("overrides,reason", [
     (["model.lam=1.0"], "model.lam=1.0 (the paper: alpha = 0.5"),
-    (["dataset.test_size=0.25"], "dataset.test_size=0.25 (the paper: half the rows test"),
+    (["dataset.test_size=0.25"], "dataset.test_size=0.25 (the paper: MAGIC: half the rows test"),
     (["model.center=false"], "model.center=False (the paper: model.center=True"),
     (["dataset.scale=max"], "dataset.scale=max (the paper: dataset.scale=standardize"),
 ])
@@ -706,3 +707,103 @@ def test_reasons_that_differ_only_in_their_value_are_told_once():
     assert "lengthscale=5.371, 5.39, 10 (the paper: sqrt(10)) (6 runs)" in text
     assert text.index("no record") > text.index("dataset.scale=max")  # most runs first
     assert "no record (1 runs)" in text and text.count("lengthscale=") == 1
+
+
+# ---- ijcnn1: Büchel et al.'s points and their replication of Liu et al.'s survey ---------
+LIU2021, LIU2021_ACCURACY = PAPERS["liu2021"], PAPERS["liu2021_accuracy"]
+LIU = Path(__file__).parent / "fixtures" / "liu2021"
+
+
+def test_liu_csv_is_what_their_replications_files_hold():
+    """The committed liu2021.csv is the extraction of their err.pkl and acc.pkl (plain
+    pickles, kept unchanged in tests/fixtures), byte for byte: 3 kernels x 3 maps x 5 sizes
+    2^s 13, errors and accuracies, 10 seeds each."""
+    df = _extraction_is_the_committed_csv("buechel", "liu2021.csv", LIU, "--replication", "liu")
+    assert len(df) == 2 * 3 * 3 * 5 and (df.runs == 10).all() and set(df.dataset) == {"ijcnn1"}
+    assert set(df.n_freq) == {26, 52, 104, 208, 416} and set(df.d) == {13}
+    assert set(df.kernel) == {"gaussian", "arccos0", "arccos1"}
+    acc = df[df.metric == "test_accuracy"]
+    assert ((acc["mean"] > 0.9) & (acc["mean"] < 1)).all()  # accuracies, not error rates
+
+
+IJ = ["dataset=ijcnn1", "dataset.encoding=pulse_index", "dataset.file_scale=standardize"]
+
+
+def _ij_ident(features, n_freq, kernel="gaussian", ls=np.sqrt(10.0)):
+    return dict(dataset="ijcnn1", d=13, kernel=kernel, lengthscale=ls, n_train=35000,
+                features=features, n_freq=n_freq)
+
+
+@pytest.mark.parametrize("row,kernel,features,method,ls", [
+    ("gaussian_rff", "gaussian", "rff_pairs", "rff", np.sqrt(10.0)),
+    ("arccos0_orf", "arccos0", "orf", "orf", 1.0),
+    ("arccos1_sorf", "arccos1", "sorf", "sorf", 1.0),
+    ("arccos1_rff", "arccos1", "arccos", "rff", 1.0),
+])
+def test_the_liu_preset_matches_their_error_and_accuracy_points(row, kernel, features, method,
+                                                                 ls):
+    """A run of experiment=liu2021 is one error point and one accuracy point of the
+    replication at s = 3 (n_freq = 8 x 13 = 104), and none of Büchel et al.'s own ijcnn1
+    points (their sizes are int(2^s 13) - s)."""
+    cfg = _flat(["experiment=liu2021", f"+buechel_method={row}", "D=104"])
+    assert cfg["dataset.test_size"] * 141691 == pytest.approx(106691, abs=1e-6)
+    ident = _ij_ident(features, 104, kernel, ls)
+    want = [dict(dataset="ijcnn1", kernel=kernel, method=method, n=3, ours_data="ijcnn1")]
+    assert LIU2021.match(cfg, ident) == (want, [])
+    assert LIU2021_ACCURACY.match(cfg, ident) == (want, [])
+    if kernel != "arccos1":
+        pts, why = BUECHEL2024.match(cfg, ident)
+        assert pts == [] and any("n_freq=104 is not one of" in r for r in why)
+
+
+def test_the_buechel_ijcnn1_preset_matches_their_points_and_not_liu():
+    cfg = _flat(["experiment=buechel2024_ijcnn1", "+buechel_method=gaussian_sorf", "D=101"])
+    ident = _ij_ident("sorf", 101)
+    want = [dict(dataset="ijcnn1", kernel="gaussian", method="sorf", n=3, ours_data="ijcnn1")]
+    assert BUECHEL2024.match(cfg, ident) == (want, [])
+    assert BUECHEL2024_ACCURACY.match(cfg, ident) == (want, [])
+    assert LIU2021.match(cfg, ident)[0] == []
+
+
+@pytest.mark.parametrize("overrides,reason", [
+    (["dataset.encoding=libsvm"], "dataset.encoding=libsvm (the paper: ijcnn1: 13 columns"),
+    (["dataset.file_scale=none"], "dataset.file_scale=none (the paper: ijcnn1: each file"),
+    (["dataset.split=random"], "dataset.split=random (the paper: dataset.split=ordered "
+                               "(LIBSVM's split)"),
+    (["dataset.test_size=0.5"], "dataset.test_size=0.5 (the paper: ijcnn1.val + ijcnn1.t"),
+    (["model.lam=1.0"], "model.lam=1.0 (the paper: alpha = 0.5"),
+])
+def test_a_run_off_the_liu_protocol_is_not_compared_and_says_why(overrides, reason):
+    cfg = _flat(["experiment=liu2021", "+buechel_method=gaussian_rff", "D=26", *overrides])
+    points, reasons = LIU2021_ACCURACY.match(cfg, _ij_ident("rff_pairs", 26))
+    assert points == [] and any(reason in r for r in reasons), reasons
+
+
+def test_the_per_dataset_protocol_leaves_other_datasets_alone():
+    """BUECHEL2024_ACCURACY asks MAGIC for a random half split and ijcnn1 for LIBSVM's; a
+    MAGIC run is not asked for ijcnn1's encoding (its config has no such value)."""
+    cfg = _flat([*B24M, "+buechel_method=gaussian_rff", "D=19"])
+    ident = dict(dataset="magic", d=10, kernel="gaussian", lengthscale=np.sqrt(10.0),
+                 n_train=9510, features="rff_pairs", n_freq=19)
+    assert BUECHEL2024_ACCURACY.match(cfg, ident)[1] == []
+    ij = _flat(["experiment=buechel2024_ijcnn1", "+buechel_method=gaussian_rff", "D=25",
+                "dataset.test_size=0.5"])
+    pts, why = BUECHEL2024_ACCURACY.match(ij, _ij_ident("rff_pairs", 25))
+    assert pts == [] and any("dataset.test_size=0.5" in r for r in why), why
+
+
+@needs_fetched("ijcnn1")
+@pytest.mark.slow
+def test_the_liu_replication_reproduces_through_run_py(tmp_path):
+    """Two methods at the smallest size, 3 seeds, through run.py: both sections (errors by
+    the prediction interval, accuracies by Welch's t) compare every point and agree."""
+    sweep = tmp_path / "s"
+    p = run_cli("-m", "experiment=liu2021", "+buechel_method=gaussian_rff,arccos1_sorf",
+                "D=26", "seed=0,1,2", f"hydra.sweep.dir={sweep}", timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    for name in ("liu2021", "liu2021_accuracy"):
+        res = pd.read_csv(sweep / "report" / f"reproduction_{name}.csv")
+        assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos1", "sorf")}
+        assert (res.seeds == 3).all() and (res.verdict == "agrees").all(), res.to_string()
+    md = (sweep / "report" / "summary.md").read_text()
+    assert "differ only in the map's draw, so both spreads are the map's" in md

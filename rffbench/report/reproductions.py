@@ -155,9 +155,8 @@ def _test_text(paper, res):
     test where every published run drew its own sample."""
     crit = res.crit.dropna()
     if paper.samples == "each":
-        return ("The test: every published run and every seed of ours drew its own split of "
-                "the data, so both spreads hold the sample's effect and the two means are "
-                "compared as independent samples: Welch's t = (published - ours) / "
+        return (f"The test: {paper.samples_why}, and the two means are compared as "
+                "independent samples: Welch's t = (published - ours) / "
                 "sqrt(sd_pub^2 / n_pub + sd_ours^2 / S) (sd_ours: the spread of our seeds' "
                 "means), with its Welch-Satterthwaite degrees of freedom; a point agrees when "
                 "|t| is within the t quantile at a 5% family-wise error over the "
