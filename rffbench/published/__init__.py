@@ -29,10 +29,10 @@ one).
 Where the published runs' spread holds all that varies between our seeds (``Paper.samples
 = "each"``: dp-rfs draws a split per seed, so the sample's effect is in both spreads; the
 Liu-survey replication's accuracies and ours vary only by the map's draw, on the same
-rows), the two means are compared as two independent samples of the same protocol: Welch's t = (p - mean_s m_s) / sqrt(sd_p^2 /
-n_p + sd_m^2 / S) (sd_m: the spread of our seeds' means, redraws included), its
-Welch-Satterthwaite degrees of freedom, and the same family-wise 5% (Bonferroni) over the
-points compared.
+rows), the two means are compared as two independent samples of the same protocol:
+Welch's t = (p - mean_s m_s) / sqrt(sd_p^2 / n_p + sd_m^2 / S) (sd_m: the spread of our
+seeds' means, redraws included), its Welch-Satterthwaite degrees of freedom, and the same
+family-wise 5% (Bonferroni) over the points compared.
 """
 from __future__ import annotations
 
