@@ -72,6 +72,10 @@ def decode(scores, task):
     return scores.argmax(axis=1) if task == "classification" else scores[:, 0]
 
 
+#: rows whose features tell a sparse map's nonzeros per row (accumulate's chunking)
+SPARSE_PROBE_ROWS = 256
+
+
 def chunk_rows(n_features, chunk_rows=None):
     return chunk_rows or max(1, CHUNK_ELEMENTS // max(1, n_features))
 
@@ -194,7 +198,13 @@ def accumulate(fmap, X, Y, rows=None, timer=None, backend=None):
         timer.add("accumulate_time_s", t0)  # features + sums, on the workers
         return ne
     ne = NormalEquations(output_dim(fmap), Y.shape[1])
-    rows = chunk_rows(output_dim(fmap), rows)
+    width = output_dim(fmap)
+    if fmap.tags.sparse_output and rows is None:
+        # a chunk's cost is its nonzeros, and each chunk adds a dense D x D product: chunk
+        # by the nonzeros per row (binning: one per grid), not by the columns
+        probe = fmap.transform(X[:SPARSE_PROBE_ROWS])
+        width = max(1, -(-probe.nnz // max(1, probe.shape[0])))
+    rows = chunk_rows(width, rows)
     progress = Progress("ridge: accumulating Z^T Z", -(-X.shape[0] // rows), "chunks")
     for s in range(0, X.shape[0], rows):
         t0 = time.perf_counter()
