@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table", "quadrature",
            "quadrature_standardized", "sutherland2015", "choromanski2021", "yu2016", "buechel2024",
            "buechel2024_magic", "buechel2024_ijcnn1", "liu2021", "landmarks", "wacker2022",
-           "wacker2022_powerplant",
+           "wacker2022_powerplant", "rahimi2007_adult",
            "wacker2022_fashion_mnist", "speed"]
 DPI = 80  # committed figures stay small
 #: the pages holding samples, and a sample's markers

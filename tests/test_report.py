@@ -503,6 +503,28 @@ def test_learning_vs_D_counts_frequencies_where_the_sweep_does(tmp_path, unit):
         assert x == {"rff_pairs+ridge": [38, 76, 154], "arccos+ridge": [19, 38, 77]}
 
 
+def test_the_size_axis_says_where_D_is_not_the_output_columns(tmp_path):
+    """binning's D is its number of grids; its output columns are its bins: the label of
+    a figure that draws it with a dense map says so."""
+    root = tmp_path / "s"
+    for (feat, cols), D, seed in itertools.product([("rff", 1), ("binning", 45)], [30, 100],
+                                                   [0, 1]):
+        conf = dict(kernel=dict(name="gaussian"), features=dict(name=feat),
+                    dataset=dict(name="synthetic"), D=D, seed=seed)
+        rid = f"{feat}{D}s{seed}"
+        rows = [record("learning", "test_error_rate", 1.0 / D, method="ridge")]
+        identity = dict(run_id=rid, experiment="t", dataset="synthetic",
+                        task="classification", n_train=75, n_test=25, d=3, kernel="gaussian",
+                        nu=None, lengthscale=1.0, features=feat, D=D, n_freq=D,
+                        n_columns=cols * D, seed=seed, dtype="float64", threads=2)
+        _write_run(root, rid, conf, identity, rows)
+    drawn, why = rlearning.fig_learning_vs_D(_fig_context(root))
+    assert drawn, why
+    (ax,) = drawn[0].fig.axes
+    assert ax.get_xlabel() == ("D (output dimension; binning: n_components, not its output "
+                               "columns)")
+
+
 def test_train_time_marks_the_exact_points_fitted_by_cg(tmp_path):
     """exact_solver=auto switches solver along n_train: the cg points are drawn as squares
     and the caption says what circles and squares are."""

@@ -406,10 +406,16 @@ class Sheet:
 def size_axis(ctx, rows):
     """(column, label) of a figure's size axis: the frequencies where the sweep counts them
     (``D_unit=frequencies``: a map of [cos, sin] pairs has D = 2 n_freq, so D would put two
-    maps' same sizes at two places), else the output dimension D."""
+    maps' same sizes at two places), else the output dimension D (where a map's output
+    columns are not its D, as binning's bins, the label says so)."""
     if ctx.config_values(rows.run_id, "D_unit", "output") == {"frequencies"}:
         return "n_freq", "n_freq (frequencies)"
-    return "D", "D (output dimension)"
+    other = []  # maps whose output columns are not D (binning: D grids, one column per bin)
+    if "n_columns" in rows.columns:
+        odd = rows.n_columns.notna() & (rows.n_columns != rows.D)
+        other = sorted(set(rows.features[odd]))
+    return "D", "D (output dimension" + (f"; {', '.join(other)}: n_components, not its "
+                                          "output columns" if other else "") + ")"
 
 
 class Selection(dict):
