@@ -40,3 +40,54 @@ def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
                           capture_output=True, text=True)
     assert slow.returncode == 1
     assert f"3 row(s) more than 1000x slower than {saved}" in slow.stdout
+
+
+def test_the_device_check_is_refused_in_one_line_without_a_gpu():
+    """`--cuda` where the CUDA path cannot run (no CuPy, no GPU): one line naming what is
+    missing, exit 2, no table; a flag of another benchmark is refused beside it."""
+    import subprocess
+    import sys
+
+    from rffbench.cuda import unavailable
+
+    reason = unavailable()
+    if reason is None:
+        pytest.skip("the CUDA path runs here (a GPU): the device check itself is the test")
+    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--cuda", "100,4,8"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == f"python -m rffbench.bench: error: --cuda: {reason}"
+    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--cuda", "--kernels",
+                        "gaussian"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "--kernels has no effect with --cuda" in p.stderr
+
+
+@pytest.mark.slow
+def test_the_device_check_runs_whole_on_the_simulator(tmp_path):
+    """`python -m rffbench.bench --cuda` at tiny shapes on numba's CUDA simulator: the CUDA
+    tests pass, every map's device output equals its CPU output, K v equals the CPU's,
+    and the table says the times are the simulator's."""
+    import os
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    pytest.importorskip("numba_cuda")
+    out = tmp_path / "gpu.csv"
+    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--cuda", "5,3,6",
+                        "--cuda-product", "7,2", "--repeats", "2", "--out", str(out)],
+                       capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
+    assert p.returncode == 0, p.stderr[-3000:]
+    df = pd.read_csv(out)
+    tests = df[df.kind == "tests"].note.iloc[0]
+    assert tests.startswith("exit 0:") and "passed" in tests and "failed" not in tests
+    maps = df[(df.kind == "map") & df.impl.str.startswith("rffbench")]
+    assert len(maps) == 14 and set(maps.dtype) == {"float32", "float64"}
+    tol = maps.dtype.map({"float32": 1e-6, "float64": 1e-12})
+    assert (maps.max_abs_diff <= tol).all(), maps[["impl", "dtype", "max_abs_diff"]]
+    prod = df[df.kind == "product"].iloc[0]
+    assert prod.max_abs_diff < 1e-12 and prod.N == 7
+    assert (df[df.kind != "tests"].note.str.contains("CUDA simulator")).all()
+    assert set(df.device) == {"CUDA simulator"}

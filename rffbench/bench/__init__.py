@@ -11,6 +11,7 @@
     python -m rffbench.bench --products 12000,16   # exact kernel products vs their limit
     python -m rffbench.bench --products 12000,16 --save a.csv   # ... later, another commit:
     python -m rffbench.bench --products 12000,16 --compare a.csv  # time ratios new / saved
+    python -m rffbench.bench --cuda --out gpu.csv  # the device check (a GPU, '.[gpu]')
 
 The full speed experiment (records, report figures) is ``python run.py -m
 experiment=speed``; this script is the quick check.
@@ -31,7 +32,8 @@ process, so they are meaningful on a noisy shared machine where absolute times a
 a fresh-output map's fraction of the limit is taken on its time less the first touch.
 
 One module per benchmark (``shape``, ``startup``, ``exact``, ``stream``, ``backend`` for
-``--dask``, ``products``), ``compare`` (``--save`` / ``--compare``) and ``cli`` (the flags).
+``--dask``, ``products``, ``gpu`` for ``--cuda``), ``compare`` (``--save`` /
+``--compare``) and ``cli`` (the flags).
 """
 from .backend import dask_bench
 from .cli import main

@@ -24,6 +24,7 @@ from ..results import write_atomic
 from .backend import dask_bench
 from .compare import compare, read_saved
 from .exact import EXACT_MIN_N, exact_bench, exact_one
+from .gpu import cuda_bench
 from .products import PRODUCT_KERNELS, products_bench
 from .shape import DEFAULT_SHAPES, bench_shape
 from .startup import startup
@@ -98,9 +99,10 @@ KINDS = {
     "stream": ("--in-memory", "--data-dir"),
     "dask": (),
     "products": ("--kernels",),
+    "cuda": ("--cuda-product",),
 }
 #: the flags that several kinds read, and which (any other kind refuses them)
-SHARED_FLAGS = {"--repeats": ("shape", "startup", "dask", "products"),
+SHARED_FLAGS = {"--repeats": ("shape", "startup", "dask", "products", "cuda"),
                 "--threads": ("shape", "products"), "--processes": ("shape", "products")}
 
 
@@ -165,6 +167,14 @@ def _parser():
     ap.add_argument("--kernels", default=None,
                     type=_names("--kernels", list(PRODUCT_KERNELS)),
                     help="--products: comma-separated kernels (default: all)")
+    ap.add_argument("--cuda", nargs="?", const=[100_000, 8, 1024], default=None,
+                    type=_ints("--cuda", 3, names=("N", "d", "D")),
+                    help="the device check (pip install -e '.[gpu]', a GPU): the CUDA tests, "
+                         "the maps at N,d,D (default 100000,8,1024) and K v on the device vs "
+                         "the CPU and PyTorch, with the card's name and peaks")
+    ap.add_argument("--cuda-product", default=None,
+                    type=_ints("--cuda-product", 2, lo=(2, 1), names=("n", "d")),
+                    help="--cuda: n,d of the exact Gaussian product K v (default 12000,16)")
     ap.add_argument("--save", default=None, help="write the table as CSV (as --out)")
     ap.add_argument("--compare", default=None,
                     help="a CSV saved by --save: print time ratios new / saved")
@@ -178,14 +188,15 @@ def _kind(args):
     """The benchmark the flags ask for; BenchError for two at once, or a flag of another."""
     chosen = [k for k, on in (("startup", args.startup), ("exact", args.exact),
                               ("stream", args.stream), ("dask", args.dask),
-                              ("products", args.products)) if on]
+                              ("products", args.products), ("cuda", args.cuda)) if on]
     if len(chosen) > 1:
         raise BenchError(f"--{chosen[0]} and --{chosen[1]} are two benchmarks: run them one at "
                          "a time")
     kind = chosen[0] if chosen else "shape"
     defaults = {"--shape": None, "--dtype": "float64", "--maps": ["rff", "rff_pairs"],
                 "--peers": ["torch", "jax"], "--lam": None, "--tol": None, "--rank": None,
-                "--in-memory": False, "--data-dir": None, "--kernels": None}
+                "--in-memory": False, "--data-dir": None, "--kernels": None,
+                "--cuda-product": None}
     for other, flags in KINDS.items():
         for flag in flags:
             if other != kind and getattr(args, flag[2:].replace("-", "_")) != defaults[flag]:
@@ -319,6 +330,10 @@ def _run(kind, args):
         n, d = args.products
         return _show(products_bench(n, d, tuple(args.kernels or PRODUCT_KERNELS),
                                     args.repeats or 5, args.threads, args.processes or 3))
+    if kind == "cuda":
+        N, d, D = args.cuda
+        n, dp = args.cuda_product or (12000, 16)
+        return _show(cuda_bench(N, d, D, n, dp, repeats=args.repeats or 10))
     if kind == "dask":
         n_ridge, n_exact = args.dask
         return _show(dask_bench(n_ridge=n_ridge, n_exact=n_exact, repeats=args.repeats or 3))
