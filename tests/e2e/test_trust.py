@@ -236,7 +236,8 @@ def test_an_effect_check_is_declared_for_every_key_that_depends_on_another(batch
                                          "median_subsample"}
     assert set(FeaturesConfig.applies) == {"pairs", "sequence"}
     assert set(DatasetConfig.applies) == {"n", "d", "radius", "noise", "task", "path",
-                                          "format", "target", "file_task"}
+                                          "format", "target", "file_task", "encoding",
+                                          "file_scale"}
     assert set(ModelConfig.applies) == set(ModelConfig.__dataclass_fields__) - {
         "name", "lam", "chunk_rows"}  # those two: every model reads them
     assert set(BackendConfig.applies) == set(BackendConfig.__dataclass_fields__)
