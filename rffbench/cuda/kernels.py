@@ -13,7 +13,8 @@ and float64 for the transforms' and the kernel product's sums.
 * :func:`sorf_project`      (H D1 H D2 H D3 x) per block, the Walsh-Hadamard transform in
                             shared memory, one thread block per (row, block)
 * :func:`fastfood_project`  S H G Pi H B x per block, likewise
-* :func:`kernel_matvec`     K(X, Y) V for the Gaussian family by rows, no n x m matrix
+* :func:`kernel_matvec`     K(X, Y) V for the Gaussian family by rows, Y in shared-memory
+                            tiles, no n x m matrix
 
 The maps draw their parameters on the host (:mod:`rffbench.features`): the same W, b and
 signs for one random_state whatever the device.
@@ -31,6 +32,8 @@ MAX_L = 1024
 #: threads per block of the 2-d elementwise grids (TILE x TILE) and of the kernel product
 TILE = 16
 ROWS_PER_BLOCK = 128
+#: kernel_matvec's shared tile of Y: rows x coordinates (8 KiB of float64)
+TILE_J, TILE_K = 32, 32
 #: activation codes (as rffbench._numba.ACT_*)
 ACT_STEP, ACT_RELU, ACT_IDENTITY = 0, 1, 2
 #: kernel_matvec profiles: k = exp(-a |x - y|^2), exp(-a |x - y|), exp(-a |x - y|_1)
@@ -140,20 +143,46 @@ def _fastfood(X, Bsign, Perm, G, S, scale, out):
 
 @cuda.jit
 def _kernel_matvec(X, Y, V, profile, a, out):
-    i = cuda.grid(1)
-    if i >= X.shape[0]:
-        return
-    d = X.shape[1]
-    for c in range(V.shape[1]):
-        out[i, c] = 0.0
-    for j in range(Y.shape[0]):
-        s = 0.0
-        for k in range(d):
-            u = float64(X[i, k]) - float64(Y[j, k])
-            s += abs(u) if profile == EXP_L1 else u * u
-        kv = math.exp(-a * (math.sqrt(s) if profile == EXP_L2 else s))
+    """One thread per row i of X; the block walks Y in tiles of TILE_J rows x TILE_K
+    coordinates that its threads load together into shared memory, so each Y value is read
+    from global memory once per block, not once per thread; each thread keeps its row's
+    coordinates of the tile and the tile's TILE_J partial distances in registers."""
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    i = cuda.blockIdx.x * nt + t
+    n, d = X.shape
+    m = Y.shape[0]
+    tile = cuda.shared.array((TILE_J, TILE_K), float64)
+    s = cuda.local.array(TILE_J, float64)
+    xs = cuda.local.array(TILE_K, float64)
+    if i < n:
         for c in range(V.shape[1]):
-            out[i, c] += kv * V[j, c]
+            out[i, c] = 0.0
+    for j0 in range(0, m, TILE_J):
+        for jj in range(TILE_J):
+            s[jj] = 0.0
+        for k0 in range(0, d, TILE_K):
+            for q in range(t, TILE_J * TILE_K, nt):  # the block loads the tile together
+                jj, kk = q // TILE_K, q % TILE_K
+                tile[jj, kk] = float64(Y[j0 + jj, k0 + kk]) \
+                    if j0 + jj < m and k0 + kk < d else 0.0
+            cuda.syncthreads()
+            if i < n:
+                kn = min(TILE_K, d - k0)
+                for kk in range(kn):
+                    xs[kk] = float64(X[i, k0 + kk])
+                for jj in range(TILE_J):
+                    acc = 0.0
+                    for kk in range(kn):
+                        u = xs[kk] - tile[jj, kk]
+                        acc += abs(u) if profile == EXP_L1 else u * u
+                    s[jj] += acc
+            cuda.syncthreads()
+        if i < n:
+            for jj in range(min(TILE_J, m - j0)):
+                kv = math.exp(-a * (math.sqrt(s[jj]) if profile == EXP_L2 else s[jj]))
+                for c in range(V.shape[1]):
+                    out[i, c] += kv * V[j0 + jj, c]
 
 
 # --------------------------------------------------------------------------
@@ -256,13 +285,15 @@ def fastfood_project(X, Bsign, Perm, G, S, scale, m):
 
 def kernel_matvec(X, Y, V, profile, a):
     """K(X, Y) V (n x c, float64) for k = exp(-a s) with s = |x - y|^2 (SQ_EXP), |x - y|
-    (EXP_L2) or |x - y|_1 (EXP_L1), one thread per row of X: no n x m matrix."""
+    (EXP_L2) or |x - y|_1 (EXP_L1), one thread per row of X, Y in shared-memory tiles of
+    TILE_J x TILE_K: no n x m matrix."""
     host = not on_device(X)
     dX, dY = _dev(X), _dev(Y)
     V = np.asarray(V, dtype=np.float64) if not on_device(V) else V
     dV = _dev(V.reshape(-1, 1) if not on_device(V) and V.ndim == 1 else V)
     out = cuda.device_array((dX.shape[0], dV.shape[1]), dtype=np.float64)
     if dX.shape[0]:
-        grid = max(1, -(-dX.shape[0] // ROWS_PER_BLOCK))
-        _kernel_matvec[grid, ROWS_PER_BLOCK](dX, dY, dV, int(profile), float(a), out)
+        threads = min(ROWS_PER_BLOCK, dX.shape[0])  # small n: a small block (the simulator)
+        grid = -(-dX.shape[0] // threads)
+        _kernel_matvec[grid, threads](dX, dY, dV, int(profile), float(a), out)
     return _finish(out, host)

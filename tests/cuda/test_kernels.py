@@ -120,7 +120,8 @@ def test_fastfood_project(n, d, m, rng):
 
 
 @pytest.mark.parametrize("profile", [ck.SQ_EXP, ck.EXP_L2, ck.EXP_L1])
-@pytest.mark.parametrize("n,m,d,c", [(1, 1, 1, 1), (3, 4, 2, 2), (9, 7, 5, 1)])
+@pytest.mark.parametrize("n,m,d,c", [(1, 1, 1, 1), (3, 4, 2, 2), (9, 7, 5, 1),
+                                     (2, 35, 33, 1)])  # past one 32 x 32 tile both ways
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_kernel_matvec(profile, n, m, d, c, dtype, rng):
     X, Y = rng.normal(size=(n, d)).astype(dtype), rng.normal(size=(m, d)).astype(dtype)
