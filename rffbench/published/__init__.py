@@ -213,9 +213,15 @@ def buechel_n_freq(s, d):
     return int(2 ** s * d) - s
 
 
-def _buechel_s(n_freq, d):
-    """s of n_freq = int(2^s d) - s, or None."""
-    return next((s for s in range(1, 13) if buechel_n_freq(s, d) == n_freq), None)
+def liu_n_freq(s, d):
+    """The Liu-survey replication's frequency vectors at its s: 2^s d."""
+    return 2 ** s * d
+
+
+def _index_of(n_freq_at):
+    """Paper.n_of for sizes n_freq = n_freq_at(s, d): the s of a run's n_freq, or None."""
+    return lambda n_freq, d: next((s for s in range(1, 13) if n_freq_at(s, d) == n_freq),
+                                  None)
 
 
 def _gamma_over_d(d):
@@ -255,6 +261,13 @@ _IJCNN1_COLUMNS = {
     "dataset.file_scale": _per_dataset({"ijcnn1": "standardize"}, "ijcnn1: each file "
                                        "z-scored by its own statistics, "
                                        "dataset.file_scale=standardize"),
+}
+#: Büchel et al.'s error protocol (and their Liu-survey replication's)
+_FIRST_TEST_ROWS = {
+    "dataset.scale": ("standardize", "z-scores"),
+    "measure.approximation.n_points": (1000, "the first 1,000 test rows"),
+    "measure.approximation.cross": (False, "K(X, X) of those rows"),
+    **_IJCNN1_COLUMNS, **_IJCNN1_ROWS,
 }
 #: the quffka maps: their names and ours (rffbench.features.quadrature, structured, qmc)
 _GAUSSIAN = ("gaussian",)
@@ -332,12 +345,7 @@ BUECHEL2024 = Paper(
              "memory-computing)",
     csv="buechel2024.csv",
     measurement="approximation", metric="rel_fro_error",
-    protocol={
-        "dataset.scale": ("standardize", "z-scores"),
-        "measure.approximation.n_points": (1000, "the first 1,000 test rows"),
-        "measure.approximation.cross": (False, "K(X, X) of those rows"),
-        **_IJCNN1_COLUMNS, **_IJCNN1_ROWS,
-    },
+    protocol=_FIRST_TEST_ROWS,
     methods=(
         Method("rff", "rff_pairs", _GAUSSIAN),
         Method("rff", "arccos", ("arccos0",)),
@@ -368,7 +376,7 @@ BUECHEL2024 = Paper(
         "sorf": "three signed Hadamard blocks in both.",
     },
     x_label="frequency vectors n_freq = int(2^s d) - s",
-    n_of=_buechel_s, n_column="s",
+    n_of=_index_of(buechel_n_freq), n_column="s",
 )
 
 def _equal(have, want, rel_tol):
@@ -488,11 +496,6 @@ WACKER2022 = Paper(
     n_of=lambda x, d: x, n_column="D",
 )
 
-def _liu_s(n_freq, d):
-    """s of n_freq = 2^s d (the Liu-survey replication), or None."""
-    return next((s for s in range(1, 13) if 2 ** s * d == n_freq), None)
-
-
 LIU2021 = Paper(
     key="liu2021",
     citation="Liu, Huang, Chen & Suykens, \"Random Features for Kernel Approximation: A Survey "
@@ -501,12 +504,7 @@ LIU2021 = Paper(
              "approximation-using-analog-in-memory-computing, experiments/replications)",
     csv="liu2021.csv",
     measurement="approximation", metric="rel_fro_error",
-    protocol={
-        "dataset.scale": ("standardize", "z-scores"),
-        "measure.approximation.n_points": (1000, "the first 1,000 test rows"),
-        "measure.approximation.cross": (False, "K(X, X) of those rows"),
-        **_IJCNN1_COLUMNS, **_IJCNN1_ROWS,
-    },
+    protocol=_FIRST_TEST_ROWS,
     methods=(
         Method("rff", "rff_pairs", _GAUSSIAN),
         Method("rff", "arccos", _ARCCOS),
@@ -534,7 +532,7 @@ LIU2021 = Paper(
         "by its own statistics), the same rows for every seed: the spreads are the map's. "
         "Their arithmetic is float32, ours float64."),
     x_label="frequency vectors n_freq = 2^s d",
-    n_of=_liu_s, n_column="s",
+    n_of=_index_of(liu_n_freq), n_column="s",
 )
 
 LIU2021_ACCURACY = dataclasses.replace(

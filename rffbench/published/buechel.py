@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import first_line
-from . import buechel_n_freq
+from . import buechel_n_freq, liu_n_freq
 from .extract import ExtractError, commit_hash, finish, level, summary
 from .safe import UnsafePickleError, load_numbers
 
@@ -84,11 +84,6 @@ LIU_HEADER = """\
 # quantity: rel_fro_error = ||K - K_hat||_F / ||K||_F on the first 1,000 test rows; test_accuracy = binary ridge classifier (alpha 0.5, float32) on the features; LIBSVM's ijcnn1 as 13 columns (the one-hot pulse index as one number, then the 12 others), each file z-scored by its own statistics, trained on ijcnn1.tr (35,000 rows), tested on ijcnn1.val + ijcnn1.t (106,691); rbf = Gaussian kernel with gamma 0.05 (lengthscale sqrt(10)); n_freq = 2^s d frequency vectors (Gaussian: [cos, sin] of each); frequencies from a normal truncated at +-3 (rff), QR of a truncated normal scaled by chi_d (orf), three signed Hadamard blocks (sorf)
 # columns: mean, sd (ddof 1) and median over the seeds' values; distinct = distinct values
 """
-
-
-def liu_n_freq(s, d):
-    """The replication's frequency vectors at its s: 2^s d."""
-    return 2 ** s * d
 
 
 def points(data, where, dataset, kernels_known=KERNELS, n_freq=buechel_n_freq):
