@@ -146,18 +146,15 @@ class NormalEquations:
 
     def add_chunk(self, Z, Y):
         if sp.issparse(Z):  # a sparse map (binning): the sparse product, full symmetric
-            Z = Z.tocsr().astype(np.float64)
-            self.G += (Z.T @ Z).toarray()
-            self.b += np.asarray(Z.T @ Y)
-            self.zsum += np.asarray(Z.sum(axis=0)).ravel()
-            self.ysum += Y.sum(axis=0)
-            self.n += Z.shape[0]
-            return
-        Z64 = np.asarray(Z, dtype=np.float64)
-        # G += Z^T Z: syrk on Z^T (a Fortran view of C-ordered Z: no copy), in place
-        self.G = blas.dsyrk(1.0, Z64.T, beta=1.0, c=self.G, trans=0, lower=0, overwrite_c=1)
-        self.b += Z64.T @ Y
-        self.zsum += Z64.sum(axis=0)
+            Z64 = Z.tocsr().astype(np.float64)
+            self.G += (Z64.T @ Z64).toarray()
+        else:
+            Z64 = np.asarray(Z, dtype=np.float64)
+            # G += Z^T Z: syrk on Z^T (a Fortran view of C-ordered Z: no copy), in place
+            self.G = blas.dsyrk(1.0, Z64.T, beta=1.0, c=self.G, trans=0, lower=0,
+                                overwrite_c=1)
+        self.b += np.asarray(Z64.T @ Y)
+        self.zsum += np.asarray(Z64.sum(axis=0)).ravel()
         self.ysum += Y.sum(axis=0)
         self.n += Z.shape[0]
 
