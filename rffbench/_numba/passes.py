@@ -93,6 +93,10 @@ def scale_inplace(Z, scale):
 #: activations of Gaussian directions (activation_inplace): the arc-cosine kernels' step and
 #: ReLU (orders 0 and 1), and the identity of the linear kernel's random projections
 ACT_STEP, ACT_RELU, ACT_IDENTITY = 0, 1, 2
+#: the step's zero_below: |w.x| at most this fraction of its per-row bound counts as 0
+#: (2^-20: above float32 rounding of a sum that cancels, far below any projection that
+#: does not)
+ZERO_TOL = 2.0**-20
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")

@@ -26,6 +26,9 @@ import math
 import numpy as np
 from numba import cuda, float64
 
+# the activation codes of the CPU maps (ACT_IDENTITY re-exported for activation's callers)
+from .._numba import ACT_IDENTITY, ACT_RELU, ACT_STEP  # noqa: F401
+
 #: the largest padded dimension of the shared-memory Walsh-Hadamard transform (one thread
 #: per coordinate, one block per row)
 MAX_L = 1024
@@ -34,8 +37,6 @@ TILE = 16
 ROWS_PER_BLOCK = 128
 #: kernel_matvec's shared tile of Y: rows x coordinates (8 KiB of float64)
 TILE_J, TILE_K = 32, 32
-#: activation codes (as rffbench._numba.ACT_*)
-ACT_STEP, ACT_RELU, ACT_IDENTITY = 0, 1, 2
 #: kernel_matvec profiles: k = exp(-a |x - y|^2), exp(-a |x - y|), exp(-a |x - y|_1)
 SQ_EXP, EXP_L2, EXP_L1 = 0, 1, 2
 

@@ -8,36 +8,32 @@ import math
 
 import numpy as np
 
+from .._numba import ZERO_TOL
 from . import gemm
 from . import kernels as ck
 
-#: |w.x| at most this fraction of its per-row bound counts as 0 for the step (as the CPU
-#: maps: rffbench.features.fourier.ZERO_TOL)
-ZERO_TOL = 2.0 ** -20
+
+def _project(fmap, X, dX):
+    """The GEMM of a dense-W map: X W^T on the device."""
+    return gemm.project(dX, np.ascontiguousarray(fmap.random_weights_, dtype=X.dtype))
 
 
 def _dense(fmap, X, dX):
-    """rff, rff_pairs, orf (dense W): the GEMM, then the cosine pass or the activation."""
-    dtype = X.dtype
-    W = np.ascontiguousarray(fmap.random_weights_, dtype=dtype)
-    P = gemm.project(dX, W)
-    D = fmap.n_components
+    """rff, rff_pairs, orf, arccos (dense W): the GEMM, then the cosine pass or (arc-cosine,
+    linear) the activation of the directions, with the map's own zero bound."""
+    P = _project(fmap, X, dX)
     kernel = fmap.kernel_
-    if not kernel.shift_invariant:  # arc-cosine / linear: the activation of the directions
-        bound = np.asarray(np.abs(X) @ np.abs(W).max(axis=1), dtype=np.float64)
-        return ck.activation(P, kernel.activation, math.sqrt(kernel.activation_weight / D),
-                             ZERO_TOL * bound)
-    scale = math.sqrt(2.0 / D)
-    if fmap.pairs:
-        return ck.sincos_pairs(P, scale)
-    return ck.cos_offset_scale(P, np.asarray(fmap.random_offset_, dtype=dtype), scale)
+    if kernel.shift_invariant:
+        return _trig(fmap, P)
+    return ck.activation(P, kernel.activation,
+                         math.sqrt(kernel.activation_weight / fmap.n_components),
+                         ZERO_TOL * fmap.projection_bound(X))
 
 
 def _positive(fmap, X, dX):
     """positive, positive_orf: exp(w.x / l - |x|^2 / l^2) / sqrt(D)."""
-    P = gemm.project(dX, np.ascontiguousarray(fmap.random_weights_, dtype=X.dtype))
-    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64) / fmap.kernel_.ls ** 2
-    return ck.positive(P, sq, 1.0 / math.sqrt(fmap.n_components))
+    return ck.positive(_project(fmap, X, dX), fmap.exp_shift(X),
+                       1.0 / math.sqrt(fmap.n_components))
 
 
 def _trig(fmap, P):

@@ -48,6 +48,11 @@ class ActivationMap(FeatureMap):
         project_into(X, self._as("random_weights_", X.dtype), out)
         self._activate(X, out)
 
+    def projection_bound(self, X):
+        """Per-row upper bound on |w.x| over the directions, O(n d)."""
+        wmax = np.abs(self._as("random_weights_", X.dtype)).max(axis=1)
+        return np.asarray(abs(X) @ wmax, dtype=np.float64)
+
 
 class ArcCosineFeatures(ActivationMap):
     """Arc-cosine features (Cho & Saul 2009): sqrt(2/D) step(w.x) or relu(w.x), w Gaussian."""
@@ -63,9 +68,7 @@ class ArcCosineFeatures(ActivationMap):
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
 
     def _activate(self, X, out):
-        wmax = np.abs(self._as("random_weights_", X.dtype)).max(axis=1)
-        bound = np.asarray(abs(X) @ wmax, dtype=np.float64)  # |w.x| per row (fourier.ZERO_TOL)
-        activate(self.kernel_, out, self.n_components, ZERO_TOL * bound)
+        activate(self.kernel_, out, self.n_components, ZERO_TOL * self.projection_bound(X))
 
 
 class PositiveRandomFeatures(ActivationMap):
@@ -85,13 +88,16 @@ class PositiveRandomFeatures(ActivationMap):
         (:func:`~rffbench.features.formulas.positive_variance`)."""
         return positive_variance(x / kernel.ls, y / kernel.ls) / D
 
-    def _activate(self, X, out):
-        l2 = self.kernel_.ls ** 2
+    def exp_shift(self, X):
+        """|x|^2 / l^2 per row: what the features subtract from w.x in the exponent."""
         if sp.issparse(X):
             sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
         else:
             sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-        nbk.positive_features_inplace(out, sq / l2, 1.0 / math.sqrt(self.n_components))
+        return sq / self.kernel_.ls ** 2
+
+    def _activate(self, X, out):
+        nbk.positive_features_inplace(out, self.exp_shift(X), 1.0 / math.sqrt(self.n_components))
 
 
 class OrthogonalPositiveFeatures(PositiveRandomFeatures):

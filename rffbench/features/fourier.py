@@ -30,9 +30,9 @@ from .base import FeatureMap, blas_single_thread, check_even, project_into, trig
 #: at 128, and 10-45% slower at d >= 512 (small GEMM blocks lose efficiency)
 FUSED_MAX_D = 128
 
-#: arc-cosine features: |w.x| at most this fraction of its per-row bound counts as 0 (2^-20:
-#: above float32 rounding of a sum that cancels, far below any projection that does not)
-ZERO_TOL = 2.0**-20
+#: arc-cosine features: |w.x| at most this fraction of its per-row bound counts as 0
+#: (rffbench._numba.ZERO_TOL, which the CUDA maps use too)
+ZERO_TOL = nbk.ZERO_TOL
 
 
 class FourierMap(FeatureMap):
