@@ -43,7 +43,7 @@ def test_bench_save_and_compare_flag_a_slower_product(tmp_path):
 
 
 def test_the_device_check_is_refused_in_one_line_without_a_gpu():
-    """`--cuda` where the CUDA path cannot run (no CuPy, no GPU): one line naming what is
+    """`--device cuda` where the CUDA path cannot run (no CuPy, no GPU): one line naming what is
     missing, exit 2, no table; a flag of another benchmark is refused beside it."""
     import subprocess
     import sys
@@ -53,18 +53,19 @@ def test_the_device_check_is_refused_in_one_line_without_a_gpu():
     reason = unavailable()
     if reason is None:
         pytest.skip("the CUDA path runs here (a GPU): the device check itself is the test")
-    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--cuda", "100,4,8"],
+    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--device", "cuda",
+                        "--cuda-maps", "100,4,8"],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.strip() == f"python -m rffbench.bench: error: --cuda: {reason}"
-    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--cuda", "--kernels",
-                        "gaussian"], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2 and "--kernels has no effect with --cuda" in p.stderr
+    assert p.stderr.strip() == f"python -m rffbench.bench: error: --device cuda: {reason}"
+    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--device", "cuda",
+                        "--kernels", "gaussian"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "--kernels has no effect with --device cuda" in p.stderr
 
 
 @pytest.mark.slow
 def test_the_device_check_runs_whole_on_the_simulator(tmp_path):
-    """`python -m rffbench.bench --cuda` at tiny shapes on numba's CUDA simulator: the CUDA
+    """`python -m rffbench.bench --device cuda` at tiny shapes on numba's CUDA simulator: the CUDA
     tests pass, every map's device output equals its CPU output, K v equals the CPU's,
     and the table says the times are the simulator's."""
     import os
@@ -75,7 +76,8 @@ def test_the_device_check_runs_whole_on_the_simulator(tmp_path):
 
     pytest.importorskip("numba_cuda")
     out = tmp_path / "gpu.csv"
-    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--cuda", "5,3,6",
+    p = subprocess.run([sys.executable, "-m", "rffbench.bench", "--device", "cuda",
+                        "--cuda-maps", "5,3,6",
                         "--cuda-product", "7,2", "--repeats", "2", "--out", str(out)],
                        capture_output=True, text=True, timeout=900,
                        env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))

@@ -99,7 +99,7 @@ KINDS = {
     "stream": ("--in-memory", "--data-dir"),
     "dask": (),
     "products": ("--kernels",),
-    "cuda": ("--cuda-product",),
+    "cuda": ("--cuda-maps", "--cuda-product"),
 }
 #: the flags that several kinds read, and which (any other kind refuses them)
 SHARED_FLAGS = {"--repeats": ("shape", "startup", "dask", "products", "cuda"),
@@ -167,14 +167,17 @@ def _parser():
     ap.add_argument("--kernels", default=None,
                     type=_names("--kernels", list(PRODUCT_KERNELS)),
                     help="--products: comma-separated kernels (default: all)")
-    ap.add_argument("--cuda", nargs="?", const=[100_000, 8, 1024], default=None,
-                    type=_ints("--cuda", 3, names=("N", "d", "D")),
-                    help="the device check (pip install -e '.[gpu]', a GPU): the CUDA tests, "
-                         "the maps at N,d,D (default 100000,8,1024) and K v on the device vs "
-                         "the CPU and PyTorch, with the card's name and peaks")
+    ap.add_argument("--device", default=None, choices=["cuda"],
+                    help="cuda: the device check (pip install -e '.[gpu]', a GPU): the CUDA "
+                         "tests, the maps (--cuda-maps) and K v (--cuda-product) on the "
+                         "device vs the CPU and PyTorch, with the card's name and peaks")
+    ap.add_argument("--cuda-maps", default=None,
+                    type=_ints("--cuda-maps", 3, names=("N", "d", "D")),
+                    help="--device cuda: N,d,D of the maps (default 100000,8,1024)")
     ap.add_argument("--cuda-product", default=None,
                     type=_ints("--cuda-product", 2, lo=(2, 1), names=("n", "d")),
-                    help="--cuda: n,d of the exact Gaussian product K v (default 12000,16)")
+                    help="--device cuda: n,d of the exact Gaussian product K v (default "
+                         "12000,16)")
     ap.add_argument("--save", default=None, help="write the table as CSV (as --out)")
     ap.add_argument("--compare", default=None,
                     help="a CSV saved by --save: print time ratios new / saved")
@@ -188,7 +191,8 @@ def _kind(args):
     """The benchmark the flags ask for; BenchError for two at once, or a flag of another."""
     chosen = [k for k, on in (("startup", args.startup), ("exact", args.exact),
                               ("stream", args.stream), ("dask", args.dask),
-                              ("products", args.products), ("cuda", args.cuda)) if on]
+                              ("products", args.products), ("cuda", args.device == "cuda"))
+              if on]
     if len(chosen) > 1:
         raise BenchError(f"--{chosen[0]} and --{chosen[1]} are two benchmarks: run them one at "
                          "a time")
@@ -196,7 +200,7 @@ def _kind(args):
     defaults = {"--shape": None, "--dtype": "float64", "--maps": ["rff", "rff_pairs"],
                 "--peers": ["torch", "jax"], "--lam": None, "--tol": None, "--rank": None,
                 "--in-memory": False, "--data-dir": None, "--kernels": None,
-                "--cuda-product": None}
+                "--cuda-maps": None, "--cuda-product": None}
     for other, flags in KINDS.items():
         for flag in flags:
             if other != kind and getattr(args, flag[2:].replace("-", "_")) != defaults[flag]:
@@ -220,7 +224,8 @@ def _kind(args):
 
 
 def _kind_name(kind):
-    return "the transform benchmark (--shape)" if kind == "shape" else f"--{kind}"
+    return "the transform benchmark (--shape)" if kind == "shape" else \
+        "--device cuda" if kind == "cuda" else f"--{kind}"
 
 
 def _check_memory(kind, args):
@@ -331,7 +336,7 @@ def _run(kind, args):
         return _show(products_bench(n, d, tuple(args.kernels or PRODUCT_KERNELS),
                                     args.repeats or 5, args.threads, args.processes or 3))
     if kind == "cuda":
-        N, d, D = args.cuda
+        N, d, D = args.cuda_maps or (100_000, 8, 1024)
         n, dp = args.cuda_product or (12000, 16)
         return _show(cuda_bench(N, d, D, n, dp, repeats=args.repeats or 10))
     if kind == "dask":

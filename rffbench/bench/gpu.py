@@ -1,4 +1,4 @@
-"""``--cuda``: the device check.  On a machine with a GPU (``pip install -e '.[gpu]'``),
+"""``--device cuda``: the device check.  On a machine with a GPU (``pip install -e '.[gpu]'``),
 one command, a few minutes:
 
 1. the CUDA test-suite (``tests/cuda``: every kernel against numpy, every map's CUDA
@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cuda.timing import copy_times, device_times
+from ..cuda.timing import synchronize as _sync
 from ..errors import BenchError
 
 #: (float32, float64) cores per SM by compute capability major.minor (NVIDIA's tables)
@@ -68,40 +70,8 @@ def device_info():
                 peak_gbps=gbps, peak_gflops32=f32, peak_gflops64=f64)
 
 
-def _sync():
-    from numba import cuda
-
-    cuda.synchronize()
-
-
-def device_times(fn, repeats):
-    """(first call's seconds: compilation and all, median and spread of ``repeats`` calls
-    timed by CUDA events): the warm calls' work on the device only."""
-    from numba import cuda
-
-    t = time.perf_counter()
-    fn()
-    _sync()
-    first = time.perf_counter() - t
-    times = []
-    for _ in range(repeats):
-        e0, e1 = cuda.event(), cuda.event()
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        times.append(e0.elapsed_time(e1) / 1e3)
-    return first, float(np.median(times)), float(np.max(times) - np.min(times))
-
-
 def _host_times(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+    return copy_times(fn, repeats)[0]
 
 
 def map_rows(N, d, D, repeats, info):
@@ -131,7 +101,7 @@ def map_rows(N, d, D, repeats, info):
             gemm = name in ("rff", "rff_pairs", "orf", "arccos", "positive")
             m = getattr(fmap, "n_freq_", D)
             nbytes = item * (N * d + N * D + (2 * N * m if gemm else 0))
-            gbps = nbytes / dev_s / 1e9 if dev_s > 0 else float("nan")
+            gbps = nbytes / dev_s / 1e9 if dev_s else float("nan")
             rows.append(dict(info, kind="map", impl=f"rffbench {name}", kernel=kernel,
                              N=N, d=d, D=D, dtype=np.dtype(dtype).name, device_s=dev_s,
                              spread_s=spread, first_call_s=first, h2d_s=h2d, d2h_s=d2h,
@@ -231,7 +201,7 @@ def cuda_bench(N, d, D, n_product, d_product, repeats=10, tests=True, peers=True
 
     reason = unavailable()
     if reason:
-        raise BenchError(f"--cuda: {reason}")
+        raise BenchError(f"--device cuda: {reason}")
     info = device_info()
     rows = test_rows(info) if tests else []
     rows += map_rows(N, d, D, repeats, info)

@@ -4,7 +4,8 @@ kernels (NVIDIA's ``numba-cuda`` package: ``pip install -e '.[gpu]'``).
 Nothing of the CPU path imports this package.  :func:`unavailable` says, in one line, what
 is missing for the CUDA path here (the package, or a GPU); :mod:`.kernels` holds the
 kernels and their launchers, :mod:`.gemm` the one function through which every GEMM goes
-(cuBLAS through CuPy on a GPU; numpy where the kernels run on numba's CUDA simulator).
+(cuBLAS through CuPy on a GPU; numpy where the kernels run on numba's CUDA simulator),
+:mod:`.maps` a fitted map's transform, :mod:`.timing` CUDA events around a call.
 
 The simulator (``NUMBA_ENABLE_CUDASIM=1``, set before numba is imported) runs each CUDA
 thread as a Python thread: exact, slow, and what the tests use where there is no GPU
@@ -16,6 +17,12 @@ import os
 
 #: the package that provides the CUDA target (numba's own numba.cuda is deprecated)
 PACKAGE = "numba-cuda"
+#: the CUDA kernel product's profiles (rffbench.cuda.kernels): k = exp(-a |x - y|^2),
+#: exp(-a |x - y|), exp(-a |x - y|_1)
+SQ_EXP, EXP_L2, EXP_L1 = 0, 1, 2
+#: the maps with a CUDA transform (rffbench.cuda.maps.MAPS; named here so that a config
+#: check needs no GPU package)
+MAPS = ("arccos", "fastfood", "orf", "positive", "positive_orf", "rff", "rff_pairs", "sorf")
 
 
 def simulated():

@@ -15,6 +15,8 @@ and float64 for the transforms' and the kernel product's sums.
 * :func:`fastfood_project`  S H G Pi H B x per block, likewise
 * :func:`kernel_matvec`     K(X, Y) V for the Gaussian family by rows, Y in shared-memory
                             tiles, no n x m matrix
+* :func:`kernel_gram`       K(X, Y) itself (n x m), one thread per entry: the approximation
+                            measurement's exact Gram and the preconditioner's columns
 
 The maps draw their parameters on the host (:mod:`rffbench.features`): the same W, b and
 signs for one random_state whatever the device.
@@ -28,6 +30,7 @@ from numba import cuda, float64
 
 # the activation codes of the CPU maps (ACT_IDENTITY re-exported for activation's callers)
 from .._numba import ACT_IDENTITY, ACT_RELU, ACT_STEP  # noqa: F401
+from . import EXP_L1, EXP_L2, SQ_EXP  # noqa: F401  (kernel_matvec's profiles)
 
 #: the largest padded dimension of the shared-memory Walsh-Hadamard transform (one thread
 #: per coordinate, one block per row)
@@ -37,8 +40,6 @@ TILE = 16
 ROWS_PER_BLOCK = 128
 #: kernel_matvec's shared tile of Y: rows x coordinates (8 KiB of float64)
 TILE_J, TILE_K = 32, 32
-#: kernel_matvec profiles: k = exp(-a |x - y|^2), exp(-a |x - y|), exp(-a |x - y|_1)
-SQ_EXP, EXP_L2, EXP_L1 = 0, 1, 2
 
 
 @cuda.jit
@@ -142,6 +143,12 @@ def _fastfood(X, Bsign, Perm, G, S, scale, out):
         out[i, col] = scale * S[b, t] * w[t]
 
 
+@cuda.jit(device=True)
+def _kernel_value(s, profile, a):
+    """k from the summed distance s: exp(-a s), exp(-a sqrt(s)) (EXP_L2)."""
+    return math.exp(-a * (math.sqrt(s) if profile == EXP_L2 else s))
+
+
 @cuda.jit
 def _kernel_matvec(X, Y, V, profile, a, out):
     """One thread per row i of X; the block walks Y in tiles of TILE_J rows x TILE_K
@@ -181,9 +188,20 @@ def _kernel_matvec(X, Y, V, profile, a, out):
             cuda.syncthreads()
         if i < n:
             for jj in range(min(TILE_J, m - j0)):
-                kv = math.exp(-a * (math.sqrt(s[jj]) if profile == EXP_L2 else s[jj]))
+                kv = _kernel_value(s[jj], profile, a)
                 for c in range(V.shape[1]):
                     out[i, c] += kv * V[j0 + jj, c]
+
+
+@cuda.jit
+def _kernel_gram(X, Y, profile, a, out):
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        acc = 0.0
+        for k in range(X.shape[1]):
+            u = float64(X[i, k]) - float64(Y[j, k])
+            acc += abs(u) if profile == EXP_L1 else u * u
+        out[i, j] = _kernel_value(acc, profile, a)
 
 
 # --------------------------------------------------------------------------
@@ -197,8 +215,20 @@ def on_device(a):
     return hasattr(a, "__cuda_array_interface__") or hasattr(a, "copy_to_host")
 
 
-def _dev(a):
+def to_device(a):
+    """``a`` on the device (C-contiguous; a device array as it is)."""
     return a if on_device(a) else cuda.to_device(np.ascontiguousarray(a))
+
+
+_dev = to_device
+
+
+def to_host(a, out=None):
+    """A device array (numba's or CuPy's) as a numpy array (into ``out``, C-contiguous, if
+    given), once the work that writes it is done."""
+    if hasattr(a, "copy_to_host"):
+        return a.copy_to_host(out) if out is not None else a.copy_to_host()
+    return a.get(out=out)
 
 
 def _grid2(n, m):
@@ -297,4 +327,16 @@ def kernel_matvec(X, Y, V, profile, a):
         threads = min(ROWS_PER_BLOCK, dX.shape[0])  # small n: a small block (the simulator)
         grid = -(-dX.shape[0] // threads)
         _kernel_matvec[grid, threads](dX, dY, dV, int(profile), float(a), out)
+    return _finish(out, host)
+
+
+def kernel_gram(X, Y, profile, a):
+    """K(X, Y) (n x m, float64) for the profiles of :func:`kernel_matvec`, one thread per
+    entry (the n x m matrix is the result: the caller asked for it)."""
+    host = not on_device(X)
+    dX, dY = _dev(X), _dev(Y)
+    out = cuda.device_array((dX.shape[0], dY.shape[0]), dtype=np.float64)
+    if dX.shape[0] and dY.shape[0]:
+        grid, block = _grid2(dX.shape[0], dY.shape[0])
+        _kernel_gram[grid, block](dX, dY, int(profile), float(a), out)
     return _finish(out, host)

@@ -11,6 +11,7 @@ import numpy as np
 from .._numba import ZERO_TOL
 from . import gemm
 from . import kernels as ck
+from .kernels import to_host  # noqa: F401  (the maps' callers copy back with it)
 
 
 def _project(fmap, X, dX):
@@ -65,7 +66,7 @@ MAPS = {"rff": _dense, "rff_pairs": _dense, "orf": _dense, "arccos": _dense,
 def transform(fmap, X, dX=None):
     """The features of the rows X (host, dense) by the fitted ``fmap`` on the GPU, a device
     array; ``dX``: X already on the device (else it is copied)."""
-    if fmap.name not in MAPS:
+    if fmap.name not in MAPS:  # rffbench.cuda.MAPS names the same
         raise ValueError(f"features={fmap.name} has no CUDA transform: use one of "
                          f"{', '.join(sorted(MAPS))}")
     kernel = fmap.kernel_
