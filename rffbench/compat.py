@@ -5,9 +5,10 @@ their records are read.
   config (minus a hand-kept list of keys added later).  :func:`legacy_run_id` computes that
   id from a frozen copy of the 0.1 schema's defaults (``ids_v0.json``), so that
   :func:`rffbench.runid.find_run` resumes those runs where they are.
-* **Records of older schemas.** Schema 3 records (before the ``kernel_params`` column) are
-  read as they are, the column added (:func:`upgrade_records`); schemas 1 and 2 changed the
-  meaning of metrics: their runs are "outdated" and run again.
+* **Records of older schemas.** Schema 3 records (before the ``kernel_params`` column) and
+  schema 4 records (before ``device``) are read as they are, the columns added since
+  derived (:func:`upgrade_records`); schemas 1 and 2 changed the meaning of metrics: their
+  runs are "outdated" and run again.
 * **Runs without config.json** (written before it existed) are grouped by their identity
   columns (:data:`FALLBACK_COLUMNS`).
 
@@ -23,31 +24,48 @@ from pathlib import Path
 
 #: record schemas whose metrics meant something else: their runs are run again
 OUTDATED_SCHEMAS = (1, 2)
-#: the identity columns of schema 3 records, read with ``kernel_params`` added
-SCHEMA3_MISSING = ("kernel_params",)
+#: the columns each schema version added (read from older records as :func:`upgrade_records`
+#: derives them): 4 kernel_params, 5 device
+ADDED_COLUMNS = {4: ("kernel_params",), 5: ("device",)}
+#: the oldest schema whose records are read (the ones between it and this are upgraded)
+OLDEST_READ = 3
 #: conditions of a run without config.json (older records): its identity columns
 FALLBACK_COLUMNS = ["experiment", "dataset", "n_train", "kernel", "nu", "features", "d", "D",
                     "dtype"]
 
 
-def schema3_columns(columns):
-    """The columns of a schema 3 records file, given this schema's ``columns``."""
-    return [c for c in columns if c not in SCHEMA3_MISSING]
+def columns_of(version, columns):
+    """The columns of a schema ``version`` records file, given this schema's ``columns``."""
+    later = {c for v, cs in ADDED_COLUMNS.items() if v > version for c in cs}
+    return [c for c in columns if c not in later]
 
 
-def upgrade_records(df):
-    """Schema 3 records as this schema's: ``kernel_params`` from the ``nu`` column (the only
-    kernel parameter schema 3 recorded, for matern), empty elsewhere.  The ``schema`` column
-    keeps the version the run was written with."""
+def _kernel_params(df):
+    """kernel_params of schema 3 records: from the ``nu`` column (the only kernel parameter
+    schema 3 recorded, for matern), empty elsewhere."""
     def params(row):
         nu = row.get("nu")
         return f"nu={nu:g}" if row.get("kernel") == "matern" and nu is not None and nu == nu \
             else None
 
+    return [params(r) for r in df[["kernel", "nu"]].to_dict("records")]
+
+
+#: how each added column is derived for older records (device: every run before schema 5
+#: ran on the CPU)
+_DERIVE = {"kernel_params": _kernel_params, "device": lambda df: "cpu"}
+
+
+def upgrade_records(df, version, columns):
+    """Schema ``version`` records as this schema's ``columns``: each column added since
+    derived (:data:`_DERIVE`) and put in its place.  The ``schema`` column keeps the version
+    the run was written with."""
     df = df.copy()
-    df.insert(list(df.columns).index("nu") + 1, "kernel_params",
-              [params(r) for r in df[["kernel", "nu"]].to_dict("records")])
-    return df
+    for v in sorted(ADDED_COLUMNS):
+        if v > version:
+            for c in ADDED_COLUMNS[v]:
+                df[c] = _DERIVE[c](df)
+    return df[list(columns)]
 
 
 @lru_cache(maxsize=None)

@@ -32,15 +32,16 @@ REDRAWS_FILE = "approximation_redraws.csv"
 VARIANCE_FILE = "variance_pairs.csv"
 #: bump when the columns or the meaning of a metric change (3: cpu and blas columns; records
 #: of a sweep live in runs/<run_id>/ next to config.json; 4: kernel_params, every parameter
-#: of the kernel as NAME=value; older versions: rffbench.compat)
-SCHEMA_VERSION = 4
+#: of the kernel as NAME=value; 5: device; older versions: rffbench.compat)
+SCHEMA_VERSION = 5
 
 #: ``kernel_params``: the kernel's own parameters beyond the lengthscale, ``nu=1.5``,
 #: ``coef0=1,degree=2`` (empty for a kernel without any); ``nu`` repeats matern's for
-#: records of every version
+#: records of every version; ``device``: where the map's transforms and exact KRR's
+#: products ran (cpu, cuda; cpu for every record before schema 5)
 IDENTITY_COLUMNS = ["run_id", "experiment", "dataset", "task", "n_train", "n_test", "d", "kernel",
                     "nu", "kernel_params", "lengthscale", "features", "D", "n_freq",
-                    "n_columns", "seed", "dtype", "threads"]
+                    "n_columns", "seed", "dtype", "threads", "device"]
 #: ``delta``: failure probability a value refers to (bounds); ``dist``: ||x - y|| of
 #: the pair a pointwise value refers to (bounds); empty elsewhere
 MEASURE_COLUMNS = ["measurement", "metric", "method", "value", "unit", "spread", "n_repeats",
@@ -210,8 +211,9 @@ NUMERIC_COLUMNS = ["n_train", "n_test", "d", "nu", "lengthscale", "D", "n_freq",
                    "seed", "threads", "value", "spread", "n_repeats", "delta", "dist", "schema"]
 #: older schema versions whose records are "outdated" (run again), not damaged
 OLD_SCHEMAS = compat.OUTDATED_SCHEMAS
-#: the schema 3 columns, read with the columns added since (rffbench.compat)
-SCHEMA3_COLUMNS = compat.schema3_columns(COLUMNS)
+#: the columns of every older schema read (rffbench.compat), newest first: version -> columns
+OLDER_COLUMNS = {v: compat.columns_of(v, COLUMNS)
+                 for v in range(SCHEMA_VERSION - 1, compat.OLDEST_READ - 1, -1)}
 
 
 class DamagedRecords(ValueError):
@@ -254,7 +256,8 @@ def read_records(path, run_id=None):
         raise DamagedRecords(path, f"not UTF-8 text (byte {exc.start})") from None
     rows = list(csv.reader(text.splitlines()))
     header = rows[0] if rows else []
-    columns = SCHEMA3_COLUMNS if header == SCHEMA3_COLUMNS else COLUMNS
+    version = next((v for v, cols in OLDER_COLUMNS.items() if header == cols), SCHEMA_VERSION)
+    columns = OLDER_COLUMNS.get(version, COLUMNS)
     if header != columns:
         old = "schema" in header and len(rows) > 1 and len(rows[1]) == len(header)
         if old:
@@ -291,13 +294,13 @@ def read_records(path, run_id=None):
                                  "number")
         df[col] = num
     schemas = set(df.schema.dropna().astype(int))
-    version = 3 if columns is SCHEMA3_COLUMNS else SCHEMA_VERSION
     if schemas != {version}:
         bad = sorted(schemas - {version}) or ["(empty)"]
         status = "outdated" if schemas and schemas <= set(OLD_SCHEMAS) else "damaged"
         raise DamagedRecords(path, f"schema value {', '.join(map(str, bad))}: this rffbench reads "
-                             f"schema {SCHEMA_VERSION}" + (" (and 3, whose columns the file has)"
-                                                           if version == 3 else "")
+                             f"schema {SCHEMA_VERSION}"
+                             + (f" (and {version}, whose columns the file has)"
+                                if version != SCHEMA_VERSION else "")
                              + ("; rerun the run" if status == "outdated"
                                 else " (unknown value)"), status=status)
     ids = set(df.run_id.dropna())
@@ -309,4 +312,4 @@ def read_records(path, run_id=None):
     for col in ("measurement", "metric"):
         if df[col].isna().any():
             raise DamagedRecords(path, f"empty {col} at line {int(df[col].isna().argmax()) + 2}")
-    return compat.upgrade_records(df) if version == 3 else df
+    return compat.upgrade_records(df, version, COLUMNS) if version != SCHEMA_VERSION else df

@@ -21,27 +21,42 @@ def _identity(kernel, nu):
     return dict(run_id="r1", experiment="e", dataset="wine", task="classification",
                 n_train=10, n_test=5, d=3, kernel=kernel, nu=nu,
                 kernel_params=f"nu={nu:g}" if nu else None, lengthscale=1.0, features="rff",
-                D=8, n_freq=8, n_columns=8, seed=0, dtype="float64", threads=1)
+                D=8, n_freq=8, n_columns=8, seed=0, dtype="float64", threads=1, device="cpu")
 
 
 @pytest.mark.parametrize("kernel,nu,want", [("matern", 2.5, "nu=2.5"), ("gaussian", None, None)])
 def test_schema3_records_are_read_with_the_columns_added_since(tmp_path, kernel, nu, want):
-    """A schema 3 file (no kernel_params) is read as it is, the column derived from nu; its
-    schema column keeps 3.  Schema 4 with 3's columns, or 3 with 4's, is damaged."""
+    """A schema 3 file (no kernel_params, no device) is read as it is, kernel_params derived
+    from nu and device cpu; its schema column keeps 3.  Schema 5 with 3's columns, or 3
+    with 5's, is damaged."""
     df = records_frame(_identity(kernel, nu), [record("approximation", "m", 1.0)],
                        env={**ENV, "schema": 3})
-    old = df.drop(columns=list(compat.SCHEMA3_MISSING))
+    old = df.drop(columns=["kernel_params", "device"])
     old.to_csv(tmp_path / "records.csv", index=False)
     got = read_records(tmp_path / "records.csv")
     assert list(got.columns) == COLUMNS and set(got.schema) == {3}
     assert got.kernel_params.iloc[0] == want or (want is None and pd.isna(got.kernel_params[0]))
+    assert list(got.device) == ["cpu"]
     old.assign(schema=SCHEMA_VERSION).to_csv(tmp_path / "records.csv", index=False)
     with pytest.raises(DamagedRecords,
-                       match=r"schema value 4: .*\(and 3, whose columns the file has\)"):
+                       match=rf"schema value {SCHEMA_VERSION}: .*\(and 3, whose columns the "
+                             r"file has\)"):
         read_records(tmp_path / "records.csv")
-    df.to_csv(tmp_path / "records.csv", index=False)  # 4's columns, schema 3
+    df.to_csv(tmp_path / "records.csv", index=False)  # this schema's columns, schema 3
     with pytest.raises(DamagedRecords, match="schema value 3"):
         read_records(tmp_path / "records.csv")
+
+
+def test_schema4_records_are_read_as_cpu_runs(tmp_path):
+    """Schema 4 (kernel_params, no device): every run before the device column ran on the
+    CPU; the columns come back in this schema's order."""
+    df = records_frame(_identity("matern", 1.5), [record("approximation", "m", 1.0)],
+                       env={**ENV, "schema": 4})
+    df.drop(columns=["device"]).to_csv(tmp_path / "records.csv", index=False)
+    got = read_records(tmp_path / "records.csv")
+    assert list(got.columns) == COLUMNS and set(got.schema) == {4}
+    assert list(got.device) == ["cpu"] and got.kernel_params.iloc[0] == "nu=1.5"
+    assert compat.columns_of(4, COLUMNS) == [c for c in COLUMNS if c != "device"]
 
 
 def test_schema2_records_are_outdated_not_damaged(tmp_path):

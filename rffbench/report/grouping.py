@@ -78,16 +78,16 @@ def center_words(band=True):
 #: config key -> the record column that carries the same condition
 KEY_COLUMN = {"kernel.name": "kernel", "features.name": "features", "dataset.name": "dataset",
               "dataset.d": "d", "D": "D", "D_n": "D", "dtype": "dtype", "experiment": "experiment",
-              "seed": "seed", "kernel.nu": "nu", "threads": "threads",
+              "seed": "seed", "kernel.nu": "nu", "threads": "threads", "device": "device",
               "dataset.n": "n_train", "dataset.n_max": "n_train", "dataset.test_size": "n_train"}
 #: always a condition: the threads a run really used (timings depend on them)
 ALWAYS = ["threads"]
 #: order of facets (outermost first): panels, files and table rows follow it
 ORDER = ["experiment", "dataset", "n_train", "kernel", "nu", "kernel.lengthscale", "features",
-         "d", "D", "dtype", "model.name", "model.lam", "delta", "metric"]
+         "d", "D", "dtype", "device", "model.name", "model.lam", "delta", "metric"]
 #: identity columns a caption lists when they are the same for every row drawn
 DESCRIBE = ["experiment", "dataset", "n_train", "kernel", "features", "d", "D", "dtype",
-            "threads"]
+            "device", "threads"]
 
 
 def fmt(v):
