@@ -34,6 +34,8 @@ MAIN_KEYS = [
     ("backend.name", "or dask: ridge and exact KRR's products on a Dask cluster"),
     ("report.center", "seeds summarised by median + min-max, or mean + 95% t interval"),
     ("threads dtype", "numba + BLAS threads (null: all cores); float32 | float64"),
+    ("device", "or cuda: the map's transforms and exact KRR's products on an NVIDIA GPU "
+               "(pip install -e '.[gpu]')"),
     ("features.params.NAME=value", "a map's own parameter (e.g. orf's layout) or a plug-in's"),
     ("kernel.params.NAME=value", "a further keyword argument of a plug-in kernel"),
 ]

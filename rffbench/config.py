@@ -35,7 +35,7 @@ from .checks import (
 )
 from .errors import ConfigError, first_line
 from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
-from .features.base import CHUNK_ROWS
+from .features.base import CHUNK_ROWS, DEVICES
 from .kernels import MEDIAN_SUBSAMPLE, Kernel
 from .measure import measure_config_class
 from .models import SGD_LOSSES
@@ -546,9 +546,14 @@ class Config:
     threads: Optional[int] = None
     #: float64 | float32: data and features
     dtype: str = "float64"
+    #: cpu | cuda: where the map's transforms and exact KRR's kernel products run (cuda:
+    #: an NVIDIA GPU and pip install -e '.[gpu]'; the maps draw their parameters on the
+    #: host either way); the approximation measurement's exact Gram runs there too
+    device: str = "cpu"
 
     constraints = {
         "dtype": OneOf(DTYPES),
+        "device": OneOf(DEVICES),
         "seed": Int(0, MAX_SEED, text=f"use an integer in 0..{MAX_SEED} (what scikit-learn's "
                                       "splitter accepts)"),
         "D_n": Int(1, none=True, text="use an integer >= 1 (D = 2 D_n (d + 1)) or null (D as "
@@ -576,6 +581,46 @@ class Config:
             cls.check_params(self.output_dim(), self.kernel.name, **self.features.map_params())
         self.check_measurements()
         self.check_effects()
+        if self.device != "cpu":
+            self.check_device()
+
+    def check_device(self):
+        """ConfigError for what device=cuda cannot run: a map without a CUDA transform, a
+        kernel that warps its inputs, exact KRR's Cholesky or a kernel without a GPU
+        product, the speed measurement (the CPU's maps and peers side by side: the GPU's
+        are ``python -m rffbench.bench --device cuda``), a Dask backend.  Whether a GPU is
+        here is checked when the run starts (rffbench.cuda.unavailable), not here: a
+        sweep's configs are read back on machines without one."""
+        from .cuda import MAPS
+        from .kernels import KERNELS
+
+        tail = "is not allowed with device=cuda"
+        require(self.features.name in MAPS, "features", self.features.name,
+                f"device=cuda needs a map with a CUDA transform: {', '.join(MAPS)} (or "
+                "device=cpu)")
+        kcls = KERNELS.find(self.kernel.name)
+        if kcls is not None and getattr(kcls, "warps", False):
+            raise ConfigError(f"kernel={self.kernel.name} {tail}: it warps its inputs before "
+                              "the map, on the CPU only (use device=cpu)")
+        if self.measure.speed.enabled:
+            raise ConfigError(f"measure.speed.enabled=true {tail}: the speed measurement "
+                              "times the CPU's maps and peers; the GPU's are timed by "
+                              "python -m rffbench.bench --device cuda")
+        if self.backend.name != "local":
+            raise ConfigError(f"backend={self.backend.name} {tail}: the GPU path runs in this "
+                              "process (use backend=local)")
+        if self.measure.learning.enabled and self.measure.learning.exact:
+            from .exact import choose_solver, cuda_profile
+            from .kernels import make_kernel
+
+            choose_solver(self.model.exact_solver, 1, device=self.device)
+            if kcls is not None:
+                try:
+                    cuda_profile(make_kernel(self.kernel.name, **self.kernel.kernel_params(
+                        lengthscale=1.0)).fit(None))
+                except ConfigError as exc:
+                    raise ConfigError(f"{exc} (or measure.learning.exact=false: no exact "
+                                      "baseline)") from None
 
     def check_measurements(self):
         """ConfigError when every measurement is off: a run would measure nothing (and

@@ -121,9 +121,11 @@ class RunContext:
         parameters, or map ``name`` with its defaults (seed: the run's by default)."""
         cls, params = (self.map_cls, self.cfg.features.map_params()) if name is None \
             else (checked_map_class(name), {})
-        return cls(kernel=kernel or self.kernel, n_components=self.cfg.D,
+        fmap = cls(kernel=kernel or self.kernel, n_components=self.cfg.D,
                    random_state=self.cfg.seed if seed is None else seed,
                    chunk_rows=self.cfg.features.chunk_rows, **params)
+        # the run's device (a map named by a measurement, the speed one's, stays on the CPU)
+        return fmap.on_device(self.cfg.device) if name is None else fmap
 
     @functools.cached_property
     def backend(self):
@@ -179,6 +181,7 @@ def run(cfg, threads=None, store=None, rid=None):
     with the ``run_id`` column first).
     """
     conf = validate(cfg)
+    check_device(conf.device)
     numba0 = numba_totals()
     threads = apply_threads(conf.threads or threads)
     data_plan(conf.dataset, conf.dtype).check()
@@ -237,7 +240,7 @@ def run(cfg, threads=None, store=None, rid=None):
                     kernel_params=params_text(conf.kernel.kernel_params()),
                     lengthscale=kernel.ls, features=conf.features.name, D=conf.D, n_freq=n_freq,
                     n_columns=n_columns,
-                    seed=conf.seed, dtype=conf.dtype, threads=threads)
+                    seed=conf.seed, dtype=conf.dtype, threads=threads, device=conf.device)
     rows = []
     global _RUNS_IN_PROCESS
     _RUNS_IN_PROCESS += 1
@@ -258,6 +261,18 @@ def run(cfg, threads=None, store=None, rid=None):
     tables = {name: t.assign(run_id=identity["run_id"])[["run_id", *t.columns]]
               for name, t in ctx.tables.items()}
     return records_frame(identity, rows), tables
+
+
+def check_device(device):
+    """ConfigError (one line) where ``device`` cannot run here: for cuda, what is missing
+    (NVIDIA's numba-cuda, CuPy, a GPU), before any data is loaded."""
+    if device == "cpu":
+        return
+    from .cuda import unavailable
+
+    reason = unavailable()
+    if reason:
+        raise ConfigError(f"device={device} cannot run here: {reason}")
 
 
 def compile_record(before, after):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,3 +47,81 @@ def test_the_cpu_path_imports_no_gpu_package():
                        timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "GPU MODULES: []" in p.stdout, p.stdout[-500:]
+
+
+def _cuda_unavailable():
+    from rffbench.cuda import unavailable
+
+    return unavailable()
+
+
+def test_device_cuda_is_refused_in_one_line_where_it_cannot_run(tmp_path):
+    """device=cuda without a GPU or CuPy (the simulator off): one line naming what is
+    missing, exit 2, no records; a map without a CUDA transform is refused by the config
+    check wherever it runs."""
+    from rffbench.results import RECORDS_FILE
+    from tests.helpers import run_cli
+
+    reason = _cuda_unavailable()
+    if reason is None:
+        pytest.skip("the CUDA path runs here: device=cuda is not refused")
+    p = run_cli("device=cuda", "dataset=wine", f"hydra.run.dir={tmp_path / 'r'}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == f"rffbench: error: device=cuda cannot run " \
+                                               f"here: {reason}"
+    assert not (tmp_path / "r" / RECORDS_FILE).exists()
+    p = run_cli("device=cuda", "features=nystrom", f"hydra.run.dir={tmp_path / 'n'}")
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        "rffbench: error: features='nystrom' is not allowed: device=cuda needs a map with a "
+        "CUDA transform: arccos, fastfood")
+
+
+RUN = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8", "seed=3", "model.lam=0.01",
+       "model.exact_solver=cg", "model.cg_tol=1e-11", "measure.bounds.enabled=false",
+       "measure.approximation.n_points=30"]
+
+
+@pytest.mark.skipif(not _have_numba_cuda(), reason="numba-cuda is not installed (pip install "
+                                                   "-e '.[test]' installs it for the simulator)")
+def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
+    """The installed ``rffbench device=cuda`` on numba's CUDA simulator and ``python run.py``
+    on the CPU, same config: every approximation and learning number agrees to rounding
+    (the maps draw on the host; exact KRR by cg on both), the device column says where
+    each ran, and the timing measurement records the device's parts (the device clock
+    n/a on the simulator, with its reason)."""
+    import shutil
+
+    from rffbench.results import read_records
+
+    exe = shutil.which("rffbench")
+    assert exe, "the rffbench command is not installed (pip install -e .)"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", MPLBACKEND="Agg")
+    gpu = subprocess.run([exe, "device=cuda", *RUN, f"hydra.run.dir={tmp_path / 'gpu'}"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert gpu.returncode == 0, gpu.stderr[-3000:]
+    from tests.helpers import run_cli
+
+    cpu = run_cli(*RUN, f"hydra.run.dir={tmp_path / 'cpu'}")
+    assert cpu.returncode == 0, cpu.stderr[-3000:]
+    g, c = (read_records(tmp_path / k / "records.csv") for k in ("gpu", "cpu"))
+    assert set(g.device) == {"cuda"} and set(c.device) == {"cpu"}
+    assert g.run_id.iloc[0] != c.run_id.iloc[0]  # device is part of the run's identity
+
+    def values(df, measurement, metrics):
+        sel = df[(df.measurement == measurement) & df.metric.isin(metrics)]
+        return sel.set_index(["metric", "method"]).value.sort_index()
+
+    approx = ["max_abs_error", "rel_fro_error", "rel_spectral_error", "expected_rel_fro_error"]
+    learn = ["test_rmse", "test_rel_rmse", "cg_iterations"]
+    for m, metrics in (("approximation", approx), ("learning", learn)):
+        a, b = values(g, m, metrics), values(c, m, metrics)
+        assert list(a.index) == list(b.index) and len(a) >= 3
+        np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=1e-8, atol=1e-10)
+    route = g[(g.metric == "solve_time_s") & (g.method == "exact_krr")].note.iloc[0]
+    assert "kernel products on the GPU" in route
+    t = g[g.measurement == "timing"].set_index("metric")
+    assert t.value[["h2d_time_s", "d2h_time_s", "device_first_call_s",
+                    "map_transform_time_s"]].gt(0).all()
+    assert np.isnan(t.value["map_device_time_s"]) and "simulator" in t.note["map_device_time_s"]
+    assert "map_device_time_s" not in set(c.metric)

@@ -36,6 +36,7 @@ products tile by tile), ``tiles.py`` (the fused compiled tiles' schedule and rou
 """
 from .estimators import ExactKRR, ExactKRRClassifier, explicit_features_bound, select_lambda
 from .products import (
+                       CUDA_KERNELS,
                        FEATURE_ROWS,
                        FEATURES_PER_COORD,
                        FUSED_MIN_EVALS,
@@ -43,7 +44,10 @@ from .products import (
                        PREDICT_BLOCK_COLS,
                        PREDICT_BLOCK_ROWS,
                        TILE,
+                       DeviceKernelOperator,
                        KernelOperator,
+                       cuda_profile,
+                       device_gram,
                        explicit_feature_count,
                        fused_product,
                        kernel_times,
@@ -68,11 +72,13 @@ from .solvers import (
                        with_intercept,
 )
 
-__all__ = ["CG_CONSTRAINTS", "CG_DEFAULTS", "CG_MIN_TOL", "CHOLESKY_AUTO_MAX_N", "FEATURE_ROWS",
+__all__ = ["CG_CONSTRAINTS", "CG_DEFAULTS", "CG_MIN_TOL", "CHOLESKY_AUTO_MAX_N", "CUDA_KERNELS",
+           "DeviceKernelOperator", "FEATURE_ROWS",
            "FEATURES_PER_COORD", "FUSED_MIN_EVALS", "POTRF_THREADED_MAX_N", "PRECISIONS",
            "PREDICT_BLOCK_COLS", "PREDICT_BLOCK_ROWS", "SOLVERS", "TILE", "ExactKRR",
            "ExactKRRClassifier", "KernelOperator", "NystromPreconditioner", "cg_parts",
-           "check_cg_params", "check_cg_unused", "choose_solver", "default_rank",
+           "check_cg_params", "check_cg_unused", "choose_solver", "cuda_profile", "default_rank",
+           "device_gram",
            "explicit_feature_count", "explicit_features_bound",
            "fused_product", "kernel_times", "not_converged_text",
            "pcg", "prepared_times", "select_lambda", "solve_regularised", "with_intercept"]

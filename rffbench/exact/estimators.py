@@ -73,6 +73,10 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         cg: the kernel products' tiles in float64, or in float32 with float64 sums and
         cg recurrences (``mixed``, as FALKON; about 1.6x faster, kernel values to ~1e-7
         relative: docs/performance.md).  The final residual is that of the products used.
+    device : {"cpu", "cuda"}, default "cpu"
+        Where the kernel products (cg's and the predictions') run: "cuda" takes them to the
+        GPU (``pip install -e '.[gpu]'``; the Gaussian, Laplacian and Matern 1/2 kernels,
+        float64, always by cg: ``solver="cholesky"`` is refused there).
 
     Notes
     -----
@@ -86,7 +90,8 @@ class ExactKRR(RegressorMixin, BaseEstimator):
 
     def __init__(self, kernel="gaussian", lam=1e-3, center=True, lengthscale=None, gamma=None,
                  solver="auto", tol=CG_DEFAULTS["cg_tol"], max_iter=CG_DEFAULTS["cg_max_iter"],
-                 precond_rank=None, random_state=None, backend=None, precision="float64"):
+                 precond_rank=None, random_state=None, backend=None, precision="float64",
+                 device="cpu"):
         self.kernel = kernel
         self.lam = lam
         self.center = center
@@ -99,6 +104,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.backend = backend
         self.precision = precision
+        self.device = device
 
     @classmethod
     def memory_bytes(cls, n_rows, d, n_outputs=1, solver="cholesky", fit_rows=None,
@@ -175,7 +181,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         if not (isinstance(self.lam, numbers.Real) and math.isfinite(self.lam) and self.lam > 0):
             raise ConfigError(f"model.lam={self.lam!r} is not allowed: use a number > 0")
         check_cg_params(self.tol, self.max_iter, self.precond_rank, self.precision)
-        solver = choose_solver(self.solver, X.shape[0])
+        solver = choose_solver(self.solver, X.shape[0], device=self.device)
         if solver == "cholesky":
             check_cg_unused("solver='cholesky'" if self.solver == "cholesky" else
                             f"solver='auto' chose cholesky for {X.shape[0]} rows",
@@ -206,7 +212,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
             self.n_iter_ = 1
         else:
             op, pc = cg_parts(self.kernel_, X, self.precond_rank, self.random_state,
-                              self.backend, self.precision)
+                              self.backend, self.precision, self.device)
             out = {}
 
             def solve(B):
@@ -232,7 +238,8 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
-        return kernel_times(self.kernel_, X, self.X_fit_, self.dual_coef_) + self.offset_
+        return kernel_times(self.kernel_, X, self.X_fit_, self.dual_coef_, self.device) \
+            + self.offset_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -289,7 +296,7 @@ class ExactKRRClassifier(ClassifierMixin, ExactKRR):
 
 def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="cholesky", tol=1e-6,
                   max_iter=200, precond_rank=None, random_state=None, backend=None,
-                  precision="float64"):
+                  precision="float64", device="cpu"):
     """Validation predictions, one matrix per lambda of ``grid``; where there is no
     solution a one-line reason instead (a str: K + lam I not positive definite in
     floating point, or cg not converged).
@@ -297,10 +304,11 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
     cholesky: K on X_fit and K(X_val, X_fit) computed once, one Cholesky per lambda
     (memory: 2 n^2 + n_val n).  cg: one kernel operator and one preconditioner (it
     does not depend on lambda), one solve per lambda, and one pass over K(X_val, X_fit)
-    for all lambdas at once."""
-    if choose_solver(solver, X_fit.shape[0]) == "cg":
+    for all lambdas at once.  ``device="cuda"``: cg, its products on the GPU."""
+    if choose_solver(solver, X_fit.shape[0], device=device) == "cg":
         check_cg_params(tol, max_iter, precond_rank, precision)
-        op, pc = cg_parts(kernel, X_fit, precond_rank, random_state, backend, precision)
+        op, pc = cg_parts(kernel, X_fit, precond_rank, random_state, backend, precision,
+                          device)
         alphas, offsets, out = [], [], []
         for lam in grid:
             info = {}
@@ -314,7 +322,7 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
             offsets.append(b)
             i = info["info"]
             out.append(None if i["converged"] else not_converged_text(i, tol, max_iter))
-        scores = kernel_times(kernel, X_val, X_fit, np.hstack(alphas))
+        scores = kernel_times(kernel, X_val, X_fit, np.hstack(alphas), device)
         c = Y_fit.shape[1]
         return [o if o is not None else scores[:, i * c:(i + 1) * c] + offsets[i]
                 for i, o in enumerate(out)]

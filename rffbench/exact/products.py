@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import OneOf, check_constraints
+from ..errors import ConfigError
 from .tiles import TiledRows, product_route, route_precision, tiled_gram, tiled_times
 
 #: model.exact_precision: the kernel products' tiles in float64, or in float32 with
@@ -21,11 +22,17 @@ PREDICT_BLOCK_ROWS = 512
 PREDICT_BLOCK_COLS = 4096
 
 
-def kernel_times(kernel, X, X_fit, A):
+def kernel_times(kernel, X, X_fit, A, device="cpu"):
     """K(X, X_fit) A, tile by tile into one reused buffer (memory: one tile of
-    PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS, never the n x n_fit matrix)."""
+    PREDICT_BLOCK_ROWS x PREDICT_BLOCK_COLS, never the n x n_fit matrix); ``device="cuda"``:
+    by the GPU's tiled product (:func:`cuda_profile`)."""
     if not X.shape[0] or not X_fit.shape[0]:
         return np.zeros((X.shape[0], A.shape[1]))
+    if device == "cuda":
+        from ..cuda import kernels as ck
+        profile, a = cuda_profile(kernel)
+        return ck.kernel_matvec(kernel.inputs(X, dtype=np.float64),
+                                kernel.inputs(X_fit, "X_fit", np.float64), A, profile, a)
     Xp = kernel.inputs(X)
     return prepared_times(kernel, Xp, kernel.inputs(X_fit, "X_fit", Xp.dtype), A)
 
@@ -87,6 +94,88 @@ def explicit_feature_count(kernel, n, d):
     M = kernel.feature_dimension(d)
     return M if M is not None and FEATURE_ROWS * M <= n and \
         M <= FEATURES_PER_COORD * (d + 1) else None
+
+
+def cuda_profile(kernel, key="kernel"):
+    """(profile, a) of ``kernel``'s exact products on the GPU (rffbench.cuda.kernels: exp(-a
+    s) of the squared or L1 distance, or of the distance): the Gaussian, Laplacian and
+    Matern 1/2 kernels; ConfigError naming ``key`` for any other."""
+    from .. import _numba as nbk
+    from .. import cuda
+
+    spec = kernel.tile_spec() if hasattr(kernel, "tile_spec") else None
+    if spec is not None:
+        if spec.tile == nbk.TILE_SQDIST and spec.profile == nbk.PROFILE_EXP:
+            return cuda.SQ_EXP, spec.a
+        if spec.tile == nbk.TILE_COORD and spec.kind == nbk.L1DIST \
+                and spec.profile == nbk.PROFILE_EXP:
+            return cuda.EXP_L1, spec.a
+        if spec.tile == nbk.TILE_COORD and spec.kind == nbk.SQDIST \
+                and spec.profile == nbk.PROFILE_EXP_SQRT:
+            return cuda.EXP_L2, spec.a
+    raise ConfigError(f"{key}={kernel.name} has no exact product on the GPU (device=cuda): "
+                      f"kernels with one: {', '.join(CUDA_KERNELS)}")
+
+
+def device_gram(kernel, X, Y, device="cpu"):
+    """K(X, Y) (float64): with ``device="cuda"`` and a kernel of :func:`cuda_profile` by the
+    GPU's Gram kernel, else (any kernel) the kernel's own ``gram`` on the CPU: the values
+    do not depend on where, beyond rounding."""
+    if device == "cuda":
+        try:
+            profile, a = cuda_profile(kernel)
+        except ConfigError:
+            profile = None
+        if profile is not None:
+            from ..cuda import kernels as ck
+
+            return ck.kernel_gram(kernel.inputs(X, dtype=np.float64),
+                                  kernel.inputs(Y, "Y", np.float64), profile, a)
+    return kernel.gram(X, Y)
+
+
+#: the kernels (and parameters) whose exact products :func:`cuda_profile` takes to the GPU
+CUDA_KERNELS = ("gaussian", "laplacian", "matern with nu=0.5")
+
+
+class DeviceKernelOperator:
+    """:class:`KernelOperator`'s contract on the GPU (``device="cuda"``): the training rows
+    copied to the device once; V -> K V by the tiled CUDA product
+    (:func:`rffbench.cuda.kernels.kernel_matvec`: Y in shared-memory tiles, no n x n
+    matrix), ``columns(idx)`` by its Gram kernel, float64 throughout whatever
+    ``precision``."""
+
+    route = "cuda tiles"
+    precision_used = "float64"
+    n_features = None
+
+    def __init__(self, kernel, X, precision="float64"):
+        from ..cuda import kernels as ck
+
+        check_constraints(dict(exact_precision=precision), "model",
+                          {"exact_precision": PRECISION})
+        self.kernel, self.precision = kernel, precision
+        self.profile, self.a = cuda_profile(kernel)
+        self.Xw = kernel.inputs(X, dtype=np.float64)
+        self.n = self.Xw.shape[0]
+        self.products = 0
+        self._ck = ck
+        self._dX = ck.to_device(self.Xw)
+
+    def matvec(self, V):
+        """K V for V of shape (n, c), on the device, returned to the host."""
+        self.products += 1
+        return self._ck.to_host(self._ck.kernel_matvec(self._dX, self._dX, V, self.profile,
+                                                       self.a))
+
+    def diagonal(self):
+        """k(x_i, x_i) = 1 for every kernel of :func:`cuda_profile`."""
+        return np.ones(self.n)
+
+    def columns(self, idx):
+        """K[:, idx] (n x len(idx)) from the device's Gram kernel."""
+        Y = np.ascontiguousarray(self.Xw[idx])
+        return self._ck.to_host(self._ck.kernel_gram(self._dX, Y, self.profile, self.a))
 
 
 class KernelOperator:

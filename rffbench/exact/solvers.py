@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 from ..checks import Int, Real, check_constraints
 from ..errors import ConfigError, RffbenchError
 from ..progress import Progress
-from .products import PRECISION, KernelOperator
+from .products import PRECISION, DeviceKernelOperator, KernelOperator
 
 #: the cg solver's settings at their defaults (model.<key>, ExactKRR's tol, max_iter,
 #: precond_rank, precision): set to anything else with the Cholesky solver, they have no
@@ -39,11 +39,16 @@ def with_intercept(solve, Y, center=True):
 
 
 def cg_parts(kernel, X, precond_rank=None, random_state=None, backend=None,
-             precision="float64"):
-    """The kernel operator of X (here, or the backend's) and its Nystrom preconditioner:
-    what every cg solve on X needs, built once (it does not depend on lambda)."""
-    op = KernelOperator(kernel, X, precision=precision) if backend is None else \
-        backend.kernel_operator(kernel, X, precision=precision)
+             precision="float64", device="cpu"):
+    """The kernel operator of X (here, the backend's, or with ``device="cuda"`` the GPU's)
+    and its Nystrom preconditioner: what every cg solve on X needs, built once (it does
+    not depend on lambda)."""
+    if device == "cuda":
+        op = DeviceKernelOperator(kernel, X, precision=precision)
+    elif backend is None:
+        op = KernelOperator(kernel, X, precision=precision)
+    else:
+        op = backend.kernel_operator(kernel, X, precision=precision)
     return op, NystromPreconditioner(op, precond_rank or default_rank(op.n),
                                      _generator(random_state))
 
@@ -128,12 +133,20 @@ CHOLESKY_AUTO_MAX_N = 10000
 SOLVERS = ("auto", "cholesky", "cg")
 
 
-def choose_solver(solver, n, cholesky_fits=True):
+def choose_solver(solver, n, cholesky_fits=True, device="cpu"):
     """'cholesky' or 'cg' for ``solver`` in SOLVERS and n training rows: auto is
-    cholesky up to CHOLESKY_AUTO_MAX_N rows when its n x n matrices fit, else cg."""
+    cholesky up to CHOLESKY_AUTO_MAX_N rows when its n x n matrices fit, else cg; on the
+    GPU (``device="cuda"``) always cg, whose products are the GPU's (a Cholesky there is
+    refused)."""
     if solver not in SOLVERS:
         raise ConfigError(f"model.exact_solver={solver!r} is not allowed: use one of "
                           f"{', '.join(SOLVERS)}")
+    if device == "cuda":
+        if solver == "cholesky":
+            raise ConfigError("model.exact_solver='cholesky' is not allowed with device=cuda: "
+                              "on the GPU exact KRR is solved by cg, whose kernel products "
+                              "run there (use auto or cg)")
+        return "cg"
     if solver == "auto":
         return "cholesky" if n <= CHOLESKY_AUTO_MAX_N and cholesky_fits else "cg"
     return solver

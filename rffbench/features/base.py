@@ -53,6 +53,8 @@ PAIRS_KEY = Key(None, Check(lambda v: isinstance(v, bool), "use true, false or n
                             "map's default)", ["yes", 1], none=True),
                 "cos/sin pairs (D even) or cos + offset; null = the map's default")
 
+#: device=: where a run's maps transform (and its exact kernel products run)
+DEVICES = ("cpu", "cuda")
 #: features.chunk_rows (the config block and every map's constructor)
 CHUNK_ROWS = Int(1, none=True, text="use an integer >= 1 or null (automatic)")
 
@@ -137,6 +139,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     #: is (empty: the kernel's defaults, the median heuristic): a peer's own defaults (the
     #: sklearn_* maps: scikit-learn's samplers' gamma, coef0)
     KERNEL_DEFAULTS = {}
+    #: where :meth:`transform` runs: "cpu", or "cuda" (set by :meth:`on_device`)
+    device = "cpu"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -341,6 +345,22 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                   as_generator(self.random_state))
         return self
 
+    def on_device(self, device):
+        """This map (returned) with its :meth:`transform` on ``device``: "cpu", or "cuda"
+        (the maps of ``rffbench.cuda.MAPS``; ``pip install -e '.[gpu]'``).  ``fit`` draws
+        the parameters on the host either way, so one random_state gives the same features
+        on both up to rounding.  Not a constructor parameter: scikit-learn's ``clone`` of
+        the map transforms on the CPU."""
+        require(device in DEVICES, "device", device, f"use one of {', '.join(DEVICES)}")
+        if device != "cpu":  # the CPU path never imports rffbench.cuda
+            from ..cuda import MAPS
+
+            require(self.name in MAPS, "device", device,
+                    f"features={self.name} has no CUDA transform; maps with one: "
+                    f"{', '.join(MAPS)}")
+        self.device = device
+        return self
+
     def _chunks(self, X):
         """Row slices of X for transform: about CHUNK_ELEMENTS outputs each (and dense
         inputs, when a sparse X is densified chunk by chunk)."""
@@ -382,9 +402,16 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                    f"{getattr(out, 'dtype', '')}").strip()
             raise ValueError(f"out must be a writeable C-contiguous {X.dtype} array of shape "
                              f"{shape}, got {got}")
+        into = self._transform_into if self.device == "cpu" else self._cuda_into
         for rows, Xc in self._chunks(X):
-            self._transform_into(Xc, out[rows])
+            into(Xc, out[rows])
         return out
+
+    def _cuda_into(self, X, out):
+        """The features of the rows X on the GPU (rffbench.cuda.maps), copied into out."""
+        from ..cuda.maps import to_host, transform
+
+        to_host(transform(self, X.toarray() if sp.issparse(X) else X), out)
 
     def kernel_estimate(self, X, Y=None):
         """The kernel estimate z(x).z(y) + ``kernel_offset_`` for the rows of X and Y

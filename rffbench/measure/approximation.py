@@ -42,6 +42,7 @@ from scipy.sparse.linalg import eigsh, svds
 from .. import _numba as nbk
 from .. import theory
 from ..checks import N_POINTS, Check, Int, OneOf, check_constraints
+from ..exact import device_gram
 from ..memory import Need
 from ..progress import Progress
 from ..results import REDRAWS_FILE, record
@@ -144,13 +145,14 @@ def estimate_error_into(fmap, ZX, ZY, K, out):
 
 
 class Target:
-    """The exact kernel on the points of a run: K = k(X, Y) and its norms."""
+    """The exact kernel on the points of a run: K = k(X, Y) and its norms (``device="cuda"``:
+    K from the GPU's Gram kernel where the kernel has one, rffbench.exact.device_gram)."""
 
-    def __init__(self, kernel, X, Y, symmetric):
+    def __init__(self, kernel, X, Y, symmetric, device="cpu"):
         self.kernel, self.symmetric = kernel, symmetric
         self.X = np.asarray(X, dtype=np.float64)
         self.Y = self.X if symmetric else np.asarray(Y, dtype=np.float64)
-        self.K = kernel.gram(self.X, self.Y)
+        self.K = device_gram(kernel, self.X, self.Y, device)
         _, _, k_sq = nbk.abs_max_sum_sq(self.K)
         self.fro = float(np.sqrt(k_sq))
         self.two = spectral_norm(self.K, symmetric=symmetric)
@@ -262,7 +264,7 @@ class Approximation(Measurement):
     def run(self, ctx, cfg):
         X, Y, note = points(ctx, cfg)
         symmetric = cfg.cross is False
-        target = Target(ctx.kernel, X, Y, symmetric)
+        target = Target(ctx.kernel, X, Y, symmetric, ctx.cfg.device)
         buf = np.empty_like(target.K)
         R = cfg.redraws
         values = {m: np.empty(R) for m in METRICS}

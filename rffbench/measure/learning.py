@@ -111,7 +111,7 @@ def exact_solver(ctx):
     """'cholesky' or 'cg': model.exact_solver with auto resolved for this run
     (exact.choose_solver, given whether the Cholesky's matrices fit in memory)."""
     return choose_solver(ctx.cfg.model.exact_solver, ctx.data.X_train.shape[0],
-                         _cholesky_bytes(ctx) <= _budget())
+                         _cholesky_bytes(ctx) <= _budget(), device=ctx.cfg.device)
 
 
 def _budget():
@@ -429,6 +429,8 @@ def _exact(ctx, cfg):
                model={k: getattr(m, k) for k in EXACT_MODEL_KEYS})
     if cfg.processes > 1:  # (absent at 1: keys stay those of older sweeps)
         key["learning"].update(processes=cfg.processes, unstable_ratio=cfg.unstable_ratio)
+    if c.device != "cpu":  # (absent on the CPU: keys stay those of older sweeps)
+        key["device"] = c.device
     if c.backend.name != "local":  # (absent when local: keys stay those of older sweeps)
         key["backend"] = block_identity("backend", c.backend)  # not backend.timeout
     return ctx.shared("exact_krr", key, lambda: _exact_rows(ctx, cfg))
@@ -457,6 +459,9 @@ def products_note(info):
     if route == "sorted coordinates":
         return (f"{n} kernel products through the kernel's sorted coordinates, prefix sums of "
                 f"the minima (no pair evaluated, K never formed; float64{unused})")
+    if route == "cuda tiles":
+        return (f"{n} kernel products on the GPU (CUDA tiles in shared memory, K never stored; "
+                f"float64{unused})")
     if route == "python tiles":
         return (f"{n} kernel products tile by tile through the kernel's Gram (K never stored; "
                 f"float64 tiles{unused})")
@@ -481,7 +486,7 @@ def _exact_rows(ctx, cfg):
     solver = exact_solver(ctx)
     cg = dict(solver=solver, tol=m.cg_tol, max_iter=m.cg_max_iter,
               precond_rank=m.precond_rank, precision=m.exact_precision,
-              backend=ctx.backend if solver == "cg" else None)
+              backend=ctx.backend if solver == "cg" else None, device=ctx.cfg.device)
     lam, lam_note = m.lam, "fixed by model.lam"
     if lam == "auto":
         fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
@@ -503,7 +508,8 @@ def _exact_rows(ctx, cfg):
             warm_model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed,
                                   **dict(cg, **short)).fit(Xtr[:few], Ytr[:few])
             warm_model.predict(Xte[:8])
-            if fused_product(Xte.shape[0], Xtr.shape[0]):  # the full-size prediction's path
+            if fused_product(Xte.shape[0], Xtr.shape[0]) and ctx.cfg.device == "cpu":
+                # the full-size prediction's path
                 kernel = warm_model.kernel_
                 prepared_times(kernel, kernel.inputs(Xte[:8]), kernel.inputs(Xtr[:few]),
                                np.ones((few, 1)), fused=True)

@@ -1,12 +1,23 @@
 """Every CUDA kernel of rffbench.cuda against a plain-numpy reference, over shapes from 1
 (d = 1, N = 1, odd m), float64 and float32, C, Fortran and strided host inputs and device
-inputs.  Shapes stay small: on the simulator each CUDA thread is a Python thread."""
+inputs; then the kernel product as device=cuda uses it (rffbench.exact's device operator,
+Gram, predictions and exact KRR by cg against the CPU's).  Shapes stay small: on the
+simulator each CUDA thread is a Python thread."""
 import numpy as np
 import pytest
 from scipy.linalg import hadamard
 
 from rffbench.cuda import gemm
 from rffbench.cuda import kernels as ck
+from rffbench.exact import (
+    DeviceKernelOperator,
+    ExactKRR,
+    KernelOperator,
+    device_gram,
+    kernel_times,
+    select_lambda,
+)
+from rffbench.kernels import make_kernel
 
 SHAPES = [(1, 1), (2, 3), (5, 17)]
 DTYPES = [np.float64, np.float32]
@@ -135,6 +146,20 @@ def test_kernel_matvec(profile, n, m, d, c, dtype, rng):
     np.testing.assert_allclose(got1[:, 0], np.exp(-0.4 * s) @ V[:, 0], rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.parametrize("profile", [ck.SQ_EXP, ck.EXP_L2, ck.EXP_L1])
+@pytest.mark.parametrize("n,m,d", [(1, 1, 1), (3, 4, 2), (17, 5, 3)])  # past one 16 x 16 block
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["C", "F", "device"])
+def test_kernel_gram(profile, n, m, d, dtype, layout, rng):
+    X, Y = rng.normal(size=(n, d)).astype(dtype), rng.normal(size=(m, d)).astype(dtype)
+    diff = X.astype(np.float64)[:, None] - Y.astype(np.float64)[None]
+    s = {ck.SQ_EXP: (diff ** 2).sum(-1), ck.EXP_L2: np.sqrt((diff ** 2).sum(-1)),
+         ck.EXP_L1: np.abs(diff).sum(-1)}[profile]
+    got = _host(ck.kernel_gram(_layouts(X)[layout], Y, profile, 0.7))
+    assert got.shape == (n, m) and got.dtype == np.float64
+    np.testing.assert_allclose(got, np.exp(-0.7 * s), rtol=1e-12, atol=1e-14)
+
+
 def test_a_padded_dimension_past_the_shared_transform_is_refused():
     S = np.ones((1, 2048))
     with pytest.raises(ValueError, match="power of two up to 1024, not L = 2048"):
@@ -152,3 +177,68 @@ def test_gemm_then_cosine_is_the_rff_transform(dtype, rng):
     P = gemm.project(X, fmap.random_weights_)
     got = _host(ck.cos_offset_scale(P, fmap.random_offset_, np.sqrt(2.0 / 9)))
     np.testing.assert_allclose(got, fmap.transform(X), **_tol(dtype))
+
+
+# --------------------------------------------------------------------------
+# the kernel product through rffbench.exact (device=cuda): the GPU's kernel operator,
+# Gram and exact KRR against the CPU's
+# --------------------------------------------------------------------------
+KERNELS = [("gaussian", {}), ("laplacian", {}), ("matern", dict(nu=0.5))]
+
+
+@pytest.mark.parametrize("kernel,params", KERNELS)
+@pytest.mark.parametrize("n,d", [(1, 1), (9, 3), (40, 2)])
+def test_the_device_operator_is_the_cpu_operator(kernel, params, n, d, rng):
+    k = make_kernel(kernel, lengthscale=0.9, **params).fit(None)
+    X = rng.normal(size=(n, d))
+    V = rng.normal(size=(n, 2))
+    cpu, gpu = KernelOperator(k, X), DeviceKernelOperator(k, X)
+    np.testing.assert_allclose(gpu.matvec(V), cpu.matvec(V), rtol=1e-11, atol=1e-12)
+    idx = np.arange(0, n, 2)
+    np.testing.assert_allclose(gpu.columns(idx), cpu.columns(idx), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gpu.diagonal(), cpu.diagonal(), rtol=1e-15)
+    assert gpu.products == 1 and gpu.route == "cuda tiles" and gpu.precision_used == "float64"
+    Y = rng.normal(size=(5, d))
+    np.testing.assert_allclose(device_gram(k, Y, X, "cuda"), k.gram(Y, X), rtol=1e-12,
+                               atol=1e-14)
+    np.testing.assert_allclose(kernel_times(k, Y, X, V, "cuda"), k.gram(Y, X) @ V,
+                               rtol=1e-11, atol=1e-12)
+
+
+def test_a_kernel_without_a_gpu_product_is_one_line():
+    from rffbench.errors import ConfigError
+
+    k = make_kernel("cauchy", lengthscale=1.0).fit(None)
+    with pytest.raises(ConfigError, match="kernel=cauchy has no exact product on the GPU "
+                                          r"\(device=cuda\): kernels with one: gaussian"):
+        DeviceKernelOperator(k, np.ones((2, 1)))
+    np.testing.assert_allclose(device_gram(k, np.ones((2, 1)), np.zeros((1, 1)), "cuda"),
+                               k.gram(np.ones((2, 1)), np.zeros((1, 1))))  # the CPU's
+
+
+def test_exact_krr_by_cg_on_the_device_is_the_cpus(rng):
+    X = rng.normal(size=(30, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=30)
+    kw = dict(kernel="gaussian", lengthscale=1.0, lam=1e-2, solver="cg", tol=1e-12,
+              random_state=0)
+    cpu = ExactKRR(**kw).fit(X, y)
+    gpu = ExactKRR(device="cuda", **kw).fit(X, y)
+    assert gpu.solver_info_["route"] == "cuda tiles" and gpu.solver_info_["converged"]
+    np.testing.assert_allclose(gpu.dual_coef_, cpu.dual_coef_, rtol=1e-8, atol=1e-9)
+    Xt = rng.normal(size=(6, 2))
+    np.testing.assert_allclose(gpu.predict(Xt), cpu.predict(Xt), rtol=1e-9, atol=1e-10)
+    auto = ExactKRR(device="cuda", **dict(kw, solver="auto")).fit(X, y)
+    assert auto.solver_info_["solver"] == "cg"  # on the GPU auto is cg
+
+
+def test_the_lambda_grid_on_the_device_is_the_cpus(rng):
+    """select_lambda by cg: one operator and preconditioner on the device, a solve per
+    lambda, the validation scores through the device's K(X_val, X_fit) A."""
+    k = make_kernel("gaussian", lengthscale=1.2).fit(None)
+    X, Xv = rng.normal(size=(20, 2)), rng.normal(size=(6, 2))
+    Y = np.cos(X[:, :1])
+    kw = dict(solver="cg", tol=1e-12, random_state=0)
+    cpu = select_lambda(k, X, Y, Xv, [1e-3, 1e-1], **kw)
+    gpu = select_lambda(k, X, Y, Xv, [1e-3, 1e-1], device="cuda", **kw)
+    for a, b in zip(gpu, cpu):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-9)
