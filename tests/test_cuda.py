@@ -78,15 +78,16 @@ def test_device_cuda_is_refused_in_one_line_where_it_cannot_run(tmp_path):
 
 
 RUN = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8", "seed=3", "model.lam=0.01",
-       "model.exact_solver=cg", "model.cg_tol=1e-11", "measure.bounds.enabled=false",
-       "measure.approximation.n_points=30"]
+       "model.exact_solver=cg", "model.cg_tol=1e-11", "measure.bounds.trials=3",
+       "measure.bounds.n_points=10", "measure.approximation.n_points=30"]
 
 
 @pytest.mark.skipif(not _have_numba_cuda(), reason="numba-cuda is not installed (pip install "
                                                    "-e '.[test]' installs it for the simulator)")
 def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
     """The installed ``rffbench device=cuda`` on numba's CUDA simulator and ``python run.py``
-    on the CPU, same config: every approximation and learning number agrees to rounding
+    on the CPU, same config: every approximation, learning and bounds number agrees to
+    rounding
     (the maps draw on the host; exact KRR by cg on both), the device column says where
     each ran, and the timing measurement records the device's parts (the device clock
     n/a on the simulator, with its reason)."""
@@ -114,7 +115,8 @@ def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
 
     approx = ["max_abs_error", "rel_fro_error", "rel_spectral_error", "expected_rel_fro_error"]
     learn = ["test_rmse", "test_rel_rmse", "cg_iterations"]
-    for m, metrics in (("approximation", approx), ("learning", learn)):
+    bounds = ["eps_empirical", "diam"]  # trials one at a time on the device, threads here
+    for m, metrics in (("approximation", approx), ("learning", learn), ("bounds", bounds)):
         a, b = values(g, m, metrics), values(c, m, metrics)
         assert list(a.index) == list(b.index) and len(a) >= 3
         np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=1e-8, atol=1e-10)

@@ -115,6 +115,12 @@ class BoundsConfig:
 
 
 def _workers(ctx, cfg):
+    """Trials run at once: one per thread on the CPU; one at a time with device=cuda (the
+    GPU takes the transforms in turn on its one stream anyway, and numba's CUDA simulator
+    swaps a kernel module's globals while a kernel runs: launches from two threads break
+    it)."""
+    if ctx.cfg.device != "cpu":
+        return 1
     return max(1, min(ctx.threads, cfg.trials))
 
 
