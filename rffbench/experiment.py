@@ -376,7 +376,8 @@ def summary_table(df) -> str:
     h = df.iloc[0].to_dict()
     out = [f"rffbench run {h['run_id']}: {h['features']} D={h['D']} | {h['kernel']} "
            f"l={h['lengthscale']:.4g} | {h['dataset']} n_train={h['n_train']} d={h['d']} | "
-           f"{h['dtype']}, {h['threads']} threads"]
+           f"{h['dtype']}, {h['threads']} threads"
+           + (f", device={h['device']}" if h.get("device", "cpu") != "cpu" else "")]
     for name, part in df.groupby("measurement", sort=False):
         rows = part[part.dist.isna()].copy()
         rows["method"] = rows.method.fillna("")

@@ -107,6 +107,8 @@ def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
     assert cpu.returncode == 0, cpu.stderr[-3000:]
     g, c = (read_records(tmp_path / k / "records.csv") for k in ("gpu", "cpu"))
     assert set(g.device) == {"cuda"} and set(c.device) == {"cpu"}
+    assert re.search(r"^rffbench run \w+: .* threads, device=cuda$", gpu.stdout, re.M)
+    assert re.search(r"^rffbench run \w+: .* threads$", cpu.stdout, re.M)  # the CPU: unsaid
     assert g.run_id.iloc[0] != c.run_id.iloc[0]  # device is part of the run's identity
 
     def values(df, measurement, metrics):
