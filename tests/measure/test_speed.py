@@ -152,10 +152,17 @@ def test_polynomial_maps_against_their_scikit_learn_peer():
     recorded), with their own limits; no numpy cosine reference (not shift-invariant)."""
     df, _ = run(compose_config([*SPEED_MAPS, "kernel=polynomial", "features=tensorsketch",
                                 "measure.speed.maps=[tensorsketch,maclaurin]"]))
+    every = df[df.measurement == "speed"].set_index(["method", "metric"])
     sp = df[(df.measurement == "speed") & df.value.notna()]
     v = sp.set_index(["method", "metric"]).value
+    touch = every.value.xs("first_touch_s", level="metric").iloc[0]
     for m in ("transform/tensorsketch", "transform/maclaurin"):
-        assert v[m, "speedup_vs_sklearn"] > 0 and v[m, "fraction_of_limit"] > 0
+        assert v[m, "speedup_vs_sklearn"] > 0
+        frac = every.loc[(m, "fraction_of_limit")]
+        if frac.value == frac.value:  # recorded: a positive ratio
+            assert frac.value > 0
+        else:  # n/a only where a fresh output's first touch took as long as the call, said so
+            assert "not measurable" in frac.note and v[m, "time_s"] <= 3 * touch, frac.note
     assert v["transform/sklearn_polysketch", "time_s"] > 0
     assert "transform/numpy" not in set(sp.method)
 
