@@ -89,6 +89,9 @@ class RunContext:
     #: the sweep's store (None: a run alone), for results that runs share
     store: Optional[object] = None
     run_id: str = ""
+    #: a sparse map's output columns once it is fitted on the training rows (the memory
+    #: plan's second pass); None before, and for dense maps
+    n_columns: Optional[int] = None
 
     @property
     def map_cls(self):
@@ -203,13 +206,7 @@ def run(cfg, threads=None, store=None, rid=None):
                if getattr(getattr(conf.measure, name, None), "enabled", False)]
     if conf.backend.name != "local":
         ctx.backend  # connects (or starts a LocalCluster); a missing extra stops here
-    plan = run_plan(ctx, enabled)  # every allocation that grows with n, d, D, before any
-    if given.D_n is not None:  # refusals name the key the user set, in the user's unit
-        plan.in_user_units("D", "D_n", given.D_n, lambda u: given.output_dim(data.d, D_n=u))
-    elif given.D_unit != "output":
-        plan.in_user_units("D", "D", given.D, lambda u: given.output_dim(data.d, D=u))
-    plan.set_by_user(changes(given))
-    plan.check()
+    check_plan(ctx, enabled, given)  # every allocation that grows with n, d, D, before any
     ctx.kernel = kernel = resolve_kernel(conf.kernel, ctx.fit_rows, conf.seed)
     check_kernel(conf.kernel.name, kernel, ctx.fit_rows)  # a plug-in's Gram on the data
     if data.streamed:  # the training columns' range, from the loading pass
@@ -228,8 +225,10 @@ def run(cfg, threads=None, store=None, rid=None):
     n_freq = ctx.map_cls.n_freq_for(conf.D, kernel.name, **conf.features.map_params())
     # output columns: D, or (binning) the bins the training set occupies (the fitted map's
     # output width, scikit-learn's _n_features_out)
-    n_columns = ctx.make_map().fit(ctx.fit_rows)._n_features_out \
-        if ctx.map_cls.tags.sparse_output else conf.D
+    n_columns = conf.D
+    if ctx.map_cls.tags.sparse_output:
+        n_columns = ctx.n_columns = ctx.make_map().fit(ctx.fit_rows)._n_features_out
+        check_plan(ctx, enabled, given)  # again, with the columns (ridge: primal or dual)
     log.info("run %s: %s on %s (n_train=%d, d=%d), kernel=%s lengthscale=%.4g, D=%d",
              rid, ctx.map_cls.name, data.name, data.X_train.shape[0], data.d,
              kernel.describe(), kernel.ls, conf.D)
@@ -335,6 +334,19 @@ def check_frequency_range(kernel, data, conf):
                           f"(about {scale / kernel.ls:.3g}) leave {conf.dtype}'s range; use a "
                           f"lengthscale >= {scale / limit:.3g}"
                           + (" or dtype=float64" if conf.dtype == "float32" else ""))
+
+
+def check_plan(ctx, enabled, given):
+    """The run's memory plan checked (ConfigError naming the key to change); refusals name
+    the key the user set (``given``: the config as given), in the user's unit."""
+    plan = run_plan(ctx, enabled)
+    d = ctx.data.d
+    if given.D_n is not None:
+        plan.in_user_units("D", "D_n", given.D_n, lambda u: given.output_dim(d, D_n=u))
+    elif given.D_unit != "output":
+        plan.in_user_units("D", "D", given.D, lambda u: given.output_dim(d, D=u))
+    plan.set_by_user(changes(given))
+    plan.check()
 
 
 def run_plan(ctx, enabled):

@@ -125,9 +125,10 @@ class FeatureModel:
         return out
 
     @classmethod
-    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map):
+    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map, columns=None):
         """(what, bytes) of fitting on ``n`` rows of D features in chunks of ``rows``;
-        ``fmap_bytes(r)`` is the map's memory to transform r rows."""
+        ``fmap_bytes(r)`` is the map's memory to transform r rows; ``columns``: a sparse
+        map's output columns once it is fitted (None before)."""
         raise NotImplementedError
 
 
@@ -251,15 +252,22 @@ class FeatureRidge(FeatureModel):
         return decode(out, task)
 
     @classmethod
-    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map):
-        """Z^T Z, its symmetric copy and the factor (3 D x D) and one feature chunk; a
-        sparse map with more columns than training rows is solved in the dual (an n x n
-        Gram and its factor): its columns are known after the fit only, so the plan
-        counts the dual, the larger of the two."""
-        if sparse_map:
-            return ("ridge in the dual: n_train x n_train", 16.0 * n * n + fmap_bytes(n))
-        return ("ridge on features: 3 D x D matrices",
-                8.0 * (3 * D * D + rows * D + D * n_out) + fmap_bytes(rows))
+    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map, columns=None):
+        """Z^T Z, its symmetric copy and the factor (3 D x D) and one feature chunk, D the
+        output columns; a sparse map with more columns than training rows is solved in
+        the dual (an n x n Gram and its factor).  A sparse map's columns are known once it
+        is fitted (``columns``): before, only the feature chunk is counted, and the run
+        plans again with them before any measurement (rffbench.experiment)."""
+        if sparse_map and columns is None:
+            return ("ridge on sparse features (planned again once their columns are "
+                    "known)", fmap_bytes(rows))
+        if sparse_map and columns > n:
+            return (f"ridge in the dual: n_train x n_train ({columns:.0f} columns > "
+                    f"{n} rows)", 16.0 * n * n + fmap_bytes(n))
+        C = D if columns is None else columns
+        return ("ridge on features: 3 D x D matrices" if columns is None else
+                f"ridge on features: 3 x {C:.0f}^2 (the sparse map's columns)",
+                8.0 * (3 * C * C + rows * C + C * n_out) + fmap_bytes(rows))
 
     def __init__(self, lam, center=True, chunk_rows=None, backend=None):
         self.lam = lam
@@ -369,7 +377,7 @@ class FeatureSGD(FeatureModel):
                               f"use one of {', '.join(SGD_LOSSES[task])}")
 
     @classmethod
-    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map):
+    def memory(cls, D, n, rows, n_out, fmap_bytes, sparse_map, columns=None):
         """One feature chunk, its float64 copy and the weights."""
         return ("sgd on feature chunks", 8.0 * (2 * rows * D + D * n_out) + fmap_bytes(rows))
 

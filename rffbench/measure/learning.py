@@ -652,20 +652,28 @@ class Learning(Measurement):
 
     def needs(self, ctx, cfg):
         """The model on features (its class's :meth:`~rffbench.models.FeatureModel.memory`:
-        ridge holds 3 D x D matrices and a chunk, in the dual (sparse maps) an n_train x n_train
-        Gram, sgd one chunk); lam=auto adds the validation predictions.  Exact KRR is not
-        planned here: it is skipped with its reason when it cannot fit."""
+        ridge holds 3 D x D matrices and a chunk, a sparse map's 3 x columns^2 or, with more
+        columns than rows, the dual's n_train x n_train Gram (planned once the columns are
+        known: ``ctx.n_columns``), sgd one chunk); lam=auto adds the validation
+        predictions.  Exact KRR is not planned here: it is skipped with its reason when it
+        cannot fit."""
         m, it, d = ctx.cfg.model, ctx.itemsize, ctx.data.d
         key, total, n_train_of = ctx.rows_key()
         n_out = max(ctx.data.n_classes, 1)
         grid = len(m.lam_grid) if m.lam == "auto" else 0
         model = MODELS[m.name]
 
+        cols = ctx.n_columns  # a sparse map's columns, once it is fitted (else None)
+
         def memory(v):
             D, n = v["D"], n_train_of(v[key])
             rows = min(chunk_rows(D, m.chunk_rows), n)
+            # the columns at other values of D: in proportion (one grid's bins per unit of
+            # D), at most one per row and unit of D
+            columns = None if cols is None else min(cols * D / ctx.cfg.D, n * D)
             return model.memory(D, n, rows, n_out, lambda r: ctx.map_cls.memory_bytes(
-                r, d, D, it, train_rows=n, **ctx.map_params), ctx.map_cls.tags.sparse_output)
+                r, d, D, it, train_rows=n, **ctx.map_params), ctx.map_cls.tags.sparse_output,
+                columns)
 
         what = memory({"D": ctx.cfg.D, key: total})[0]
         return [Need(f"the learning measurement ({what})",

@@ -286,3 +286,31 @@ def test_fit_and_predict_timed_again_in_fresh_worker_processes():
             flag = two.loc[(method, f"{what}_unstable"), "value"]
             assert ratio >= 1 and flag == float(ratio > 1.3)
         assert (method, "train_process_ratio") not in one.index
+
+
+@pytest.mark.parametrize("lengthscale,dual", [(50.0, False), (0.02, True)])
+def test_ridge_on_sparse_features_is_planned_by_their_columns(monkeypatch, lengthscale, dual):
+    """Binning's columns are known once it is fitted: the run plans again with them.  Few
+    wide bins (few columns, the primal: 3 x columns^2) run where the n x n dual would not
+    fit; many small bins (more columns than rows) plan the dual and are refused in one
+    line naming it, before any measurement.  The plan once counted the dual whatever
+    the columns: 16 n^2 bytes, 28 MB at n_train = 1,320 against the primal's 70 kB."""
+    from rffbench.errors import ConfigError
+
+    n_train = 1320
+    budget = 4 * n_train ** 2 + 2e6  # a quarter of the dual's Gram and its factor
+    monkeypatch.setattr(memory, "available_bytes", lambda: budget / memory.MEMORY_FRACTION)
+    args = ("dataset=synthetic", "dataset.n=1760", "dataset.d=2", "features=binning",
+            "kernel=laplacian", f"kernel.lengthscale={lengthscale}", "D=8", "model.lam=0.1",
+            "measure.learning.exact=false")
+    if not dual:
+        df = learning(*args)
+        ridge = df[df.method == "ridge"].set_index("metric")
+        assert ridge.value["test_rmse"] > 0 and df.n_train.iloc[0] == n_train
+        assert df.n_columns.iloc[0] < n_train  # the primal
+        return
+    with pytest.raises(ConfigError, match=r"^dataset.n=1760 is not allowed: the learning "
+                                          r"measurement \(ridge in the dual: n_train x n_train "
+                                          r"\(\d+ columns > 1320 rows\)\) needs .* more than "
+                                          r"80% of .*; dataset.n <= \d+ fits$"):
+        learning(*args)
