@@ -34,7 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cuda.timing import copy_times, device_times
+from ..clock import time_call
+from ..cuda.timing import device_times
 from ..cuda.timing import synchronize as _sync
 from ..errors import BenchError
 
@@ -71,7 +72,7 @@ def device_info():
 
 
 def _host_times(fn, repeats):
-    return copy_times(fn, repeats)[0]
+    return time_call(fn, repeats)[0]
 
 
 def map_rows(N, d, D, repeats, info):
@@ -79,6 +80,7 @@ def map_rows(N, d, D, repeats, info):
     from numba import cuda
 
     from ..cuda import maps as cmaps
+    from ..cuda.kernels import to_host
     from ..features import FEATURE_MAPS
 
     rows = []
@@ -95,7 +97,7 @@ def map_rows(N, d, D, repeats, info):
             out = cmaps.transform(fmap, X, dX)
             _sync()
             t = time.perf_counter()
-            host_out = out.copy_to_host() if hasattr(out, "copy_to_host") else out.get()
+            host_out = to_host(out)
             d2h = time.perf_counter() - t
             cpu_s = _host_times(lambda: fmap.transform(X), max(1, min(repeats, 3)))
             gemm = name in ("rff", "rff_pairs", "orf", "arccos", "positive")

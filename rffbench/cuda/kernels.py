@@ -220,8 +220,6 @@ def to_device(a):
     return a if on_device(a) else cuda.to_device(np.ascontiguousarray(a))
 
 
-_dev = to_device
-
 
 def to_host(a, out=None):
     """A device array (numba's or CuPy's) as a numpy array (into ``out``, C-contiguous, if
@@ -242,9 +240,9 @@ def _finish(result, host):
 def cos_offset_scale(Z, b, scale):
     """s cos(Z + b) (Z: n x m, b: m), in place on a device Z."""
     host = not on_device(Z)
-    dZ = _dev(Z)
+    dZ = to_device(Z)
     grid, block = _grid2(*dZ.shape)
-    _cos_offset_scale[grid, block](dZ, _dev(np.asarray(b, dtype=dZ.dtype)) if not on_device(b)
+    _cos_offset_scale[grid, block](dZ, to_device(np.asarray(b, dtype=dZ.dtype)) if not on_device(b)
                                    else b, dZ.dtype.type(scale))
     return _finish(dZ, host)
 
@@ -252,7 +250,7 @@ def cos_offset_scale(Z, b, scale):
 def sincos_pairs(P, scale):
     """[s cos P, s sin P] (n x 2m) of P (n x m)."""
     host = not on_device(P)
-    dP = _dev(P)
+    dP = to_device(P)
     n, m = dP.shape
     out = cuda.device_array((n, 2 * m), dtype=dP.dtype)
     grid, block = _grid2(n, m)
@@ -264,9 +262,9 @@ def activation(Z, code, scale, zero_below=None):
     """s step(Z) / s relu(Z) / s Z by ``code`` (step(0) = 1/2; |Z[i, j]| <= zero_below[i]
     counts as 0), in place on a device Z."""
     host = not on_device(Z)
-    dZ = _dev(Z)
+    dZ = to_device(Z)
     tol = zero_below is not None and len(zero_below) > 0
-    zb = _dev(np.asarray(zero_below if tol else np.zeros(1), dtype=np.float64))
+    zb = to_device(np.asarray(zero_below if tol else np.zeros(1), dtype=np.float64))
     grid, block = _grid2(*dZ.shape)
     _activation[grid, block](dZ, int(code), dZ.dtype.type(scale), zb, tol)
     return _finish(dZ, host)
@@ -275,9 +273,9 @@ def activation(Z, code, scale, zero_below=None):
 def positive(Z, shift, scale):
     """s exp(Z - shift_i), in place on a device Z."""
     host = not on_device(Z)
-    dZ = _dev(Z)
+    dZ = to_device(Z)
     grid, block = _grid2(*dZ.shape)
-    _positive[grid, block](dZ, _dev(np.asarray(shift, dtype=dZ.dtype)), dZ.dtype.type(scale))
+    _positive[grid, block](dZ, to_device(np.asarray(shift, dtype=dZ.dtype)), dZ.dtype.type(scale))
     return _finish(dZ, host)
 
 
@@ -291,12 +289,13 @@ def sorf_project(X, D1, D2, D3, scale, m):
     """(n x m) scale (H D1[b] H D2[b] H D3[b] x)[k] at column b L + k (x zero-padded to L,
     H unnormalised), as rffbench._numba.sorf_project."""
     host = not on_device(X)
-    dX = _dev(X)
+    dX = to_device(X)
     B, L = D1.shape
     _check_L(L)
     out = cuda.device_array((dX.shape[0], m), dtype=dX.dtype)
     if dX.shape[0]:
-        _sorf[(dX.shape[0], B), L](dX, _dev(D1), _dev(D2), _dev(D3), float(scale), out)
+        _sorf[(dX.shape[0], B), L](dX, to_device(D1), to_device(D2), to_device(D3),
+                                   float(scale), out)
     return _finish(out, host)
 
 
@@ -304,13 +303,13 @@ def fastfood_project(X, Bsign, Perm, G, S, scale, m):
     """(n x m) scale S[b, k] (H G[b] Pi[b] H B[b] x)[k] at column b L + k, with
     (Pi v)[k] = v[Perm[b, k]], as rffbench._numba.fastfood_project."""
     host = not on_device(X)
-    dX = _dev(X)
+    dX = to_device(X)
     B, L = G.shape
     _check_L(L)
     out = cuda.device_array((dX.shape[0], m), dtype=dX.dtype)
     if dX.shape[0]:
-        _fastfood[(dX.shape[0], B), L](dX, _dev(Bsign), _dev(np.asarray(Perm, np.int64)),
-                                       _dev(G), _dev(S), float(scale), out)
+        _fastfood[(dX.shape[0], B), L](dX, to_device(Bsign), to_device(np.asarray(Perm, np.int64)),
+                                       to_device(G), to_device(S), float(scale), out)
     return _finish(out, host)
 
 
@@ -319,9 +318,9 @@ def kernel_matvec(X, Y, V, profile, a):
     (EXP_L2) or |x - y|_1 (EXP_L1), one thread per row of X, Y in shared-memory tiles of
     TILE_J x TILE_K: no n x m matrix."""
     host = not on_device(X)
-    dX, dY = _dev(X), _dev(Y)
+    dX, dY = to_device(X), to_device(Y)
     V = np.asarray(V, dtype=np.float64) if not on_device(V) else V
-    dV = _dev(V.reshape(-1, 1) if not on_device(V) and V.ndim == 1 else V)
+    dV = to_device(V.reshape(-1, 1) if not on_device(V) and V.ndim == 1 else V)
     out = cuda.device_array((dX.shape[0], dV.shape[1]), dtype=np.float64)
     if dX.shape[0]:
         threads = min(ROWS_PER_BLOCK, dX.shape[0])  # small n: a small block (the simulator)
@@ -334,7 +333,7 @@ def kernel_gram(X, Y, profile, a):
     """K(X, Y) (n x m, float64) for the profiles of :func:`kernel_matvec`, one thread per
     entry (the n x m matrix is the result: the caller asked for it)."""
     host = not on_device(X)
-    dX, dY = _dev(X), _dev(Y)
+    dX, dY = to_device(X), to_device(Y)
     out = cuda.device_array((dX.shape[0], dY.shape[0]), dtype=np.float64)
     if dX.shape[0] and dY.shape[0]:
         grid, block = _grid2(dX.shape[0], dY.shape[0])

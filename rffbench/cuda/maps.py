@@ -11,7 +11,6 @@ import numpy as np
 from .._numba import ZERO_TOL
 from . import gemm
 from . import kernels as ck
-from .kernels import to_host  # noqa: F401  (the maps' callers copy back with it)
 
 
 def _project(fmap, X, dX):
@@ -76,4 +75,4 @@ def transform(fmap, X, dX=None):
         raise ValueError(f"features={fmap.name} with kernel={kernel.name}: the CUDA "
                          "transform of the structured maps takes shift-invariant kernels")
     X = np.ascontiguousarray(X)
-    return MAPS[fmap.name](fmap, X, ck._dev(X) if dX is None else dX)
+    return MAPS[fmap.name](fmap, X, ck.to_device(X) if dX is None else dX)

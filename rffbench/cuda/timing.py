@@ -1,5 +1,6 @@
 """Time on the device: CUDA events around a call, the first call (the kernels'
-compilation, the first transfer) timed apart by the host's clock."""
+compilation, the first transfer) timed apart by the host's clock.  What the host's clock
+times (a copy, a CPU call) goes through rffbench.clock.time_call."""
 from __future__ import annotations
 
 import time
@@ -42,15 +43,3 @@ def device_times(fn, repeats):
         times.append(e0.elapsed_time(e1) / 1e3)
     return first, float(np.median(times)), float(np.max(times) - np.min(times))
 
-
-def copy_times(fn, repeats):
-    """Median and spread of ``repeats`` host-clock timings of a copy (``fn`` returns when
-    the copy is complete: a copy to the host, or one to the device followed by
-    :func:`synchronize`), after one untimed call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), float(np.max(times) - np.min(times))

@@ -96,42 +96,48 @@ def explicit_feature_count(kernel, n, d):
         M <= FEATURES_PER_COORD * (d + 1) else None
 
 
-def cuda_profile(kernel, key="kernel"):
+def _gpu_profile(kernel):
     """(profile, a) of ``kernel``'s exact products on the GPU (rffbench.cuda.kernels: exp(-a
-    s) of the squared or L1 distance, or of the distance): the Gaussian, Laplacian and
-    Matern 1/2 kernels; ConfigError naming ``key`` for any other."""
+    s) of the squared or L1 distance, or of the distance), or None: the Gaussian, Laplacian
+    and Matern 1/2 kernels have one."""
     from .. import _numba as nbk
     from .. import cuda
 
     spec = kernel.tile_spec() if hasattr(kernel, "tile_spec") else None
-    if spec is not None:
-        if spec.tile == nbk.TILE_SQDIST and spec.profile == nbk.PROFILE_EXP:
-            return cuda.SQ_EXP, spec.a
-        if spec.tile == nbk.TILE_COORD and spec.kind == nbk.L1DIST \
-                and spec.profile == nbk.PROFILE_EXP:
-            return cuda.EXP_L1, spec.a
-        if spec.tile == nbk.TILE_COORD and spec.kind == nbk.SQDIST \
-                and spec.profile == nbk.PROFILE_EXP_SQRT:
-            return cuda.EXP_L2, spec.a
-    raise ConfigError(f"{key}={kernel.name} has no exact product on the GPU (device=cuda): "
-                      f"kernels with one: {', '.join(CUDA_KERNELS)}")
+    if spec is None:
+        return None
+    if spec.tile == nbk.TILE_SQDIST and spec.profile == nbk.PROFILE_EXP:
+        return cuda.SQ_EXP, spec.a
+    if spec.tile == nbk.TILE_COORD and spec.kind == nbk.L1DIST \
+            and spec.profile == nbk.PROFILE_EXP:
+        return cuda.EXP_L1, spec.a
+    if spec.tile == nbk.TILE_COORD and spec.kind == nbk.SQDIST \
+            and spec.profile == nbk.PROFILE_EXP_SQRT:
+        return cuda.EXP_L2, spec.a
+    return None
+
+
+def cuda_profile(kernel, key="kernel"):
+    """(profile, a) of ``kernel``'s exact products on the GPU (:func:`_gpu_profile`);
+    ConfigError naming ``key`` for a kernel without one."""
+    found = _gpu_profile(kernel)
+    if found is None:
+        raise ConfigError(f"{key}={kernel.name} has no exact product on the GPU (device=cuda): "
+                          f"kernels with one: {', '.join(CUDA_KERNELS)}")
+    return found
 
 
 def device_gram(kernel, X, Y, device="cpu"):
     """K(X, Y) (float64): with ``device="cuda"`` and a kernel of :func:`cuda_profile` by the
     GPU's Gram kernel, else (any kernel) the kernel's own ``gram`` on the CPU: the values
     do not depend on where, beyond rounding."""
-    if device == "cuda":
-        try:
-            profile, a = cuda_profile(kernel)
-        except ConfigError:
-            profile = None
-        if profile is not None:
-            from ..cuda import kernels as ck
+    found = _gpu_profile(kernel) if device == "cuda" else None
+    if found is None:
+        return kernel.gram(X, Y)
+    from ..cuda import kernels as ck
 
-            return ck.kernel_gram(kernel.inputs(X, dtype=np.float64),
-                                  kernel.inputs(Y, "Y", np.float64), profile, a)
-    return kernel.gram(X, Y)
+    return ck.kernel_gram(kernel.inputs(X, dtype=np.float64),
+                          kernel.inputs(Y, "Y", np.float64), *found)
 
 
 #: the kernels (and parameters) whose exact products :func:`cuda_profile` takes to the GPU

@@ -96,15 +96,15 @@ def _device_rows(fmap, X, repeats):
     copies by the host's clock, the first call apart."""
     from ..cuda import kernels as ck
     from ..cuda import maps as cmaps
-    from ..cuda.timing import copy_times, device_times, synchronize
+    from ..cuda.timing import device_times, synchronize
 
     Xc = np.ascontiguousarray(X)
     dX = ck.to_device(Xc)
     first, dev_med, dev_spread = device_times(lambda: cmaps.transform(fmap, Xc, dX), repeats)
-    h2d, h2d_spread = copy_times(lambda: (ck.to_device(Xc), synchronize()), repeats)
+    h2d, h2d_spread = time_call(lambda: (ck.to_device(Xc), synchronize()), repeats)
     out = cmaps.transform(fmap, Xc, dX)
     synchronize()
-    d2h, d2h_spread = copy_times(lambda: ck.to_host(out), repeats)
+    d2h, d2h_spread = time_call(lambda: ck.to_host(out), repeats)
     rows = f"{X.shape[0]} rows"
     return [
         record("timing", "map_device_time_s", dev_med, "s", spread=dev_spread,

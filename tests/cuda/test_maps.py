@@ -33,6 +33,14 @@ def test_the_cuda_transform_is_the_cpu_maps(name, kernel, params, N, d, D, dtype
     np.testing.assert_allclose(got, want, **tol)
 
 
+def test_the_config_checks_list_of_cuda_maps_is_the_transforms():
+    """rffbench.cuda.MAPS (read by the config check without a GPU package) names exactly
+    the maps rffbench.cuda.maps has a transform for."""
+    from rffbench import cuda
+
+    assert cuda.MAPS == tuple(sorted(maps.MAPS))
+
+
 def test_a_map_without_a_cuda_transform_is_one_line():
     X = np.arange(6.0).reshape(2, 3)
     fmap = FEATURE_MAPS["nystrom"](kernel="gaussian", n_components=2, random_state=0,
