@@ -98,19 +98,21 @@ def _load_tile(X, i0, r, sign, V):
 
 
 @nb.njit(inline="always", cache=True, error_model="numpy", fastmath=FMA)
-def _store_tile(V, i0, r, base, scale, rowscale, out):
-    """out[i0+t, base+k] = scale * rowscale[k] * V[k, t] for the columns that exist."""
+def _store_tile(V, i0, r, base, scale, rowscale, out, ncols):
+    """out[i0+t, base+k] = scale * rowscale[k] * V[k, t] for the columns below ncols."""
     L = V.shape[0]
-    for k in range(min(L, out.shape[1] - base)):
+    for k in range(min(L, ncols - base)):
         s = scale * rowscale[k]
         for t in range(r):
             out[i0 + t, base + k] = s * V[k, t]
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
-def sorf_project(X, D1, D2, D3, scale, out):
+def sorf_project(X, D1, D2, D3, scale, out, ncols):
     """out[i, b*L + k] = scale * (H D1[b] H D2[b] H D3[b] x_i)[k], x_i zero-padded
-    to L; only the first out.shape[1] columns are written (last block truncated).
+    to L; only the first ``ncols`` columns of out are written (last block truncated: the
+    whole C-contiguous out is passed, not a view of its columns, whose layout would change
+    with the number of rows and compile a second version).
     H unnormalised: the caller folds L^{-3/2} into ``scale``."""
     n = X.shape[0]
     B, L = D1.shape
@@ -132,14 +134,14 @@ def sorf_project(X, D1, D2, D3, scale, out):
                 for t in range(ROW_BLOCK):
                     V[k, t] *= s
             _fwht_cols(V)
-            _store_tile(V, i0, r, b * L, scale, ones, out)
+            _store_tile(V, i0, r, b * L, scale, ones, out, ncols)
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
-def fastfood_project(X, Bsign, Perm, G, S, scale, out):
+def fastfood_project(X, Bsign, Perm, G, S, scale, out, ncols):
     """out[i, b*L + k] = scale * (S[b] H G[b] Perm[b] H Bsign[b] x_i)[k], x_i
-    zero-padded to L, permutation as v2[k] = v[Perm[b, k]]; first out.shape[1]
-    columns written."""
+    zero-padded to L, permutation as v2[k] = v[Perm[b, k]]; the first ``ncols`` columns
+    of out written (as ``sorf_project``)."""
     n = X.shape[0]
     B, L = G.shape
     for ib in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
@@ -156,7 +158,7 @@ def fastfood_project(X, Bsign, Perm, G, S, scale, out):
                 for t in range(ROW_BLOCK):
                     W[k, t] = V[src, t] * g
             _fwht_cols(W)
-            _store_tile(W, i0, r, b * L, scale, S[b], out)
+            _store_tile(W, i0, r, b * L, scale, S[b], out, ncols)
 
 
 @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)

@@ -309,8 +309,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         require(c.ok(self.chunk_rows), "features.chunk_rows", self.chunk_rows, c.message())
 
     def _validate(self, X, reset):
+        # writeable: a read-only input is copied, not compiled for (nbk.as_compiled_input)
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             reset=reset, order="C")
+                             reset=reset, order="C", force_writeable=True)
 
     def fit(self, X, y=None):
         """Draw the random parameters for inputs of X's dimension (and resolve a

@@ -82,9 +82,11 @@ class FourierMap(FeatureMap):
     def _weights(self, dtype):
         return self._as("random_weights_", dtype)
 
-    def _project(self, X, out):
-        """out (n, m) <- X @ W^T, the frequencies' arguments (X dense or CSR)."""
-        project_into(X, self._weights(X.dtype), out)
+    def _project(self, X, out, m):
+        """out[:, :m] <- X @ W^T, the m frequencies' arguments (X dense or CSR; out (n, D)
+        C-contiguous, m <= D: the structured maps' compiled projections take the whole
+        array and m, one compiled version whatever the number of rows)."""
+        project_into(X, self._weights(X.dtype), out[:, :m])
 
     def projection_bound(self, X):
         """Per-row upper bound on |w.x| over the frequencies, O(n d)."""
@@ -96,7 +98,7 @@ class FourierMap(FeatureMap):
 
     def _transform_into(self, X, out):
         if not self.kernel_.shift_invariant:  # arc-cosine: step / relu of the directions
-            self._project(X, out)
+            self._project(X, out, out.shape[1])
             # a projection within ZERO_TOL of its bound is 0 (the step's midpoint): structured
             # or grid directions can be exactly orthogonal to a point, and rounding alone
             # (different in float32 and float64) would pick the side
@@ -119,7 +121,7 @@ class FourierMap(FeatureMap):
                 else:
                     nbk.gemm_cos_offset(X, W, offset, scale, bound, out)
             return
-        self._project(X, out[:, :m])  # chunk GEMM (or structured projection), cosine pass
+        self._project(X, out, m)  # chunk GEMM (or structured projection), cosine pass
         if self.pairs:
             nbk.sincos_pairs_inplace(out, m, scale, bound)
         else:

@@ -211,9 +211,9 @@ class StructuredOrthogonalRandomFeatures(_FWHTMap):
         self.max_row_norm_ = math.sqrt(L) / self.kernel_.ls  # rows are orthogonal, norm sqrt(L)/l
         return None, None
 
-    def _project(self, X, out):
+    def _project(self, X, out, m):
         S = self._as("signs_", np.float64)
-        nbk.sorf_project(X, S[0], S[1], S[2], self._scale, out)
+        nbk.sorf_project(X, S[0], S[1], S[2], self._scale, out, m)
 
 
 class Fastfood(_FWHTMap):
@@ -237,10 +237,10 @@ class Fastfood(_FWHTMap):
         self.max_row_norm_ = float(s.max()) / self.kernel_.ls  # row i has norm s_i / l
         return None, None
 
-    def _project(self, X, out):
+    def _project(self, X, out, m):
         f64 = np.float64
         nbk.fastfood_project(X, self._as("sign_", f64), self.perm_, self._as("gauss_", f64),
-                             self._as("chi_scale_", f64), self._scale, out)
+                             self._as("chi_scale_", f64), self._scale, out, m)
 
 
 class SignedCirculant(_StructuredMap):
@@ -269,9 +269,8 @@ class SignedCirculant(_StructuredMap):
         self.max_row_norm_ = float(np.linalg.norm(g, axis=1).max()) / self.kernel_.ls
         return None, None
 
-    def _project(self, X, out):
+    def _project(self, X, out, m):
         n, d = X.shape
-        m = out.shape[1]
         workers = numba.get_num_threads()
         Xf = scipy.fft.rfft(np.asarray(X, dtype=np.float64), axis=1, workers=workers)
         s = self._as("signs_", np.float64) / self.kernel_.ls

@@ -24,7 +24,8 @@ GRAM_BLOCK_ROWS = 1024
 
 
 def _as_float_2d(X, name="X"):
-    """X as a 2-d float array (float32 kept, other real dtypes as float64), C-contiguous;
+    """X as a 2-d float array (float32 kept, other real dtypes as float64), C-contiguous and
+    writeable (``rffbench._numba.as_compiled_input``);
     DataError for what a kernel cannot take: complex values (numpy would drop the
     imaginary part with only a warning), non-numbers, NaN or infinite values."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
@@ -40,7 +41,7 @@ def _as_float_2d(X, name="X"):
     if not finite.all():
         raise DataError(f"{name} has NaN or infinite values (row {int(np.argmin(finite))}): a "
                         "kernel's value there is not a number; drop or impute them first")
-    return np.ascontiguousarray(X)
+    return nbk.as_compiled_input(X)
 
 
 #: allowed lengthscales: 1/l^2, l^2, d/l^2 and |x - y|^2 / l^2 (data within

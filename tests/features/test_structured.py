@@ -37,7 +37,7 @@ def _fwht_radix2(A):
 def _check_projection(f, X, W):
     m = f.n_freq_
     got = np.empty((X.shape[0], m))
-    f._project(X, got)
+    f._project(X, got, m)
     np.testing.assert_allclose(got, X @ W[:m].T, rtol=0, atol=1e-12)
 
 
@@ -194,7 +194,7 @@ def test_dtype_chunks_and_numpy_cos_reference(name, rng, dtype):
     Z = f.transform(X)
     assert Z.dtype == dtype and Z.shape == (97, 24)
     A = np.empty((97, f.n_freq_))
-    f._project(X.astype(np.float64), A)
+    f._project(X.astype(np.float64), A, f.n_freq_)
     ref = math.sqrt(2 / 24) * np.hstack([np.cos(A), np.sin(A)])
     tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(Z, ref, rtol=0, atol=tol)
