@@ -16,10 +16,11 @@
 The full speed experiment (records, report figures) is ``python run.py -m
 experiment=speed``; this script is the quick check.
 
-For each shape (N, d, D), in ``--processes`` fresh worker processes one after the
-other (default 3; rffbench.measure.workers), each interleaved (A B C A B C ...) after a
-warm-up call of each, every call's output released before the next: the transform of
-every rffbench map in ``--maps`` (Gaussian kernel; default ``rff`` and ``rff_pairs``),
+For each shape (N, d, D), in ``--processes`` worker processes one after the other
+(default 3; rffbench.measure.workers: started once, shared by every shape), each
+interleaved (A B C A B C ...) after a warm-up call of each, every call's output
+released before the next: the transform of every rffbench map in ``--maps`` (Gaussian
+kernel; default ``rff`` and ``rff_pairs``),
 scikit-learn ``RBFSampler.transform`` (same Gaussian kernel, same D), the *limit*: a
 BLAS GEMM of the same shape into a preallocated output plus one streaming pass over
 that output (numba ``scale_inplace``), and the first touch of a fresh N x D output

@@ -138,8 +138,9 @@ def _parser():
     ap.add_argument("--threads", type=_number("--threads", lo=1, integer=True), default=None)
     ap.add_argument("--processes", type=_number("--processes", lo=1, hi=100, integer=True),
                     default=None,
-                    help="fresh worker processes each shape or kernel is timed in, one after "
-                         "the other (default 3): every time is the median of their medians")
+                    help="worker processes each shape or kernel is timed in, one after the "
+                         "other (default 3; started once, shared by every shape): every time "
+                         "is the median of their medians")
     ap.add_argument("--out", default=None, help="also write the table as CSV")
     ap.add_argument("--startup", action="store_true",
                     help="time the default `python run.py` cold (empty numba cache) and warm")

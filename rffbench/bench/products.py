@@ -1,5 +1,5 @@
 """``--products``: one exact kernel product per kernel against its limits (GEMM rate,
-the kernel's elementwise function), in fresh worker processes."""
+the kernel's elementwise function), in worker processes (a pool per command)."""
 from __future__ import annotations
 
 import math

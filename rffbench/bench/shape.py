@@ -1,5 +1,5 @@
 """The transform benchmark (``--shape``): every map, scikit-learn's RBFSampler, the peers
-and the limit (GEMM + one pass) on one N x d x D shape, in fresh worker processes."""
+and the limit (GEMM + one pass) on one N x d x D shape, in worker processes (a pool)."""
 from __future__ import annotations
 
 import math

@@ -27,6 +27,8 @@ def _builtins():
     measurement is its module (and its test), nothing else to register."""
     found = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):  # __main__: the timing worker's command, not a module
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for obj in vars(module).values():
             if isinstance(obj, type) and issubclass(obj, Measurement) and obj.name and \

@@ -72,10 +72,11 @@ class LearningConfig:
     repeats: int = 3
     #: ... when the fit took less than this many seconds
     cheap_s: float = 2.0
-    #: > 1: train_time_s and predict_time_s are timed again in this many fresh worker
-    #: processes, one after the other (rffbench.measure.workers; each fit as many times as
-    #: in the run); the records keep the median of their medians, their range and
-    #: whether they differ by more than unstable_ratio.  1: the run's own process only
+    #: > 1: train_time_s and predict_time_s are timed again in this many worker
+    #: processes (started once per command), one after the other
+    #: (rffbench.measure.workers; each fit as many times as in the run); the records
+    #: keep the median of their medians, their range and whether they differ by more
+    #: than unstable_ratio.  1: the run's own process only
     processes: int = 1
     #: per-process medians further apart than this (max / min) mark a time unstable
     unstable_ratio: float = UNSTABLE_RATIO
@@ -282,7 +283,7 @@ def exact_cell(model, warm_model, Xtr, Ytr, Xte):
 
 def in_workers(ctx, cfg, cell, kwargs, n_rep):
     """:class:`~rffbench.measure.workers.CellTimes` of ``fit`` and ``predict`` in
-    ``measure.learning.processes`` fresh worker processes (``n_rep`` calls each, as many
+    ``measure.learning.processes`` worker processes (``n_rep`` calls each, as many
     as the run's own timing made), or None when the run's own process is all."""
     if cfg.processes <= 1 or not n_rep:
         return None

@@ -1,7 +1,8 @@
 """Speed: rffbench's kernels against plain numpy, scikit-learn and the machine's limit.
 
-Each part is a *cell* timed in ``measure.speed.processes`` fresh worker processes, one
-after the other (rffbench.measure.workers, the practice of pyperf): in each, after one
+Each part is a *cell* timed in ``measure.speed.processes`` worker processes, one after
+the other (rffbench.measure.workers, the practice of pyperf; the workers are started once
+per command and time every cell of its sweep): in each, after one
 warm-up call of each implementation, ``repeats`` (>= 5) interleaved calls (A B C A B C
 ...), each call's output released before the next starts.  A time is the median of the
 processes' medians, its spread their range; ``process_ratio`` (max / min of the medians)
@@ -89,8 +90,8 @@ class SpeedConfig:
     enabled: bool = False
     #: interleaved warm repeats per implementation and worker process (>= 5)
     repeats: int = 5
-    #: fresh worker processes each cell is timed in, one after the other (pyperf's
-    #: practice): the records keep the median of their medians and their range
+    #: worker processes each cell is timed in, one after the other (pyperf's practice;
+    #: started once per command): the records keep the median of their medians and range
     processes: int = 3
     #: per-process medians further apart than this (max / min) mark a cell unstable in
     #: the records, the figures and the summary

@@ -1,4 +1,4 @@
-"""Timing in fresh worker processes, the practice of pyperf and asv.
+"""Timing in worker processes, the practice of pyperf and asv.
 
 Why: one process's times depend on the state it finds the machine in, not only on the
 code.  Measured on a 2-core virtual machine: the same transform took 0.07-0.16 s in
@@ -7,7 +7,7 @@ transparent huge pages that the kernel zeroes on first touch, and on a VM whose 
 reports free 2 MiB blocks to the host (free page reporting) a block that sat free for a
 second is zeroed again at ~5.5 ms instead of ~0.1 ms (docs/performance.md, "Timing on a
 virtual machine").  So a cell (the implementations of one comparison) is timed in
-``processes`` fresh interpreters, one after the other (never two at once: they would
+``processes`` worker processes, one after the other (never two at once: they would
 share the cores), each with its own warm-ups and ``repeats`` interleaved calls
 (:func:`interleaved_times`: every call's output is released before the next call
 starts).  Each process's median is kept; the cell's value is the median of those
@@ -15,15 +15,24 @@ medians, its spread their range, and a cell whose per-process medians differ by 
 than ``unstable_ratio`` (max / min) is *unstable*: its records, figure and summary say
 so (:class:`CellTimes`).
 
+The workers are a pool started once per command (:class:`WorkerPool`): the first cell
+starts ``processes`` interpreters (``python -m rffbench.measure --serve``) and every later
+cell of the command, of any run of a sweep, is timed in the same ones, each cell in
+every worker in turn.  A worker pays its imports and numba's cache loads once, not once
+per cell (the speed preset started 3 fresh interpreters for each of its ~40 cells: 28
+minutes, most of it start-ups), and the cells' order in each worker is on the record
+(:attr:`CellTimes.cell`): a drift across a sweep shows as a trend over it.
+
 The parent writes the cell's builder (a module-level function, by name) and its
 arguments with :mod:`pickle` into a private temporary directory (mode 0700, created and
-removed by this call) and runs ``python -m rffbench.measure TASK``; the worker
-sets its thread counts, builds the implementations (``build(**kwargs)``: name ->
-zero-argument callable), times them and prints one JSON line.  Nothing else reads the
-file.
+removed by this call) and sends its path to each worker on a line of its stdin; the
+worker sets its thread counts, builds the implementations (``build(**kwargs)``: name ->
+zero-argument callable), times them, drops them and prints one JSON line.  Nothing else
+reads the file.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -31,6 +40,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median as _median
@@ -73,9 +83,13 @@ class CellTimes:
     #: name -> one list of call times per process
     runs: dict
     unstable_ratio: float = UNSTABLE_RATIO
-    #: the 1-minute load at the start of each process
+    #: the 1-minute load at the start of the cell in each process
     loads: list = field(default_factory=list)
     machine: str = ""
+    #: the worker processes' ids, and how many cells each had timed before this one (its
+    #: place in the command's order: 0 for the first cell)
+    pids: list = field(default_factory=list)
+    cell: int = 0
 
     @property
     def processes(self):
@@ -116,10 +130,11 @@ class CellTimes:
     def note(self, name):
         """The words a record of ``name`` carries: processes, their medians, stability."""
         n = self.processes
+        order = f"; cell {self.cell + 1} of the command in each worker" if self.pids else ""
         if n == 1:
-            return "1 worker process"
+            return "1 worker process" + order
         meds = ", ".join(f"{m:.3g}" for m in self.medians(name))
-        text = f"median of {n} worker processes' medians ({meds} s)"
+        text = f"median of {n} worker processes' medians ({meds} s){order}"
         if self.unstable(name):
             text = (f"UNSTABLE: {text} differ by {self.ratio(name):.2f}x (> "
                     f"{self.unstable_ratio:g}x): the machine, not the code, decided them")
@@ -129,17 +144,118 @@ class CellTimes:
         return ", ".join(self.loads) if self.loads else "unknown"
 
 
+class _Worker:
+    """One long-lived timing worker: ``python -m rffbench.measure --serve``, a task's path
+    per line on its stdin, one JSON line per task on its stdout."""
+
+    def __init__(self, env):
+        self.errors = tempfile.TemporaryFile()  # bytes: offsets are positions
+        self.proc = subprocess.Popen([sys.executable, "-m", "rffbench.measure", "--serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.errors, text=True, env=env, bufsize=1)
+        self.cells = 0
+        self.said = 0  # how much of its stderr was passed on
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def run(self, path, timeout):
+        """The worker's answer to the task at ``path`` (a dict), or None when it died or took
+        longer than ``timeout`` s (it is then stopped)."""
+        answer = []
+
+        def read():
+            try:
+                self.proc.stdin.write(f"{path}\n")
+                self.proc.stdin.flush()
+                for line in self.proc.stdout:
+                    if line.startswith("{"):
+                        answer.append(json.loads(line))
+                        return
+            except (OSError, ValueError):
+                return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        self.pass_on()
+        if not answer:
+            self.stop()
+            return None
+        self.cells += 1
+        return answer[0]
+
+    def pass_on(self):
+        """What the worker printed on stderr since the last task, printed on this process's
+        stderr (warnings, a library's complaints: nothing a worker says is hidden)."""
+        self.errors.seek(self.said)
+        data = self.errors.read()
+        self.said += len(data)
+        if data:
+            sys.stderr.write(data.decode(errors="replace"))
+
+    def last_error(self):
+        from ..errors import first_line
+
+        self.errors.seek(0)
+        lines = self.errors.read().decode(errors="replace").strip().splitlines()
+        return first_line(lines[-1]) if lines else "no output"
+
+    def stop(self):
+        if self.alive():
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+class WorkerPool:
+    """The command's timing workers (module docs), started when a cell first asks for
+    them, kept for every later cell with the same import path, stopped at exit.  A worker
+    that died or timed out is replaced by a fresh one at the next cell."""
+
+    def __init__(self):
+        self.workers = []
+        self.path = None
+        self.lock = threading.Lock()
+        atexit.register(self.close)
+
+    def take(self, n, import_path):
+        """``n`` live workers whose imports see ``import_path``."""
+        if import_path != self.path:  # another plug-in folder on the path: new workers
+            self.close()
+            self.path = import_path
+        self.workers = [w for w in self.workers if w.alive()]
+        env = dict(os.environ, PYTHONPATH=import_path)
+        while len(self.workers) < n:
+            self.workers.append(_Worker(env))
+        return self.workers[:n]
+
+    def close(self):
+        for w in self.workers:
+            w.stop()
+        self.workers = []
+
+
+#: the command's pool (tests start one of their own: WorkerPool())
+POOL = WorkerPool()
+
+
 def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
-                      unstable_ratio=UNSTABLE_RATIO, warmups=1):
+                      unstable_ratio=UNSTABLE_RATIO, warmups=1, pool=None):
     """:class:`CellTimes` of the implementations ``build(**kwargs)`` returns (name ->
-    zero-argument callable), each of ``processes`` fresh worker processes timing them by
-    :func:`interleaved_times`.  ``build`` is a module-level function (found by name in
-    the worker); ``threads``: numba's and the BLAS's threads in the worker (default: this
-    process's numba threads).  RffbenchError (one line) when a worker fails."""
+    zero-argument callable), timed by :func:`interleaved_times` in each of ``processes``
+    worker processes of ``pool`` (default the command's :data:`POOL`), one after the
+    other.  ``build`` is a module-level function (found by name in the worker);
+    ``threads``: numba's and the BLAS's threads in the worker (default: this process's
+    numba threads).  RffbenchError (one line) when a worker fails."""
     import numba
 
-    from ..errors import RffbenchError, first_line
+    from ..errors import RffbenchError
 
+    pool = POOL if pool is None else pool
     threads = threads or numba.get_num_threads()
     module = build.__module__
     if module == "__main__":  # python -m rffbench.bench: the worker imports it by its name
@@ -147,42 +263,41 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
     task = dict(build=f"{module}:{build.__qualname__}", kwargs=kwargs,
                 repeats=int(repeats), threads=int(threads), warmups=int(warmups))
     runs, loads = {}, []
-    with tempfile.TemporaryDirectory(prefix="rffbench-timing-") as tmp:  # mode 0700
+    # the workers import what this process can (a plug-in map's module, a builder's)
+    import_path = os.pathsep.join(p or os.getcwd() for p in sys.path)
+    with pool.lock, tempfile.TemporaryDirectory(prefix="rffbench-timing-") as tmp:  # 0700
         path = Path(tmp) / "task.pkl"
         with open(path, "wb") as fh:
             pickle.dump(task, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        # the worker imports what this process can (a plug-in map's module, a builder's)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path))
-        for _ in range(processes):
-            try:
-                proc = subprocess.run([sys.executable, "-m", "rffbench.measure", str(path)],
-                                      capture_output=True, text=True, env=env,
-                                      timeout=WORKER_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise RffbenchError(f"{task['build']}: a timing worker took more than "
-                                    f"{WORKER_TIMEOUT_S} s") from None
-            lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-            res = json.loads(lines[-1]) if lines else {}
-            if proc.returncode != 0 or "times" not in res:
-                tail = res.get("error") or first_line(
-                    (proc.stderr.strip().splitlines() or ["no output"])[-1])
-                raise RffbenchError(f"{task['build']}: a timing worker failed (exit "
-                                    f"{proc.returncode}): {tail}")
+        workers = pool.take(processes, import_path)
+        cell = min(w.cells for w in workers)
+        for w in workers:
+            res = w.run(path, WORKER_TIMEOUT_S)
+            if res is None:
+                why = (f"took more than {WORKER_TIMEOUT_S} s" if w.proc.returncode in
+                       (None, -9) else f"failed (exit {w.proc.returncode}): {w.last_error()}")
+                raise RffbenchError(f"{task['build']}: a timing worker {why}")
+            if "times" not in res:
+                raise RffbenchError(f"{task['build']}: a timing worker failed: "
+                                    f"{res.get('error', 'no answer')}")
             for name, t in res["times"].items():
                 runs.setdefault(name, []).append(t)
             loads.append(res.get("load", "unknown"))
-    return CellTimes(runs, unstable_ratio, loads, machine_text())
+        pids = [w.proc.pid for w in workers]
+    return CellTimes(runs, unstable_ratio, loads, machine_text(), pids, cell)
 
 
 def worker(path):
-    """The worker's side: a dict with ``times`` (name -> call times) and ``load``, or
-    ``error`` (an RffbenchError's line)."""
+    """The worker's side of one task: a dict with ``times`` (name -> call times) and
+    ``load``, or ``error`` (an RffbenchError's line, or the exception that stopped the
+    cell); the implementations are dropped before it returns."""
+    import gc
     import importlib
 
     import numba
     from threadpoolctl import threadpool_limits
 
-    from ..errors import RffbenchError
+    from ..errors import RffbenchError, first_line
 
     with open(path, "rb") as fh:
         task = pickle.load(fh)
@@ -198,4 +313,18 @@ def worker(path):
             times = interleaved_times(impls, task["repeats"], task["warmups"])
         except RffbenchError as exc:
             return dict(error=str(exc).splitlines()[0])
+        except Exception as exc:  # a serving worker goes on with the next cell
+            return dict(error=f"{type(exc).__name__}: {first_line(exc)}")
+        finally:
+            impls = None
+            gc.collect()
     return dict(times=times, load=load)
+
+
+def serve(lines=sys.stdin, out=sys.stdout):
+    """The serving worker's loop: a task's path per line in, :func:`worker`'s answer as one
+    JSON line out, until its input closes."""
+    for line in lines:
+        if line.strip():
+            out.write(json.dumps(worker(line.strip())) + "\n")
+            out.flush()
