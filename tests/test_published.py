@@ -7,7 +7,6 @@ import pickle
 import re
 import shutil
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from rffbench.published.quffka import extract
 from rffbench.published.safe import UnsafePickleError, load_arrays
 from rffbench.report.collect import flatten
 from rffbench.report.grouping import with_added_defaults
-from tests.helpers import compose_config, needs_fetched, run_cli
+from tests.helpers import compose_config, needs_fetched, run_cli, run_module
 
 PAPER = PAPERS["munkhoeva2018"]
 
@@ -101,8 +100,7 @@ def test_extraction_summarises_each_point(tmp_path):
     np.testing.assert_allclose(df["mean"], runs.mean(axis=1))
     np.testing.assert_allclose(df.sd, runs.std(axis=1, ddof=1))
     assert list(df.distinct) == [20] * 5 and list(df.n_freq) == [34 * n for n in range(1, 6)]
-    out = subprocess.run([sys.executable, "-m", "rffbench.published.quffka", str(path),
-                          "--commit", "abc1234"], capture_output=True, text=True)
+    out = run_module("rffbench.published.quffka", str(path), "--commit", "abc1234")
     assert out.returncode == 0 and out.stdout.startswith("# paper: Munkhoeva")
     back = pd.read_csv(io.StringIO(out.stdout), comment="#")
     assert len(back) == 5 and back["mean"].iloc[0] == pytest.approx(runs[0].mean(), rel=1e-7)
@@ -306,6 +304,7 @@ def test_a_sweep_of_none_of_the_papers_maps_gets_no_section(tmp_path):
 
 @needs_letter
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium is not installed")
+@pytest.mark.slow
 def test_reproduction_section_renders_in_headless_chromium(quad_sweep, tmp_path):
     """Chromium loads the page and finds the section, its figure (an embedded PNG) and its
     table; a screenshot is taken (look at it when the layout changes)."""
@@ -387,8 +386,8 @@ def _extraction_is_the_committed_csv(extractor, csv_name, fixtures, *extra):
     be that CSV, byte for byte.  Returns the CSV's points."""
     csv = Path(__file__).parents[1] / "rffbench" / "published" / csv_name
     sha = re.search(r"commit ([0-9a-f]{40})", csv.read_text()).group(1)
-    p = subprocess.run([sys.executable, "-m", f"rffbench.published.{extractor}", str(fixtures),
-                        "--commit", sha, *extra], capture_output=True, text=True, timeout=120)
+    p = run_module(f"rffbench.published.{extractor}", str(fixtures), "--commit", sha, *extra,
+                   timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout == csv.read_text()
     return pd.read_csv(csv, comment="#")
@@ -531,14 +530,14 @@ def test_a_damaged_wacker_table_is_refused_in_one_line(tmp_path, damage, message
         shutil.copy(f, tmp_path / f.name)
     path = tmp_path / "Letter_d16_n20000.csv.gz"
     damage(pd.read_csv(path)).to_csv(path, index=False)
-    p = subprocess.run([sys.executable, "-m", "rffbench.published.wacker", str(tmp_path),
-                        "--commit", "abc1234"], capture_output=True, text=True, timeout=120)
+    p = run_module("rffbench.published.wacker", str(tmp_path), "--commit", "abc1234",
+                   timeout=120)
     assert p.returncode == 2 and p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1 and message in p.stderr, p.stderr
     assert "Letter_d16_n20000.csv.gz" in p.stderr
     (tmp_path / "Magic_d16_n19020.csv.gz").unlink()
-    p = subprocess.run([sys.executable, "-m", "rffbench.published.wacker", str(tmp_path),
-                        "--commit", "abc1234"], capture_output=True, text=True, timeout=120)
+    p = run_module("rffbench.published.wacker", str(tmp_path), "--commit", "abc1234",
+                   timeout=120)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
 
 

@@ -4,15 +4,13 @@ each result file, written last); a resume, a copy out of the store and a read of
 rows verify it, and a damaged or mismatched entry is set aside (kept) and made again."""
 import json
 import shutil
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
 from rffbench import store as st
 from rffbench.results import RECORDS_FILE, read_records
-from tests.helpers import ROOT, run_cli
+from tests.helpers import run_cli, run_module
 
 TINY = ["dataset=synthetic", "dataset.n=200", "dataset.d=3", "measure.bounds.trials=8",
         "measure.learning.repeats=1", "measure.timing.repeats=3", "model.exact_max_n=400"]
@@ -210,8 +208,7 @@ def test_a_damaged_run_of_a_sweep_folder_is_computed_again_not_skipped(folder, t
     rec = root / "a" / "runs" / rid / RECORDS_FILE
     text = rec.read_text()
     rec.write_text(text[:text.index("\n", len(text) // 2) + 1])  # whole lines: parses
-    rep = subprocess.run([sys.executable, "-m", "rffbench.report", str(root / "a"), "--no-pdf"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    rep = run_module("rffbench.report", str(root / "a"), "--no-pdf")
     assert rep.returncode == 1 and "differs from its digest" in rep.stdout + rep.stderr
     p = run_cli("-m", *CLASSES, "D=16,24", f"hydra.sweep.dir={root / 'a'}")
     assert p.returncode == 0, p.stderr[-2000:]

@@ -15,13 +15,12 @@ import pandas as pd
 def default_runs(repeats=3):
     """The default ``python run.py`` run ``repeats`` times cold (an empty numba cache:
     every compiled function the run needs is compiled) and as often warm (loaded from the
-    cache), interleaved (cold, warm, cold, ...), each in its own process and temporary
-    run directory.  Returns {"cold": [...], "warm": [...]} of dicts: wall (s, the whole
-    command), startup (its recorded time to the first measurement, startup_time_s),
-    compile (numba's compile or load time, compile_time_s) and log (what it printed,
-    stdout and stderr in order, its run directory written as ``RUN_DIR``)."""
-
-
+    cache the cold run before it filled), interleaved (cold, warm, cold, ...), each in its
+    own process and temporary run directory.  Returns {"cold": [...], "warm": [...]} of
+    dicts: wall (s, the whole command), startup (its recorded time to the first
+    measurement, startup_time_s), compile (numba's compile or load time, compile_time_s)
+    and log (what it printed, stdout and stderr in order, its run directory written as
+    ``RUN_DIR``)."""
     root = Path(__file__).resolve().parents[2]
 
     def one(env, out):
@@ -43,12 +42,10 @@ def default_runs(repeats=3):
 
     runs = {"cold": [], "warm": []}
     with tempfile.TemporaryDirectory() as tmp:
-        warm_env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "cache-warm"))
-        one(warm_env, Path(tmp) / "prime")  # fill the warm cache once
-        for r in range(repeats):
-            cold_env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / f"cache-cold-{r}"))
-            runs["cold"].append(one(cold_env, Path(tmp) / f"cold-{r}"))
-            runs["warm"].append(one(warm_env, Path(tmp) / f"warm-{r}"))
+        for r in range(repeats):  # each warm run loads what the cold run before it compiled
+            env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / f"cache-{r}"))
+            runs["cold"].append(one(env, Path(tmp) / f"cold-{r}"))
+            runs["warm"].append(one(env, Path(tmp) / f"warm-{r}"))
     return runs
 
 

@@ -1,6 +1,5 @@
 """End to end: ``python run.py`` (default and -m sweep) and bad input, as a user runs them."""
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -9,7 +8,7 @@ import pytest
 from rffbench.experiment import main as run_main
 from rffbench.kernels import KERNELS
 from rffbench.results import COLUMNS, RECORDS_FILE
-from tests.helpers import ROOT, compose_config, run_cli
+from tests.helpers import ROOT, compose_config, installed_command, run_cli
 
 APPROX_METRICS = {"max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error",
                   "expected_rel_fro_error"}
@@ -21,29 +20,17 @@ def _write(tmp_path, name, text):
     return str(path)
 
 
-def _installed(name):
-    """The console script installed beside the interpreter running the tests (a virtual
-    environment's, activated or not), else on the PATH."""
-    import shutil
-
-    here = Path(sys.executable).parent / name
-    exe = str(here) if here.exists() else shutil.which(name)
-    if exe is None:
-        pytest.skip(f"{name} is not installed beside {sys.executable} nor on PATH "
-                    "(pip install the project)")
-    return exe
-
-
 def _command(kind):
     """How a user starts the command: python run.py in the checkout, or the installed one."""
-    import sys
-
-    return [sys.executable, str(ROOT / "run.py")] if kind == "run.py" else [_installed(kind)]
+    return [sys.executable, str(ROOT / "run.py")] if kind == "run.py" else \
+        [installed_command(kind)]
 
 
 def test_default_run(tmp_path):
+    """The default run as a user starts it (a process of its own: its start-up time is one
+    of its records)."""
     out = tmp_path / "run"
-    p = run_cli(f"hydra.run.dir={out}")
+    p = run_cli(f"hydra.run.dir={out}", process=True)
     assert p.returncode == 0, p.stderr
     df = pd.read_csv(out / RECORDS_FILE)
     assert list(df.columns) == COLUMNS
@@ -173,7 +160,7 @@ def test_installed_commands_work_from_any_directory(tmp_path):
     package; a run, a sweep, its report again, --help."""
     import subprocess
 
-    exe, rep = _installed("rffbench"), _installed("rffbench-report")
+    exe, rep = installed_command("rffbench"), installed_command("rffbench-report")
     env = dict(__import__("os").environ, MPLBACKEND="Agg")
     args = ["dataset=wine", "measure.bounds.trials=4", "measure.learning.repeats=1"]
     p = subprocess.run([exe, *args, "D=32"], cwd=tmp_path, env=env, capture_output=True,

@@ -12,14 +12,12 @@ import os
 import pickle
 import re
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import FIXTURES, HTMLPage, run_cli
+from tests.helpers import FIXTURES, HTMLPage, run_cli, run_module
 from tests.helpers import ROOT as ROOT_PATH
 
 ROOT = str(ROOT_PATH)
@@ -37,11 +35,10 @@ class _Marker:
 
 
 def _report(folder, *args):
-    """``python -m rffbench.report .`` run inside ``folder`` (so that a module planted
-    in the folder is importable, as it would be for a user who received it)."""
-    env = dict(os.environ, MPLBACKEND="Agg")
-    return subprocess.run([sys.executable, "-m", "rffbench.report", ".", "--no-pdf", *args],
-                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    """``python -m rffbench.report .`` run inside ``folder`` (the folder first on the import
+    path, so that a module planted in it is importable, as it would be for a user who
+    received it)."""
+    return run_module("rffbench.report", ".", "--no-pdf", *args, cwd=folder)
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +87,7 @@ def _copy(tail_sweep, tmp_path):
 def _report_lines(folder, within=120):
     """The report of ``folder``: (exit code, stdout, stderr), failing the test (not hanging
     the suite) past ``within`` seconds."""
-    env = dict(os.environ, MPLBACKEND="Agg")
-    p = subprocess.run([sys.executable, "-m", "rffbench.report", ".", "--no-pdf"], cwd=folder,
-                       env=env, capture_output=True, text=True, timeout=within)
+    p = run_module("rffbench.report", ".", "--no-pdf", cwd=folder, timeout=within)
     assert "Traceback" not in p.stderr, p.stderr[-2000:]
     return p
 
@@ -252,9 +247,8 @@ def test_the_extractor_refuses_a_hostile_pickle_in_one_line(tmp_path):
                           ("other", "unknown dataset 'MNIST2'"),
                           ("evil", "refused: the pickle names"),
                           ("missing", "cannot read the file")):
-        p = subprocess.run([sys.executable, "-m", "rffbench.published.quffka",
-                            str(tmp_path / name), "--commit", "abc1234"],
-                           capture_output=True, text=True, timeout=120)
+        p = run_module("rffbench.published.quffka", str(tmp_path / name), "--commit",
+                       "abc1234", timeout=120)
         assert p.returncode == 2 and "Traceback" not in p.stderr
         lines = p.stderr.strip().splitlines()
         assert len(lines) == 1 and pattern in lines[0], p.stderr
@@ -381,9 +375,8 @@ def test_hostile_dill_pickles_are_refused_in_one_line_and_nothing_runs(tmp_path,
         with pytest.raises(UnsafePickleError, match=re.escape(pattern)):
             load_numbers(payload)
         folder = _their_shape(tmp_path / name.replace(" ", "_"), payload)
-        p = subprocess.run([sys.executable, "-m", "rffbench.published.buechel", str(folder),
-                            "--commit", "abc1234"], capture_output=True, text=True,
-                           timeout=120, env=dict(os.environ, RFFBENCH_TEST_MARKER=str(marker)))
+        p = run_module("rffbench.published.buechel", str(folder), "--commit", "abc1234",
+                       timeout=120, env=dict(RFFBENCH_TEST_MARKER=str(marker)))
         lines = p.stderr.strip().splitlines()
         assert p.returncode == 2 and len(lines) == 1 and pattern in lines[0], (name, p.stderr)
         assert "fp_err.pkl" in lines[0] and p.stdout == ""

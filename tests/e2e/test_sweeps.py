@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 from rffbench import report as rreport
 from rffbench.config import validate
 from rffbench.results import RECORDS_FILE
-from tests.helpers import CONF_DIR, ROOT, compose_config, run_cli
+from tests.helpers import CONF_DIR, ROOT, compose_config, run_cli, run_module
 
 TINY = ["dataset=synthetic", "dataset.n=200", "dataset.d=3", "measure.bounds.trials=8",
         "measure.learning.repeats=1", "measure.timing.repeats=3"]
@@ -106,8 +106,7 @@ def test_a_run_is_computed_once_whichever_sweep_asks_for_it(tmp_path):
     assert "complete: 2 complete" in pa.stdout and "complete: 3 complete" in pb.stdout
     moved = tmp_path / "elsewhere" / "a"
     shutil.copytree(a, moved)
-    rep = subprocess.run([sys.executable, "-m", "rffbench.report", str(moved), "--no-pdf"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    rep = run_module("rffbench.report", str(moved), "--no-pdf")
     assert rep.returncode == 0 and "complete: 2 complete" in rep.stdout, rep.stderr[-2000:]
 
 
@@ -396,8 +395,7 @@ def test_sweep_files_of_the_wrong_json_shape(tmp_path, small_sweep, what, text):
               "shared": next((tmp_path / ".runs" / "shared").glob("*/key.json"), None)}[what]
     assert target is not None, list(sweep.rglob("*"))
     target.write_text(text)
-    rep = subprocess.run([sys.executable, "-m", "rffbench.report", str(sweep), "--no-pdf"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    rep = run_module("rffbench.report", str(sweep), "--no-pdf")
     assert "Traceback" not in rep.stderr and rep.returncode in (0, 1), rep.stderr[-2000:]
     if what == "config":
         assert rep.returncode == 1 and "config.json: not a run's config" in rep.stderr, rep.stderr

@@ -3,22 +3,20 @@ that has no effect is refused, a degenerate or non-finite value is refused befor
 (or recorded as n/a with its reason), a refusal names the key the user set in the user's
 unit, and inputs that used to end in a traceback end in one line.
 
-The command-line cases run in one process through the ``rffbench`` entry point
-(``rffbench.cli.main``, Hydra's command line and all), one after the other, to spare a
-Python start per case; a few that depend on the process itself run as their own command.
+The command-line cases run in the test's own process through the ``rffbench`` entry point
+(``tests.helpers.run_cli``: Hydra's command line and all, the output and exit code as a
+process gives them), to spare a Python start per case; a few that depend on the process
+itself run as their own command.
 """
-import json
 import os
 import re
-import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 from rffbench.memory import available_bytes
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, in_process, run_cli, run_module
 
 GIB = 2.0**30
 
@@ -159,40 +157,20 @@ if (available_bytes() or 0) < 100 * GIB:  # scipy's scrambled Halton in 30,000 d
                   r"features.sequence='halton' is not allowed with d=30000: the halton "
                   r"sequence's permutations in 30000 dimensions need 96.1 GiB"))
 
-BATCH = textwrap.dedent("""
-    import contextlib, io, json, sys
-    import rffbench  # noqa: F401
-    from rffbench.cli import main
-
-    cases, results = sys.argv[1], sys.argv[2]
+def run_batch(tmp, cases, import_path=()):
+    """Each ``cases`` argument list through the command, in this process, in order, with
+    ``import_path`` first on the import path; [dict(code, stdout, stderr)]."""
     out = []
-    for argv in json.load(open(cases)):
-        so, se = io.StringIO(), io.StringIO()
-        code = 0
-        sys.argv = ["run.py", *argv]
-        with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-        out.append(dict(code=code, stdout=so.getvalue()[-4000:], stderr=se.getvalue()[-4000:]))
-    json.dump(out, open(results, "w"))
-""")
-
-
-def run_batch(tmp, cases, env=None):
-    """Each ``cases`` argument list through ``rffbench.cli.main`` (one process, in
-    order); [dict(code, stdout, stderr)]."""
-    script, args, out = tmp / "batch.py", tmp / "cases.json", tmp / "results.json"
-    script.write_text(BATCH)
-    args.write_text(json.dumps([[*c, f"hydra.run.dir={tmp / f'run{i}'}"]
-                                + ([f"hydra.sweep.dir={tmp / f'sweep{i}'}"] if "-m" in c else [])
-                                for i, c in enumerate(cases)]))
-    p = subprocess.run([sys.executable, str(script), str(args), str(out)], cwd=ROOT,
-                       env=dict(os.environ, MPLBACKEND="Agg", **(env or {})),
-                       capture_output=True, text=True, timeout=1800)
-    assert out.exists(), p.stderr[-3000:]
-    return json.loads(out.read_text())
+    sys.path[:0] = [str(p) for p in import_path]
+    try:
+        for i, c in enumerate(cases):
+            extra = [f"hydra.sweep.dir={tmp / f'sweep{i}'}"] if "-m" in c else []
+            p = run_cli(*c, f"hydra.run.dir={tmp / f'run{i}'}", *extra, timeout=1800)
+            out.append(dict(code=p.returncode, stdout=p.stdout[-4000:], stderr=p.stderr[-4000:]))
+    finally:
+        for p in import_path:
+            sys.path.remove(str(p))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +180,7 @@ def batch(tmp_path_factory):
     plug.mkdir()
     (plug / "exits_on_import.py").write_text(
         "import argparse\nargparse.ArgumentParser().parse_args()\n")  # a script's habit
-    return tmp, run_batch(tmp, [c[0] for c in CASES], env={"PYTHONPATH": str(plug)})
+    return tmp, run_batch(tmp, [c[0] for c in CASES], import_path=[plug])
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=[" ".join(c[0])[:60] for c in CASES])
@@ -220,7 +198,7 @@ def test_a_case_is_one_line_and_its_exit_code(batch, i):
         assert not (tmp / f"sweep{i}").exists()  # a refused sweep leaves no folder
 
 
-def test_an_effect_check_is_declared_for_every_key_that_depends_on_another(batch):
+def test_an_effect_check_is_declared_for_every_key_that_depends_on_another():
     """The declarations behind the refusals (rffbench.checks.Applies): every key of the
     kernel, features, dataset, model and backend blocks that only some configurations
     use is declared, so the rule is the same everywhere."""
@@ -397,15 +375,23 @@ def test_a_run_that_fails_says_why_in_its_directory(tmp_path):
 
 
 def test_a_starting_directory_that_was_deleted_is_one_line(tmp_path):
+    import runpy
+
     gone = tmp_path / "gone"
-    gone.mkdir()
-    code = ("import os, sys, runpy; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
-            "sys.argv = sys.argv[2:]; runpy.run_module(sys.argv[0], run_name='__main__')")
-    for module, prog in (("rffbench.cli", "rffbench"), ("rffbench.report", "rffbench report"),
+    from rffbench.entry import _cli, launch
+
+    for module, prog in (("rffbench", "rffbench"), ("rffbench.report", "rffbench report"),
                          ("rffbench.bench", "python -m rffbench.bench")):
         gone.mkdir(exist_ok=True)
-        p = subprocess.run([sys.executable, "-c", code, str(gone), module, str(tmp_path)],
-                           capture_output=True, text=True, timeout=120)
+
+        def started_there_then_deleted(module=module):
+            os.rmdir(gone)
+            if module == "rffbench":  # the command's entry point (python run.py, rffbench)
+                launch("rffbench", _cli)
+            else:
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+        p = in_process([module, str(tmp_path)], started_there_then_deleted, cwd=gone)
         assert p.returncode == 2, p.stderr[-1500:]
         assert p.stderr.strip().splitlines()[-1].startswith(
             f"{prog}: error: the working directory is gone"), p.stderr
@@ -464,8 +450,7 @@ BENCH_BAD = [
 
 
 def _bench(*args, cwd=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "rffbench.bench", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    return run_module("rffbench.bench", *args, cwd=cwd, timeout=timeout)
 
 
 @pytest.mark.parametrize("args,pattern", BENCH_BAD, ids=[" ".join(a) for a, _ in BENCH_BAD])
@@ -517,27 +502,18 @@ def test_save_then_compare_the_startup_benchmark(tmp_path):
     assert p.returncode == 0 and "startup/cold" in p.stdout, p.stderr[-2000:]
 
 
-def test_a_report_that_fails_at_the_end_of_a_sweep_is_one_line_and_exit_1(tmp_path):
+def test_a_report_that_fails_at_the_end_of_a_sweep_is_one_line_and_exit_1(tmp_path, monkeypatch):
     """A bug in the report (simulated) after a sweep: the sweep command says so in one
     line and exits 1 (Hydra used to warn and exit 0)."""
-    driver = tmp_path / "driver.py"
-    driver.write_text(textwrap.dedent("""
-        import sys
-        import rffbench.report as report
+    import rffbench.report as report
 
-        def broken(*a, **k):
-            raise AttributeError("'DataFrame' object has no attribute 'crit'")
+    def broken(*a, **k):
+        raise AttributeError("'DataFrame' object has no attribute 'crit'")
 
-        report.make_report = broken
-        from rffbench.cli import main
-        sys.argv = ["run.py", *sys.argv[1:]]
-        main()
-    """))
-    p = subprocess.run([sys.executable, str(driver), "-m", "D=64,128",
-                        f"hydra.sweep.dir={tmp_path / 's'}", "measure.bounds.enabled=false",
-                        "measure.learning.enabled=false", "measure.timing.enabled=false"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600,
-                       env=dict(os.environ, MPLBACKEND="Agg"))
+    monkeypatch.setattr(report, "make_report", broken)
+    p = run_cli("-m", "D=64,128", f"hydra.sweep.dir={tmp_path / 's'}",
+                "measure.bounds.enabled=false", "measure.learning.enabled=false",
+                "measure.timing.enabled=false")
     assert p.returncode == 1, p.stderr[-2000:]
     last = p.stderr.strip().splitlines()[-1]
     assert re.search(r"rffbench report: error: the report of .* failed \(AttributeError: "
