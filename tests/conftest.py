@@ -2,7 +2,6 @@
 and the rule that a BLAS error message anywhere (the test's own output or a subprocess's)
 fails the test.  Helpers are in tests/helpers.py."""
 import importlib
-import importlib.metadata
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
 import numpy as np
 import pytest
 
-from tests.helpers import DIST, PLUGIN_DIR, blas_errors
+from tests.helpers import PLUGIN_DIR, blas_errors
 
 #: pytester: the tests of the suite's own rules (a BLAS message fails a test) run a test file
 pytest_plugins = ["pytester"]
@@ -29,6 +28,20 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         report.longrepr = (f"BLAS refused a call during this test ({len(found)} message(s), "
                            f"e.g. {found[0]!r}): its output was left unwritten")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups off the items
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``--dist loadgroup``): the tests that share a module-scoped
+    fixture (a sweep made once for its module's tests) run in one worker, so the fixture is
+    made once; those of the example plug-in in one worker for all its modules (its install
+    is per worker).  The other tests go to whichever worker is free."""
+    for item in items:
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if "plugin" in defs:
+            item.add_marker(pytest.mark.xdist_group("plugin"))
+        elif any(d.scope == "module" for fds in defs.values() for d in fds):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -60,36 +73,65 @@ def dtype(request):
     return request.param
 
 
+def _test_threads():
+    """The numba and BLAS threads a test starts with: all cores, or under pytest-xdist the
+    worker's share of them (two workers on 2 cores: one thread each, not two pools of two
+    spinning on the same cores).  numba's pool keeps its size: a test may still ask for
+    more (the threads check, ``threads=`` of a run)."""
+    import os
+
+    import numba
+
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return max(1, numba.config.NUMBA_NUM_THREADS // workers)
+
+
 @pytest.fixture(autouse=True)
 def _restore_thread_limits():
-    """A run sets global numba/BLAS thread counts; give the next test all cores again."""
+    """A run sets global numba/BLAS thread counts; give the next test its share again."""
     import numba
     from threadpoolctl import threadpool_limits
 
+    n = _test_threads()
+    numba.set_num_threads(n)
+    threadpool_limits(limits=n)
     yield
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    threadpool_limits(limits=numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(n)
+    threadpool_limits(limits=n)
+
+
+@pytest.fixture(scope="session")
+def _plugin_site(tmp_path_factory):
+    """The example plug-in installed by pip (``--target``: into a folder of this session,
+    not the environment, so that tests running beside this one in other processes never
+    see it): the folder, for the import path."""
+    site = tmp_path_factory.mktemp("plugin-site")
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                        "--target", str(site), str(PLUGIN_DIR)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return site
 
 
 @pytest.fixture(scope="module")
-def plugin():
-    """The example plug-in, installed for this module's tests (and removed again
-    if it was not installed before)."""
-    try:
-        importlib.metadata.distribution(DIST)
-        installed_before = True
-    except importlib.metadata.PackageNotFoundError:
-        installed_before = False
-        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                            str(PLUGIN_DIR)], capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stderr
-        importlib.invalidate_caches()
+def plugin(_plugin_site):
+    """The example plug-in, installed (its entry points found by the registries) for this
+    module's tests, then gone again."""
     import rffbench.config
 
+    sys.path.insert(0, str(_plugin_site))
+    importlib.invalidate_caches()
     rffbench.config.register_configs()  # its config-group options, as run.py does
     yield importlib.import_module("rffbench_example_plugin")
-    if not installed_before:
-        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", DIST],
-                       capture_output=True, timeout=300)
-        importlib.invalidate_caches()
-        rffbench.config.register_configs()  # the later tests see the config without it
+    sys.path.remove(str(_plugin_site))
+    for name in [m for m in sys.modules if m.split(".")[0] == "rffbench_example_plugin"]:
+        del sys.modules[name]
+    from rffbench.registry import REGISTRIES
+
+    for reg in REGISTRIES.values():  # what the registries loaded from it goes with it
+        for name in [n for n, obj in reg._loaded.items()
+                     if getattr(obj, "__module__", "").startswith("rffbench_example_plugin")
+                     or type(obj).__module__.startswith("rffbench_example_plugin")]:
+            del reg._loaded[name]
+    importlib.invalidate_caches()
+    rffbench.config.register_configs()  # the later tests see the config without it

@@ -80,8 +80,20 @@ def grid_sweep(tmp_path):
     return tmp_path / "s"
 
 
-def test_grid_tables_have_one_row_per_combination_and_median_over_seeds(grid_sweep):
-    rep = report.make_report(grid_sweep, pdf=False, dpi=40)
+@pytest.fixture(scope="module")
+def grid_report(tmp_path_factory):
+    """The grid sweep's report, made once for the tests that read it, from inside the
+    sweep's folder (``rffbench-report .``): (sweep, report)."""
+    sweep = tmp_path_factory.mktemp("grid") / "s"
+    for combo in GRID:
+        fake_run(sweep, *combo, bounds=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(sweep)
+        return sweep, report.make_report(".", pdf=False, dpi=40)
+
+
+def test_grid_tables_have_one_row_per_combination_and_median_over_seeds(grid_report):
+    rep = grid_report[1]
     assert rep.complete
     t = next(t for t in rep.tables if t.name == "approximation")
     frame = t.frame[t.frame.metric == "rel_fro_error"]
@@ -99,8 +111,8 @@ def test_grid_tables_have_one_row_per_combination_and_median_over_seeds(grid_swe
     assert "Rows: kernel x features x d x metric; columns: D." in t.caption
 
 
-def test_grid_figures_have_the_expected_panels_and_lines(grid_sweep):
-    rep = report.make_report(grid_sweep, pdf=False, dpi=40)
+def test_grid_figures_have_the_expected_panels_and_lines(grid_report):
+    grid_sweep, rep = grid_report
     names = {d.name for d in rep.figures}
     assert "error_vs_D" in names
     col = collect(grid_sweep)
@@ -247,9 +259,8 @@ def test_a_log_axis_labels_few_readable_values(lo, hi):
     assert len(set(labels)) == len(labels) and all(len(t) <= 6 for t in labels), labels
 
 
-def test_the_page_names_the_sweep_when_reported_from_inside_it(grid_sweep, monkeypatch):
-    monkeypatch.chdir(grid_sweep)
-    report.make_report(".", pdf=False, dpi=30)
+def test_the_page_names_the_sweep_when_reported_from_inside_it(grid_report):
+    grid_sweep = grid_report[0]  # reported as "."
     md = (grid_sweep / "report" / "summary.md").read_text()
     page = (grid_sweep / "report" / "index.html").read_text()
     assert md.splitlines()[0] == f"# rffbench report: {grid_sweep.name}"
@@ -715,13 +726,16 @@ def test_a_caption_names_what_same_seed_runs_it_pools_differ_in(tmp_path):
 
 @pytest.mark.parametrize("flag,value,have", [("--delta", "0.123", "recorded delta 0.05"),
                                              ("--tail-D", "17", "at D = 16, 64")])
-def test_asking_for_what_no_run_recorded_is_one_line(grid_sweep, capsys, flag, value, have):
-    assert report.main([str(grid_sweep), "--no-pdf", flag, value]) == 2
+def test_asking_for_what_no_run_recorded_is_one_line(tmp_path, capsys, flag, value, have):
+    sweep = tmp_path / "s"  # a corner of the grid: its values of D and delta, one report
+    for D in (16, 64):
+        fake_run(sweep, "gaussian", 2, "rff", D, 0, bounds=True)
+    assert report.main([str(sweep), "--no-pdf", flag, value]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{flag} {value}: no run recorded" in err[0] and have in err[0]
-    assert not (grid_sweep / "report").exists()  # nothing written
-    assert report.main([str(grid_sweep), "--no-pdf", flag, {"--delta": "0.05",
-                                                            "--tail-D": "16"}[flag]]) == 0
+    assert not (sweep / "report").exists()  # nothing written
+    assert report.main([str(sweep), "--no-pdf", flag, {"--delta": "0.05",
+                                                       "--tail-D": "16"}[flag]]) == 0
 
 
 def test_map_variants_name_only_what_varies_within_a_map():

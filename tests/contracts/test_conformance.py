@@ -55,10 +55,14 @@ def _case(name, kernel, params):
     return _CASES[key]
 
 
+def _ids(n, k, p):
+    return f"{n}-{k}" + "".join(f"-{a}={b}" for a, b in p.items())
+
+
 @pytest.mark.parametrize("check", list(CHECKS))
-@pytest.mark.parametrize("name,kernel,params", MAP_KERNELS,
-                         ids=[f"{n}-{k}" + "".join(f"-{a}={b}" for a, b in p.items())
-                              for n, k, p in MAP_KERNELS])
+@pytest.mark.parametrize("name,kernel,params", [  # a case's checks in one pytest-xdist worker
+    pytest.param(n, k, p, id=_ids(n, k, p), marks=pytest.mark.xdist_group(_ids(n, k, p)))
+    for n, k, p in MAP_KERNELS])
 @pytest.mark.slow
 def test_every_registered_map_passes(name, kernel, params, check):
     """Each check on its own (rffbench.testing.CHECKS), at a lengthscale of 1.7 (a scale bug
@@ -80,8 +84,7 @@ def test_every_registered_map_passes(name, kernel, params, check):
 
 
 @pytest.mark.parametrize("name,kernel,params", MAP_KERNELS,
-                         ids=[f"{n}-{k}" + "".join(f"-{a}={b}" for a, b in p.items())
-                              for n, k, p in MAP_KERNELS])
+                         ids=[_ids(n, k, p) for n, k, p in MAP_KERNELS])
 @pytest.mark.slow
 def test_every_registered_map_passes_with_one_input_column(name, kernel, params):
     """The statistical checks (unbiasedness, the exact variance, the bound on the features)
