@@ -8,7 +8,7 @@ jobs.csv stay in the sweep dirs, which are not committed) and writes
 ``results/README.md`` with each preset's question, a link to its page, its
 figures with their captions and its tables.
 
-    python -m rffbench.reference                 # all presets (~2.5 h on 2 cores)
+    python -m rffbench.reference                 # all presets (~3 h on 2 cores)
     python -m rffbench.reference --only bounds   # one preset
     python -m rffbench.reference --samples       # only the docs' sample output and times
     python -m rffbench.reference --report-only   # report the existing sweeps again, no runs
@@ -18,6 +18,11 @@ sits between ``<!-- sample NAME -->`` and ``<!-- /sample -->`` in the README and
 docs/quickstart.md; this script writes it from this version's commands (``--samples``,
 or with every preset), so no page shows another version's output or another machine's
 paths.
+
+Each preset's wall time (its run and its report) is written to
+``results/reference/times.csv`` as it ends, and results/README.md states them: the
+regeneration's time is measured, not guessed (until every preset has been timed, the
+README gives the sum of the presets' own times, each stated at the top of its file).
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +41,11 @@ PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table
            "wacker2022_powerplant", "rahimi2007_adult",
            "wacker2022_fashion_mnist", "speed"]
 DPI = 80  # committed figures stay small
+#: each preset's wall time when it was last regenerated (written as each preset ends)
+TIMES = Path("results") / "reference" / "times.csv"
+#: the regeneration's time while some preset has not been timed yet: the sum of the
+#: presets' stated times (the comment at the top of each conf/experiment/NAME.yaml)
+ESTIMATE = "~3 h on 2 cores, the sum of the presets' own times"
 #: the pages holding samples, and a sample's markers
 SAMPLE_PAGES = ["README.md", "docs/quickstart.md"]
 SAMPLE = re.compile(r"<!-- sample (?P<name>[\w-]+) -->(?P<body>.*?)<!-- /sample -->", re.S)
@@ -85,6 +96,7 @@ def main(argv=None):
                  f"multirun/{missing[0]} does not exist): run it first, without --report-only")
     for name in names:
         print(f"== {name}", flush=True)
+        t0 = time.monotonic()
         if not args.report_only:
             p = subprocess.run([sys.executable, str(ROOT / "run.py"), "-m",
                                 f"experiment={name}"], cwd=ROOT)
@@ -94,7 +106,10 @@ def main(argv=None):
         elif name in missing:
             print(f"rffbench reference: {name}: no sweep to report", file=sys.stderr)
             continue
+        t1 = time.monotonic()
         make_report(sweep_of[name], ref / name, pdf=False, dpi=DPI, tables=False)
+        if not args.report_only:
+            record_time(name, t1 - t0, time.monotonic() - t1)
     write_readme(ref)
     if not (args.readme_only or args.only or args.report_only):
         write_samples(samples())
@@ -119,7 +134,7 @@ def samples(repeats=3):
     lines = log.splitlines()
     first = next(i for i, ln in enumerate(lines) if ln.startswith("rffbench run "))
     last = next(i for i, ln in enumerate(lines) if ln.startswith("(n/a: "))
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = _cores()
     return {
         "default-log": "\n```text\n" + "\n".join(lines) + "\n```\n",
         "default-summary": "\n```text\n" + "\n".join(lines[first:last + 1]) + "\n```\n",
@@ -151,12 +166,56 @@ def write_samples(values, pages=None):
             print(f"wrote the samples of {page}")
 
 
+def _cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def read_times():
+    """{preset: (run_s, report_s, cores)} of TIMES (empty if there is none)."""
+    import pandas as pd
+
+    path = ROOT / TIMES
+    if not path.is_file():
+        return {}
+    df = pd.read_csv(path)
+    return {r.preset: (float(r.run_s), float(r.report_s), int(r.cores))
+            for r in df.itertuples() if r.preset in PRESETS}
+
+
+def record_time(name, run_s, report_s):
+    """Preset ``name``'s wall times into TIMES (its earlier row replaced), at once: an
+    interrupted regeneration keeps the times of the presets it finished."""
+    import pandas as pd
+
+    rows = {**read_times(), name: (run_s, report_s, _cores())}
+    path = ROOT / TIMES
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df = pd.DataFrame([(p, round(a, 1), round(b, 1), c) for p, (a, b, c) in rows.items()],
+                      columns=["preset", "run_s", "report_s", "cores"])
+    tmp = path.with_suffix(".tmp")
+    df.sort_values("preset").to_csv(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def times_text():
+    """The regeneration's time for results/README.md: measured once every preset has a
+    time in TIMES, else the estimate and how many presets were timed."""
+    times = read_times()
+    if len(times) < len(PRESETS):
+        return f"{ESTIMATE}; {len(times)} of {len(PRESETS)} timed in `reference/times.csv`"
+    total = sum(a + b for a, b, _ in times.values())
+    cores = sorted({c for _, _, c in times.values()})
+    slowest = sorted(times, key=lambda p: -sum(times[p][:2]))[:3]
+    return (f"{total / 3600:.1f} h measured on {'/'.join(map(str, cores))} cores, of it "
+            + ", ".join(f"{p} {sum(times[p][:2]) / 60:.0f} min" for p in slowest)
+            + ": each preset's time in `reference/times.csv`")
+
+
 def write_readme(ref):
     """results/README.md from the summaries in ``ref`` (no runs)."""
     parts = ["# rffbench reference report", "",
-             "Regenerate with `python -m rffbench.reference` (all presets, ~1.5 h on 2 cores: "
-             "the speed and learning presets time each cell in 3 processes; one preset: "
-             "`--only NAME`). Each section is one preset of `conf/experiment/`, "
+             f"Regenerate with `python -m rffbench.reference` (all presets, {times_text()}; "
+             "one preset: `--only NAME`). Each section is one preset of `conf/experiment/`, "
              "run as `python run.py -m experiment=NAME`; its self-contained page is "
              "`reference/NAME/index.html`, and the full tables and PDF figures are in "
              "`results/multirun/NAME/report/` after a run.", ""]
