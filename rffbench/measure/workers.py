@@ -19,8 +19,8 @@ The workers are a pool started once per command (:class:`WorkerPool`): the first
 starts ``processes`` interpreters (``python -m rffbench.measure --serve``) and every later
 cell of the command, of any run of a sweep, is timed in the same ones, each cell in
 every worker in turn.  A worker pays its imports and numba's cache loads once, not once
-per cell (the speed preset started 3 fresh interpreters for each of its ~40 cells: 28
-minutes, most of it start-ups), and the cells' order in each worker is on the record
+per cell (~4 s each on 2 cores; in the speed preset the timed calls themselves are
+80-90% of a cell's time), and the cells' order in each worker is on the record
 (:attr:`CellTimes.cell`): a drift across a sweep shows as a trend over it.
 
 The parent writes the cell's builder (a module-level function, by name) and its
