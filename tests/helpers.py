@@ -135,10 +135,6 @@ class _Stream(io.TextIOWrapper):
         return self.buffer.getvalue().decode("utf-8", errors="replace")
 
 
-#: process starts and in-process runs of the suite (tests/conftest.py counts them)
-STARTS = {"in_process": 0}
-
-
 def in_process(argv, call, *, cwd=ROOT, env=None, timeout=300, path=None):
     """Run ``call()`` as a command with ``sys.argv = argv``, working directory ``cwd``,
     ``env`` added to the environment and ``path`` first on the import path, its stdout and
@@ -158,7 +154,6 @@ def in_process(argv, call, *, cwd=ROOT, env=None, timeout=300, path=None):
 
     if env and "PYTHONPATH" in env:
         raise ValueError("PYTHONPATH takes effect at a process's start: use process=True")
-    STARTS["in_process"] += 1
     saved_env, saved_argv, saved_path = dict(os.environ), sys.argv[:], sys.path[:]
     saved_cwd, saved_sigint = os.getcwd(), signal.getsignal(signal.SIGINT)
     root = logging.getLogger()
