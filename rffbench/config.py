@@ -35,7 +35,7 @@ from .checks import (
 )
 from .errors import ConfigError, first_line
 from .exact import CG_CONSTRAINTS, CG_DEFAULTS, SOLVERS
-from .features.base import CHUNK_ROWS, DEVICES
+from .features.base import CHUNK_ROWS, RUN_DEVICES, compute_device
 from .kernels import MEDIAN_SUBSAMPLE, Kernel
 from .measure import measure_config_class
 from .models import SGD_LOSSES
@@ -546,14 +546,15 @@ class Config:
     threads: Optional[int] = None
     #: float64 | float32: data and features
     dtype: str = "float64"
-    #: cpu | cuda: where the map's transforms and exact KRR's kernel products run (cuda:
-    #: an NVIDIA GPU and pip install -e '.[gpu]'; the maps draw their parameters on the
+    #: cpu | cuda | cuda_sim: where the map's transforms and exact KRR's kernel products
+    #: run (cuda: an NVIDIA GPU and pip install -e '.[gpu]'; cuda_sim: numba's CUDA
+    #: simulator, NUMBA_ENABLE_CUDASIM=1, for tests; the maps draw their parameters on the
     #: host either way); the approximation measurement's exact Gram runs there too
     device: str = "cpu"
 
     constraints = {
         "dtype": OneOf(DTYPES),
-        "device": OneOf(DEVICES),
+        "device": OneOf(RUN_DEVICES),
         "seed": Int(0, MAX_SEED, text=f"use an integer in 0..{MAX_SEED} (what scikit-learn's "
                                       "splitter accepts)"),
         "D_n": Int(1, none=True, text="use an integer >= 1 (D = 2 D_n (d + 1)) or null (D as "
@@ -585,8 +586,8 @@ class Config:
             self.check_device()
 
     def check_device(self):
-        """ConfigError for what device=cuda cannot run: a map without a CUDA transform, a
-        kernel that warps its inputs, exact KRR's Cholesky or a kernel without a GPU
+        """ConfigError for what device=cuda (or cuda_sim) cannot run: a map without a CUDA
+        transform, a kernel that warps its inputs, exact KRR's Cholesky or a kernel without a GPU
         product, the speed measurement (the CPU's maps and peers side by side: the GPU's
         are ``python -m rffbench.bench --device cuda``), a Dask backend.  Whether a GPU is
         here is checked when the run starts (rffbench.cuda.unavailable), not here: a
@@ -594,10 +595,10 @@ class Config:
         from .cuda import MAPS
         from .kernels import KERNELS
 
-        tail = "is not allowed with device=cuda"
+        tail = f"is not allowed with device={self.device}"
         require(self.features.name in MAPS, "features", self.features.name,
-                f"device=cuda needs a map with a CUDA transform: {', '.join(MAPS)} (or "
-                "device=cpu)")
+                f"device={self.device} needs a map with a CUDA transform: {', '.join(MAPS)} "
+                "(or device=cpu)")
         kcls = KERNELS.find(self.kernel.name)
         if kcls is not None and getattr(kcls, "warps", False):
             raise ConfigError(f"kernel={self.kernel.name} {tail}: it warps its inputs before "
@@ -613,7 +614,7 @@ class Config:
             from .exact import choose_solver, cuda_profile
             from .kernels import make_kernel
 
-            choose_solver(self.model.exact_solver, 1, device=self.device)
+            choose_solver(self.model.exact_solver, 1, device=compute_device(self.device))
             if kcls is not None:
                 try:
                     cuda_profile(make_kernel(self.kernel.name, **self.kernel.kernel_params(

@@ -22,6 +22,7 @@ from .clock import numba_totals
 from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
+from .features.base import compute_device
 from .interrupts import checkpoint
 from .jobs import Job
 from .kernels import Kernel, data_rule, make_kernel
@@ -108,6 +109,12 @@ class RunContext:
         return np.dtype(self.cfg.dtype).itemsize
 
     @property
+    def device(self):
+        """The device the run computes on (cuda for device=cuda_sim; the record and the id
+        keep the config's value)."""
+        return compute_device(self.cfg.device)
+
+    @property
     def n_train(self):
         return self.data.X_train.shape[0]
 
@@ -128,7 +135,7 @@ class RunContext:
                    random_state=self.cfg.seed if seed is None else seed,
                    chunk_rows=self.cfg.features.chunk_rows, **params)
         # the run's device (a map named by a measurement, the speed one's, stays on the CPU)
-        return fmap.on_device(self.cfg.device) if name is None else fmap
+        return fmap.on_device(self.device) if name is None else fmap
 
     @functools.cached_property
     def backend(self):
@@ -263,12 +270,22 @@ def run(cfg, threads=None, store=None, rid=None):
 
 
 def check_device(device):
-    """ConfigError (one line) where ``device`` cannot run here: for cuda, what is missing
-    (NVIDIA's numba-cuda, CuPy, a GPU), before any data is loaded."""
+    """ConfigError (one line) where ``device`` cannot run here, before any data is loaded
+    or any stored run is looked for: for cuda, what is missing (NVIDIA's numba-cuda, CuPy,
+    a GPU), or numba's CUDA simulator being on (its times are not a GPU's: that is
+    device=cuda_sim); for cuda_sim, the simulator being off."""
     if device == "cpu":
         return
-    from .cuda import unavailable
+    from .cuda import simulated, unavailable
 
+    if device == "cuda" and simulated():
+        raise ConfigError("device=cuda cannot run here: numba's CUDA simulator is on "
+                          "(NUMBA_ENABLE_CUDASIM=1), its times are the CPU's, not a GPU's: "
+                          "use device=cuda_sim (for tests) or unset NUMBA_ENABLE_CUDASIM")
+    if device == "cuda_sim" and not simulated():
+        raise ConfigError("device=cuda_sim cannot run here: it runs on numba's CUDA "
+                          "simulator, which NUMBA_ENABLE_CUDASIM=1 in the environment turns on "
+                          "(set before the command starts); on a GPU use device=cuda")
     reason = unavailable()
     if reason:
         raise ConfigError(f"device={device} cannot run here: {reason}")
@@ -426,6 +443,7 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
             conf = validate(cfg)
             if not job.in_sweep:
                 conf.check_single_run(overrides)
+            check_device(conf.device)  # before a stored run is looked for: none is served
             rid = job.identify(conf)
         except RffbenchError as exc:
             return job.refused(exc)

@@ -95,6 +95,86 @@ def test_device_cuda_is_refused_in_one_line_where_it_cannot_run(tmp_path):
         "CUDA transform: arccos, fastfood")
 
 
+def test_the_api_says_what_the_command_line_says_where_cuda_cannot_run():
+    """A map's on_device('cuda') and exact KRR's fit with device='cuda' where the CUDA path
+    cannot run: the command line's one line (what is missing), before any device call; an
+    unknown device for exact KRR is refused by name."""
+    from rffbench.errors import ConfigError
+    from rffbench.exact import ExactKRR
+    from rffbench.features import RandomFourierFeatures
+
+    reason = _cuda_unavailable()
+    if reason is None:
+        pytest.skip("the CUDA path runs here")
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    y = X[:, 0]
+    says = f"device='cuda' cannot run here: {reason}"
+    with pytest.raises(ConfigError) as e:
+        RandomFourierFeatures(n_components=8, random_state=0).fit(X).on_device("cuda")
+    assert str(e.value) == says
+    with pytest.raises(ConfigError) as e:
+        ExactKRR(device="cuda").fit(X, y)
+    assert str(e.value) == says
+    with pytest.raises(ConfigError, match=r"^device='tpu' is not allowed: use one of cpu, "
+                                          r"cuda$"):
+        ExactKRR(device="tpu").fit(X, y)
+
+
+@pytest.mark.parametrize("device, sim, says", [
+    ("cuda", "1", "device=cuda cannot run here: numba's CUDA simulator is on "
+                  "(NUMBA_ENABLE_CUDASIM=1), its times are the CPU's, not a GPU's: use "
+                  "device=cuda_sim (for tests) or unset NUMBA_ENABLE_CUDASIM"),
+    ("cuda_sim", "0", "device=cuda_sim cannot run here: it runs on numba's CUDA simulator, "
+                      "which NUMBA_ENABLE_CUDASIM=1 in the environment turns on (set before "
+                      "the command starts); on a GPU use device=cuda")])
+@pytest.mark.parametrize("sweep", [False, True])
+def test_the_simulator_is_its_own_device_and_a_gpu_run_is_never_served_one(
+        tmp_path, monkeypatch, device, sim, says, sweep):
+    """device=cuda with numba's CUDA simulator on (its times would be the CPU's under the
+    GPU's name) and device=cuda_sim with it off: one line, exit 2, nothing written; in a
+    sweep the refusal comes before the results folder's store is looked at, so a run of the
+    same config that the store holds is not copied (planted here as the store's only run)."""
+    from rffbench.results import RECORDS_FILE
+    from tests.helpers import run_cli
+
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", sim)
+    args = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8",
+            "measure.bounds.enabled=false", "measure.learning.enabled=false",
+            "measure.approximation.enabled=false"]
+    if not sweep:
+        p = run_cli(f"device={device}", *args, f"hydra.run.dir={tmp_path / 'r'}")
+        assert p.returncode == 2 and "Traceback" not in p.stderr
+        assert p.stderr.strip().splitlines()[-1] == f"rffbench: error: {says}"
+        assert not (tmp_path / "r" / RECORDS_FILE).exists()
+        return
+    # the store's run of this very config (device and all), as another sweep left it: the
+    # CPU's run of it, moved to the device's run id with a manifest that verifies
+    import shutil
+
+    from rffbench.config import validate
+    from rffbench.runid import run_id
+    from rffbench.store import read_manifest, write_manifest
+    from tests.helpers import compose_config
+
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    first = run_cli("-m", "device=cpu", *args, f"hydra.sweep.dir={tmp_path / 'a'}")
+    assert first.returncode == 0, first.stderr[-2000:]
+    (cpu_entry,) = [p for p in (tmp_path / ".runs").iterdir() if p.is_dir()]
+    rid = run_id(validate(compose_config([f"device={device}", *args])))
+    entry = shutil.copytree(cpu_entry, tmp_path / ".runs" / rid)
+    for f in entry.glob("*.*"):  # its files name the device's id and the device
+        text = f.read_text().replace(cpu_entry.name, rid)
+        f.write_text(text.replace('"device": "cpu"', f'"device": "{device}"')
+                     if f.name == "config.json" else text)
+    write_manifest(entry, rid, list(read_manifest(cpu_entry)["files"]))
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", sim)
+    p = run_cli("-m", f"device={device}", *args, f"hydra.sweep.dir={tmp_path / 'b'}")
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert f"rffbench: error: {says}" in p.stderr.splitlines()
+    assert "computed by another sweep" not in p.stdout
+    assert not list((tmp_path / "b").rglob(RECORDS_FILE))
+
+
 RUN = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8", "seed=3", "model.lam=0.01",
        "model.exact_solver=cg", "model.cg_tol=1e-11", "measure.bounds.trials=3",
        "measure.bounds.n_points=10", "measure.approximation.n_points=30"]
@@ -104,18 +184,17 @@ RUN = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8", "seed=3", "mod
                                                    "-e '.[test]' installs it for the simulator)")
 @pytest.mark.slow
 def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
-    """The installed ``rffbench device=cuda`` on numba's CUDA simulator and ``python run.py``
-    on the CPU, same config: every approximation, learning and bounds number agrees to
-    rounding
-    (the maps draw on the host; exact KRR by cg on both), the device column says where
-    each ran, and the timing measurement records the device's parts (the device clock
-    n/a on the simulator, with its reason)."""
+    """The installed ``rffbench device=cuda_sim`` on numba's CUDA simulator and ``python
+    run.py`` on the CPU, same config: every approximation, learning and bounds number agrees
+    to rounding (the maps draw on the host; exact KRR by cg on both), the device column says
+    where each ran (cuda_sim: the simulator, never cuda), and the timing measurement
+    records the device's parts (the device clock n/a on the simulator, with its reason)."""
     from rffbench.results import read_records
     from tests.helpers import installed_command
 
     exe = installed_command("rffbench")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", MPLBACKEND="Agg")
-    gpu = subprocess.run([exe, "device=cuda", *RUN, f"hydra.run.dir={tmp_path / 'gpu'}"],
+    gpu = subprocess.run([exe, "device=cuda_sim", *RUN, f"hydra.run.dir={tmp_path / 'gpu'}"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert gpu.returncode == 0, gpu.stderr[-3000:]
     from tests.helpers import run_cli
@@ -123,8 +202,8 @@ def test_a_run_on_the_device_records_the_cpu_runs_numbers(tmp_path):
     cpu = run_cli(*RUN, f"hydra.run.dir={tmp_path / 'cpu'}")
     assert cpu.returncode == 0, cpu.stderr[-3000:]
     g, c = (read_records(tmp_path / k / "records.csv") for k in ("gpu", "cpu"))
-    assert set(g.device) == {"cuda"} and set(c.device) == {"cpu"}
-    assert re.search(r"^rffbench run \w+: .* threads, device=cuda$", gpu.stdout, re.M)
+    assert set(g.device) == {"cuda_sim"} and set(c.device) == {"cpu"}
+    assert re.search(r"^rffbench run \w+: .* threads, device=cuda_sim$", gpu.stdout, re.M)
     assert re.search(r"^rffbench run \w+: .* threads$", cpu.stdout, re.M)  # the CPU: unsaid
     assert g.run_id.iloc[0] != c.run_id.iloc[0]  # device is part of the run's identity
 

@@ -52,3 +52,13 @@ def unavailable():
     except Exception as exc:  # a broken driver: its own exception types
         return f"CUDA cannot start here: {type(exc).__name__}: {exc}"
     return None
+
+
+def require(device="cuda"):
+    """ConfigError (one line, the command line's words) unless CUDA kernels can run here:
+    what the API checks before its first device call (a map's on_device, exact KRR's fit)."""
+    from ..errors import ConfigError
+
+    reason = unavailable()
+    if reason:
+        raise ConfigError(f"device={device!r} cannot run here: {reason}")

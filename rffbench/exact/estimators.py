@@ -29,6 +29,7 @@ from .solvers import (
     cg_parts,
     check_cg_params,
     check_cg_unused,
+    check_device,
     choose_solver,
     default_rank,
     not_converged_text,
@@ -181,6 +182,7 @@ class ExactKRR(RegressorMixin, BaseEstimator):
         if not (isinstance(self.lam, numbers.Real) and math.isfinite(self.lam) and self.lam > 0):
             raise ConfigError(f"model.lam={self.lam!r} is not allowed: use a number > 0")
         check_cg_params(self.tol, self.max_iter, self.precond_rank, self.precision)
+        check_device(self.device)
         solver = choose_solver(self.solver, X.shape[0], device=self.device)
         if solver == "cholesky":
             check_cg_unused("solver='cholesky'" if self.solver == "cholesky" else
@@ -305,6 +307,7 @@ def select_lambda(kernel, X_fit, Y_fit, X_val, grid, center=True, solver="choles
     (memory: 2 n^2 + n_val n).  cg: one kernel operator and one preconditioner (it
     does not depend on lambda), one solve per lambda, and one pass over K(X_val, X_fit)
     for all lambdas at once.  ``device="cuda"``: cg, its products on the GPU."""
+    check_device(device)
     if choose_solver(solver, X_fit.shape[0], device=device) == "cg":
         check_cg_params(tol, max_iter, precond_rank, precision)
         op, pc = cg_parts(kernel, X_fit, precond_rank, random_state, backend, precision,

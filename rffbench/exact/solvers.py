@@ -133,6 +133,19 @@ CHOLESKY_AUTO_MAX_N = 10000
 SOLVERS = ("auto", "cholesky", "cg")
 
 
+def check_device(device):
+    """ConfigError (one line) unless ``device`` is one exact KRR runs on and, for cuda, CUDA
+    kernels can run here (the command line's words, before any work)."""
+    from ..features.base import DEVICES
+
+    if device not in DEVICES:
+        raise ConfigError(f"device={device!r} is not allowed: use one of {', '.join(DEVICES)}")
+    if device != "cpu":
+        from ..cuda import require
+
+        require(device)
+
+
 def choose_solver(solver, n, cholesky_fits=True, device="cpu"):
     """'cholesky' or 'cg' for ``solver`` in SOLVERS and n training rows: auto is
     cholesky up to CHOLESKY_AUTO_MAX_N rows when its n x n matrices fit, else cg; on the

@@ -53,8 +53,18 @@ PAIRS_KEY = Key(None, Check(lambda v: isinstance(v, bool), "use true, false or n
                             "map's default)", ["yes", 1], none=True),
                 "cos/sin pairs (D even) or cos + offset; null = the map's default")
 
-#: device=: where a run's maps transform (and its exact kernel products run)
+#: FeatureMap.on_device: where a map transforms ("cuda": a GPU, or numba's CUDA simulator
+#: where NUMBA_ENABLE_CUDASIM=1)
 DEVICES = ("cpu", "cuda")
+#: device=: where a run's maps transform (and its exact kernel products run).  A run on
+#: numba's CUDA simulator is its own device, ``cuda_sim`` (its times are the simulator's,
+#: on the CPU): in its records and its run id, never served to a run that asked for a GPU
+RUN_DEVICES = ("cpu", "cuda", "cuda_sim")
+
+
+def compute_device(device):
+    """The device a run's ``device`` value computes on (on_device's): cuda for cuda_sim."""
+    return "cuda" if device == "cuda_sim" else device
 #: features.chunk_rows (the config block and every map's constructor)
 CHUNK_ROWS = Int(1, none=True, text="use an integer >= 1 or null (automatic)")
 
@@ -359,6 +369,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             require(self.name in MAPS, "device", device,
                     f"features={self.name} has no CUDA transform; maps with one: "
                     f"{', '.join(MAPS)}")
+            from ..cuda import require as require_cuda
+
+            require_cuda(device)  # here, not at the first transform's driver error
         self.device = device
         return self
 

@@ -264,7 +264,7 @@ class Approximation(Measurement):
     def run(self, ctx, cfg):
         X, Y, note = points(ctx, cfg)
         symmetric = cfg.cross is False
-        target = Target(ctx.kernel, X, Y, symmetric, ctx.cfg.device)
+        target = Target(ctx.kernel, X, Y, symmetric, ctx.device)
         buf = np.empty_like(target.K)
         R = cfg.redraws
         values = {m: np.empty(R) for m in METRICS}

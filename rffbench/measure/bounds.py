@@ -119,7 +119,7 @@ def _workers(ctx, cfg):
     GPU takes the transforms in turn on its one stream anyway, and numba's CUDA simulator
     swaps a kernel module's globals while a kernel runs: launches from two threads break
     it)."""
-    if ctx.cfg.device != "cpu":
+    if ctx.device != "cpu":
         return 1
     return max(1, min(ctx.threads, cfg.trials))
 

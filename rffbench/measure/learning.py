@@ -112,7 +112,7 @@ def exact_solver(ctx):
     """'cholesky' or 'cg': model.exact_solver with auto resolved for this run
     (exact.choose_solver, given whether the Cholesky's matrices fit in memory)."""
     return choose_solver(ctx.cfg.model.exact_solver, ctx.data.X_train.shape[0],
-                         _cholesky_bytes(ctx) <= _budget(), device=ctx.cfg.device)
+                         _cholesky_bytes(ctx) <= _budget(), device=ctx.device)
 
 
 def _budget():
@@ -487,7 +487,7 @@ def _exact_rows(ctx, cfg):
     solver = exact_solver(ctx)
     cg = dict(solver=solver, tol=m.cg_tol, max_iter=m.cg_max_iter,
               precond_rank=m.precond_rank, precision=m.exact_precision,
-              backend=ctx.backend if solver == "cg" else None, device=ctx.cfg.device)
+              backend=ctx.backend if solver == "cg" else None, device=ctx.device)
     lam, lam_note = m.lam, "fixed by model.lam"
     if lam == "auto":
         fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
@@ -509,7 +509,7 @@ def _exact_rows(ctx, cfg):
             warm_model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed,
                                   **dict(cg, **short)).fit(Xtr[:few], Ytr[:few])
             warm_model.predict(Xte[:8])
-            if fused_product(Xte.shape[0], Xtr.shape[0]) and ctx.cfg.device == "cpu":
+            if fused_product(Xte.shape[0], Xtr.shape[0]) and ctx.device == "cpu":
                 # the full-size prediction's path
                 kernel = warm_model.kernel_
                 prepared_times(kernel, kernel.inputs(Xte[:8]), kernel.inputs(Xtr[:few]),

@@ -80,7 +80,7 @@ class Timing(Measurement):
                  cfg.repeats)
         fit_med, fit_spread = time_call(lambda: fmap.fit(X), cfg.repeats)
         tr_med, tr_spread = time_call(lambda: fmap.transform(X), cfg.repeats)
-        extra = _device_rows(fmap, X, cfg.repeats) if ctx.cfg.device == "cuda" else []
+        extra = _device_rows(fmap, X, cfg.repeats) if ctx.device == "cuda" else []
         return extra + [
             record("timing", "map_fit_time_s", fit_med, "s", spread=fit_spread,
                    n_repeats=cfg.repeats, note="" if fit_med is not None else UNMEASURED),
