@@ -55,6 +55,8 @@ MAX_EPOCHS = 100000
 #: the package's conf/ (a link to the repository's): a group option with a yaml file there
 #: is Hydra's; every other registered name is stored in the ConfigStore
 CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conf")
+#: the config groups whose option is the block's ``name`` (dataset=letter: dataset.name)
+NAMED_GROUPS = ("dataset", "kernel", "features", "model")
 #: report.center: how the report summarises runs that differ only in their seed
 CENTERS = ("median", "mean")
 
@@ -637,6 +639,25 @@ class Config:
     #: where the top-level keys have an effect
     applies = {"D": Applies(lambda c: c.D_n is None, "D_n is set: the output dimension is "
                                                      "2 D_n (d + 1)")}
+
+    def check_choices(self, overrides=()):
+        """ConfigError where a group chosen on the command line (``dataset=letter``, one
+        of ``overrides``) did not take effect: a preset (or a group file) that sets
+        ``dataset.name`` itself, after the command line's choice, would silently overrule
+        it.  The presets choose their groups in their defaults lists (``override
+        /dataset: magic``), which the command line's choice overrules; this is the guard."""
+        for o in map(str, overrides):
+            key, _, value = o.lstrip("+").partition("=")
+            if o.startswith("~") or key not in NAMED_GROUPS or not value:
+                continue
+            chosen = getattr(self, key).name
+            if chosen != value:
+                by = (f"experiment={self.experiment}" if self.experiment != "default"
+                      else "a config file")
+                raise ConfigError(f"{key}={value} is not allowed here: {by} sets "
+                                  f"{key}.name={chosen!r} after the command line's choice, "
+                                  f"which would overrule it; use {key}.name={value} to "
+                                  f"overrule the preset, or leave {key}= out")
 
     def check_single_run(self, overrides=()):
         """ConfigError for a key that only a sweep reads, set on the command line

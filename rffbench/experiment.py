@@ -441,6 +441,7 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
     try:
         try:
             conf = validate(cfg)
+            conf.check_choices(overrides)
             if not job.in_sweep:
                 conf.check_single_run(overrides)
             check_device(conf.device)  # before a stored run is looked for: none is served
