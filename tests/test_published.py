@@ -409,6 +409,21 @@ def test_buechel_csv_is_what_their_files_hold(tmp_path):
             assert err.loc[(ds, "gaussian", m)]["mean"].is_monotonic_decreasing
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--datasets", "letter", "magic", "letter"], "--datasets: letter given twice (each "
+                                                  "dataset's points would be written twice)"),
+    (["--replication", "liu", "--datasets", "letter"], "--datasets has no effect with "
+                                                       "--replication liu (its points are "
+                                                       "ijcnn1's): leave it out")])
+def test_the_buechel_extractor_refuses_a_dataset_twice_and_one_without_effect(args, says):
+    """One line, exit 2, nothing on stdout: no CSV with a dataset's points twice, no
+    --datasets silently ignored."""
+    p = run_module("rffbench.published.buechel", str(BUECHEL), "--commit", "abc1234", *args)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip().splitlines()[-1] == f"python -m rffbench.published.buechel: " \
+                                                f"error: {says}"
+
+
 def test_the_numbers_reader_rebuilds_their_defaultdicts_as_plain_dicts_without_running_them(
         tmp_path, monkeypatch):
     """A dill pickle of defaultdict(lambda: ...) as theirs: the numbers come back in plain
@@ -524,6 +539,9 @@ def test_wacker_csv_is_what_their_files_hold():
      "seeds [0, 1, 2, 4, 5, 6, 7, 8, 9], expected 0..9 once each"),
     (lambda df: df.assign(k_rel_frob_error=-df.k_rel_frob_error),
      "errors that are not positive finite numbers"),
+    (lambda df: df.assign(k_rel_frob_error=df.k_rel_frob_error.astype(object).where(
+        df.index != 5, "oops")),
+     "column 'k_rel_frob_error', row 7 of the file: 'oops' is not a number"),
 ])
 def test_a_damaged_wacker_table_is_refused_in_one_line(tmp_path, damage, message):
     for f in WACKER.iterdir():

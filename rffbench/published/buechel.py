@@ -159,17 +159,25 @@ def main(argv=None):
                                    "--replication liu: experiments/hardware/resources)")
     ap.add_argument("--commit", required=True, type=commit_hash,
                     help="the repository commit the files come from")
-    ap.add_argument("--datasets", nargs="+", type=_dataset, default=list(HAVE),
+    ap.add_argument("--datasets", nargs="+", type=_dataset, default=None,
                     help="datasets to extract (default: the ones rffbench has: letter, magic, "
                          "ijcnn1)")
     ap.add_argument("--replication", choices=["liu"],
                     help="extract their replication of Liu et al.'s survey (err.pkl, acc.pkl) "
                          "instead")
     args = ap.parse_args(argv)
+    if args.datasets is not None:
+        twice = sorted({d for d in args.datasets if args.datasets.count(d) > 1})
+        if twice:
+            ap.error(f"--datasets: {twice[0]} given twice (each dataset's points would be "
+                     "written twice)")
+        if args.replication == "liu":
+            ap.error("--datasets has no effect with --replication liu (its points are "
+                     "ijcnn1's): leave it out")
     if args.replication == "liu":
         return finish(prog, lambda: extract_liu(args.folder), LIU_HEADER.format(
             commit=args.commit))
-    return finish(prog, lambda: extract(args.folder, args.datasets),
+    return finish(prog, lambda: extract(args.folder, args.datasets or list(HAVE)),
                   HEADER.format(commit=args.commit))
 
 

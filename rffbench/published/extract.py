@@ -47,10 +47,10 @@ def level(obj, at, what, known=None, whose=""):
     return obj.items()
 
 
-def finish(prog, extract, header, where=""):
+def finish(prog, extract, header, where="", kind="pickle"):
     """Run ``extract()`` (a DataFrame) and write ``header`` and its CSV to stdout: 0; or
     one line on stderr, prefixed by ``where``, and 2 for a file that cannot be read, is
-    refused by the safe reader or is not the paper's."""
+    refused by the safe reader or is not the paper's (``kind``: what the files are)."""
     try:
         df = extract()
     except OSError as exc:
@@ -60,7 +60,7 @@ def finish(prog, extract, header, where=""):
         print(f"{prog}: error: {where}{first_line(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a pickle cut or crafted: its own exceptions (EOFError, ...)
-        print(f"{prog}: error: {where}not a readable pickle ({type(exc).__name__}: "
+        print(f"{prog}: error: {where}not a readable {kind} ({type(exc).__name__}: "
               f"{first_line(exc)})", file=sys.stderr)
         return 2
     sys.stdout.write(header)

@@ -52,6 +52,8 @@ CONFIGS = {("gaussian", 0): ("rff_gaussian", 2), ("gaussian", 1): ("rff_gaussian
 SEEDS = tuple(range(10))
 MULTIPLES = (1, 2, 3, 4, 5)
 COLUMNS = ("dataset", "method", "proj", "comp", "D", "seed", "k_rel_frob_error", "kernel_len")
+#: the columns that hold numbers
+NUMERIC = ("D", "seed", "k_rel_frob_error", "kernel_len")
 
 HEADER = """\
 # paper: Wacker, Kanagawa & Filippone, "Improved Random Features for Dot Product Kernels", arXiv:2201.08712 (2022), the Gaussian-kernel comparison; code and data Apache-2.0
@@ -79,6 +81,14 @@ def extract(folder):
         if missing:
             raise ExtractError(f"{path}: no column {missing[0]!r}: not dp-rfs's "
                                "gaussian_approx table")
+        for col in NUMERIC:  # a word where a number belongs: the file, column and row
+            num = pd.to_numeric(df[col], errors="coerce")
+            bad = num.isna() & df[col].notna()
+            if bad.any():
+                i = int(bad.to_numpy().argmax())
+                raise ExtractError(f"{path}: column {col!r}, row {i + 2} of the file: "
+                                   f"{df[col].iloc[i]!r} is not a number")
+            df[col] = num
         df = df[df.method == "rff"]
         for (proj, comp), (method, per_freq) in CONFIGS.items():
             cfg = df[(df.proj == proj) & (df.comp == comp)]
@@ -111,7 +121,8 @@ def main(argv=None):
     ap.add_argument("--commit", required=True, type=commit_hash,
                     help="the dp-rfs commit the files come from")
     args = ap.parse_args(argv)
-    return finish(prog, lambda: extract(args.folder), HEADER.format(commit=args.commit))
+    return finish(prog, lambda: extract(args.folder), HEADER.format(commit=args.commit),
+                  kind="CSV")
 
 
 if __name__ == "__main__":
