@@ -361,3 +361,18 @@ MAX_REPEATS = 10000
 
 #: a measurement's n_points
 N_POINTS = Int(2, none=True, text="use an integer >= 2 (at most the training-set size) or null")
+
+
+def takes_text(who, block, k, names):
+    """``who takes a, b (did you mean block.a?)``: the further parameters a class takes."""
+    near = closest(k, names)
+    return (f"{who} takes " + (", ".join(names) if names else "no further parameters")
+            + (f" (did you mean {block}.{near}?)" if near else ""))
+
+
+def closest(word, choices):
+    """The closest of ``choices`` to ``word`` (difflib), or None."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return close[0] if close else None

@@ -147,7 +147,7 @@ def _group_options(group):
 
 def _option_line(group, value, options):
     """``group=value is not allowed: use one of ...`` with the closest option."""
-    from .config import closest
+    from .checks import closest
 
     near = closest(value, options) if isinstance(value, str) else None
     allowed = f"use one of {', '.join(options)}" if options else "use the name of an option"

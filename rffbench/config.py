@@ -28,9 +28,11 @@ from .checks import (
     Real,
     check_constraints,
     check_effects,
+    closest,
     declared_keys,
     positive_number,
     require,
+    takes_text,
     unit_keys,
 )
 from .errors import ConfigError, first_line
@@ -641,11 +643,9 @@ class Config:
                                                      "2 D_n (d + 1)")}
 
     def check_choices(self, overrides=()):
-        """ConfigError where a group chosen on the command line (``dataset=letter``, one
-        of ``overrides``) did not take effect: a preset (or a group file) that sets
-        ``dataset.name`` itself, after the command line's choice, would silently overrule
-        it.  The presets choose their groups in their defaults lists (``override
-        /dataset: magic``), which the command line's choice overrules; this is the guard."""
+        """ConfigError where a group chosen on the command line (``dataset=letter``) did not
+        take effect: a preset that sets ``dataset.name`` in its body (after the command
+        line's choice) overrules it.  Presets choose groups in their defaults lists."""
         for o in map(str, overrides):
             key, _, value = o.lstrip("+").partition("=")
             if o.startswith("~") or key not in NAMED_GROUPS or not value:
@@ -727,21 +727,6 @@ def _schema_keys(prefix):
             return []
         cls = t
     return [f.name for f in dataclasses.fields(cls)]
-
-
-def takes_text(who, block, k, names):
-    """``who takes a, b (did you mean block.a?)``: the further parameters a class takes."""
-    near = closest(k, names)
-    return (f"{who} takes " + (", ".join(names) if names else "no further parameters")
-            + (f" (did you mean {block}.{near}?)" if near else ""))
-
-
-def closest(word, choices):
-    """The closest of ``choices`` to ``word`` (difflib), or None."""
-    import difflib
-
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def unknown_key_line(full_key):

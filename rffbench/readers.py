@@ -5,12 +5,16 @@ Sweep folders travel between people, so every file rffbench reads back from one 
 have been cut, edited or crafted.  Each reader here has limits (bytes, nesting depth,
 YAML aliases and the nodes they expand to) and, past one, says the file is damaged in
 one line naming it (:class:`DamagedFile`), instead of hanging, filling the memory or
-raising a RecursionError or UnicodeDecodeError.  None of them runs anything from the file.
+raising a RecursionError or UnicodeDecodeError.  None of them runs anything from the file,
+and none opens anything but a regular file (:func:`open_regular`, :func:`regular_file`: a
+FIFO would block the reader for ever, a device never end).
 """
 from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 from pathlib import Path
 
 from .errors import RffbenchError, first_line
@@ -37,10 +41,49 @@ class DamagedFile(RffbenchError):
         super().__init__(f"{path}: {reason}")
 
 
+#: what a path that is not a regular file is, for the one line
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def _not_regular(path, mode):
+    kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+    return DamagedFile(path, f"{kind}, not a regular file: rffbench reads only files (a "
+                             "pipe or a device would block the reader or never end)")
+
+
+def regular_file(path):
+    """``path``, checked to name a regular file (symbolic links followed) before a library
+    opens it by name; DamagedFile (one line) for a FIFO, a device, a socket or a directory,
+    which a reader would wait on for ever or read without end; OSError as raised."""
+    st = os.stat(path)  # never blocks, whatever the file is
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, st.st_mode)
+    return path
+
+
+def open_regular(path):
+    """``path`` opened for binary reading, refused unless it is a regular file: opened
+    without blocking (a FIFO with no writer would block ``open`` itself), its type checked
+    on the open descriptor (no window in which it could be swapped), then read normally.
+    DamagedFile as :func:`regular_file`; OSError as raised."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_bytes(path, limit):
-    """The bytes of ``path``, at most ``limit`` of them (DamagedFile past it; OSError as
-    raised)."""
-    with open(path, "rb") as fh:
+    """The bytes of ``path``, at most ``limit`` of them (DamagedFile past it, or when it is
+    not a regular file: :func:`open_regular`; OSError as raised)."""
+    with open_regular(path) as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise DamagedFile(path, f"larger than {limit:,} bytes: not a file rffbench wrote")

@@ -233,6 +233,7 @@ def read_records(path, run_id=None):
     through the file.  Never returns half a file.
     """
     import csv
+    import io
 
     import pandas as pd
 
@@ -283,7 +284,8 @@ def read_records(path, run_id=None):
         if len(r) != len(columns):
             raise DamagedRecords(path, f"line {i} has {len(r)} fields, expected {len(columns)} "
                                  "(cut or edited)")
-    df = pd.read_csv(path, dtype={c: str for c in columns if c not in NUMERIC_COLUMNS},
+    df = pd.read_csv(io.StringIO(text),  # the bytes checked above, not the file again
+                     dtype={c: str for c in columns if c not in NUMERIC_COLUMNS},
                      keep_default_na=True)
     for col in NUMERIC_COLUMNS:
         num = pd.to_numeric(df[col], errors="coerce")

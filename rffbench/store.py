@@ -72,7 +72,15 @@ import threading
 import time
 from pathlib import Path
 
-from .readers import MAX_TABLE_BYTES, DamagedFile, parse_json, read_bytes, read_json, shaped
+from .readers import (
+    MAX_TABLE_BYTES,
+    DamagedFile,
+    open_regular,
+    parse_json,
+    read_bytes,
+    read_json,
+    shaped,
+)
 from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 
 log = logging.getLogger(__name__)
@@ -281,9 +289,10 @@ def acquire(run_dir, check, on_wait=None):
 # entries: what identifies and checks them
 # --------------------------------------------------------------------------
 def file_digest(path):
-    """The sha256 of a file's bytes (hex)."""
+    """The sha256 of a file's bytes (hex); DamagedFile when it is not a regular file
+    (rffbench.readers.open_regular: a FIFO would block the digest for ever)."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -351,6 +360,8 @@ def check_entry(folder, entry_id, data_file, legacy=None, content=None):
             return "damaged", f"{name} is missing"
         except OSError as exc:
             return "damaged", f"{name}: cannot read ({exc.strerror or exc})"
+        except DamagedFile as exc:
+            return "damaged", f"{name}: {exc.reason}"
         if not ok:
             return "damaged", f"{name} differs from its digest (cut, edited or replaced)"
     why = content(folder) if content is not None else None
@@ -426,7 +437,8 @@ def copy_checked(src, dst, names, entry_id, digests=None):
 
     def copy(name):
         def write(tmp):
-            shutil.copyfile(src / name, tmp)
+            with open_regular(src / name) as fi, open(tmp, "wb") as fo:
+                shutil.copyfileobj(fi, fo)
             if name in digests and file_digest(tmp) != digests[name]:
                 raise DamagedFile(src / name, "its copy differs from the digest in "
                                   f"{src / MANIFEST_FILE} (changed while copied?)")
@@ -488,11 +500,11 @@ def records_run_id(path):
     """The run_id of a records file (its first row), '' when it has none that can be read,
     None when there is no such file."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(1 << 16).decode("utf-8", "replace").splitlines()
     except FileNotFoundError:
         return None
-    except OSError:
+    except (OSError, DamagedFile):
         return ""
     import csv
 

@@ -11,6 +11,7 @@ import re
 import sys
 
 from ..errors import first_line, os_error_text
+from ..readers import DamagedFile
 
 
 class ExtractError(ValueError):
@@ -56,7 +57,8 @@ def finish(prog, extract, header, where="", kind="pickle"):
     except OSError as exc:
         print(f"{prog}: error: {os_error_text(exc, 'cannot read the file')}", file=sys.stderr)
         return 2
-    except (pickle.UnpicklingError, ExtractError) as exc:  # refused, or not the paper's file
+    except (pickle.UnpicklingError, ExtractError, DamagedFile) as exc:  # refused, or not the
+        # paper's file, or not a regular file
         print(f"{prog}: error: {where}{first_line(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a pickle cut or crafted: its own exceptions (EOFError, ...)

@@ -25,6 +25,8 @@ import pickle
 
 import numpy as np
 
+from ..readers import open_regular
+
 #: where numpy pickles point for the array rebuilder (numpy < 2 and >= 2), and for the
 #: buffer-based one of pickle protocol 5
 _RECONSTRUCT = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray",
@@ -188,7 +190,7 @@ def load_arrays(source):
     elif hasattr(source, "read"):
         fh = source
     else:
-        fh = open(source, "rb")
+        fh = open_regular(source)  # a FIFO or a device: one line, not a reader that hangs
     try:
         obj = ArraysOnlyUnpickler(fh, encoding="latin1").load()
     finally:
@@ -284,7 +286,7 @@ def load_numbers(source, limit=MAX_NUMBERS_BYTES):
     if isinstance(source, (bytes, bytearray)):
         data = bytes(source)
     else:
-        with open(source, "rb") as fh:
+        with open_regular(source) as fh:
             data = fh.read(limit + 1)
     if len(data) > limit:
         raise UnsafePickleError(f"refused: larger than {limit:,} bytes")

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..readers import regular_file
 from .extract import ExtractError, commit_hash, finish, summary
 
 #: their file stem -> (rffbench dataset, d, d_pad, rows, split, test fraction, test rows
@@ -74,7 +75,7 @@ def extract(folder):
         path = next((p for p in (Path(folder) / f"{stem}.csv", Path(folder) / f"{stem}.csv.gz")
                      if p.is_file()), Path(folder) / f"{stem}.csv")
         try:
-            df = pd.read_csv(path)  # a missing file: OSError, finish() names it
+            df = pd.read_csv(regular_file(path))  # missing: OSError, finish() names it
         except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
             raise ExtractError(f"{path}: not a readable CSV ({exc})") from None
         missing = [c for c in COLUMNS if c not in df.columns]

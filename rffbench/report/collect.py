@@ -25,7 +25,7 @@ from typing import Optional
 
 from ..errors import RffbenchError, first_line
 from ..progress import Progress
-from ..readers import MAX_YAML_BYTES, DamagedFile, read_json, read_text, yaml_nodes
+from ..readers import MAX_YAML_BYTES, DamagedFile, open_regular, read_json, read_text, yaml_nodes
 from ..results import ERROR_FILE, RECORDS_FILE, DamagedRecords, read_records
 from ..store import (
     CLAIM_FILE,
@@ -189,10 +189,12 @@ def read_run(path):
     err = path / ERROR_FILE
     if err.exists():
         try:  # its first line, at most ERROR_LINE_BYTES of it
-            with open(err, "rb") as fh:
+            with open_regular(err) as fh:
                 head = fh.read(ERROR_LINE_BYTES).decode("utf-8", "replace")
         except OSError as exc:
             head = f"(error.txt not readable: {exc.strerror or exc})"
+        except DamagedFile as exc:
+            head = f"(error.txt not readable: {exc.reason})"
         lines = head.strip().splitlines()
         run.status, run.reason = "failed", lines[0] if lines else "failed (empty error.txt)"
         return run

@@ -317,6 +317,73 @@ def test_a_damaged_ticket_or_config_is_one_line_and_the_run_is_found(tail_sweep,
     assert len(lines) == 1 and f"{cfg.parent.name}/config.json" in lines[0], p.stderr
 
 
+@pytest.mark.parametrize("name", ["manifest.json", "records.csv", "config.json", "ticket"])
+def test_a_fifo_where_a_sweep_file_belongs_is_one_line_not_a_hang(tail_sweep, tmp_path, name):
+    """A named pipe (a reader's open waits for a writer that never comes) in place of a
+    run's manifest, records or config, or a job's ticket: the report (in a process, killed
+    past 120 s rather than hanging the suite) names the file and says what it is; a FIFO
+    manifest is set aside by the sweep's resume, which computes the run again."""
+    folder = _copy(tail_sweep, tmp_path)
+    run = sorted(p for p in (folder / "runs").iterdir() if p.is_dir())[0]
+    path = sorted((folder / ".jobs").glob("*.json"))[0] if name == "ticket" else run / name
+    path.unlink()
+    os.mkfifo(path)
+    p = _report_lines(folder)
+    if name == "ticket":  # the job is found by its run's overrides
+        assert p.returncode == 0, p.stdout + p.stderr
+        return
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if "report: damaged:" in ln]
+    assert len(lines) == 1 and re.search(rf"runs/{run.name}(/|: ){re.escape(name)}: a FIFO "
+                                         r"\(named pipe\), not a regular file", lines[0]), \
+        p.stderr
+    if name != "manifest.json":
+        return
+    again = run_cli("-m", "dataset=synthetic", "dataset.n=120", "dataset.d=3",
+                    "measure.bounds.trials=4", "measure.learning.repeats=1",
+                    "measure.timing.repeats=3", "measure.learning.exact=false",
+                    "features=rff_pairs", "D=256,512", f"hydra.sweep.dir={folder}")
+    assert again.returncode == 0, again.stderr[-2000:]
+    warn = [ln for ln in again.stderr.splitlines() if ln.startswith("rffbench: warning:")]
+    assert len(warn) == 1 and "a FIFO (named pipe)" in warn[0] and "set aside" in warn[0]
+    assert again.stdout.count("skipped (resume)") == 1
+    assert (run / name).is_file() and "complete: 2 complete" in again.stdout
+
+
+def test_readers_refuse_every_kind_of_file_but_a_regular_one_without_blocking(tmp_path):
+    """A FIFO, a character device, a socket and a directory: DamagedFile naming what it is
+    from every reader (the bounded bytes, the digest, the pickle reader), at once."""
+    import socket
+
+    from rffbench.published.safe import load_numbers
+    from rffbench.readers import DamagedFile, read_bytes, regular_file
+    from rffbench.store import file_digest
+
+    os.mkfifo(tmp_path / "fifo")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    (tmp_path / "dir").mkdir()
+    kinds = {tmp_path / "fifo": "a FIFO (named pipe)", "/dev/zero": "a character device",
+             tmp_path / "sock": "a socket", tmp_path / "dir": "a directory"}
+    try:
+        for path, kind in kinds.items():
+            with pytest.raises(DamagedFile, match=re.escape(f"{kind}, not a regular file")):
+                regular_file(path)
+            for reader in (lambda p: read_bytes(p, 100), file_digest, load_numbers):
+                try:
+                    reader(path)
+                except DamagedFile as exc:
+                    assert f"{kind}, not a regular file" in str(exc)
+                except OSError as exc:  # a socket cannot be opened at all: its own line
+                    assert kind == "a socket" and exc.errno is not None
+                else:
+                    raise AssertionError(f"{reader} read {path}")
+    finally:
+        sock.close()
+    (tmp_path / "file").write_bytes(b"12")
+    assert read_bytes(tmp_path / "file", 100) == b"12"
+
+
 def test_a_claim_file_of_any_size_or_content_is_read_bounded(tmp_path):
     from rffbench.store import read_claim
 
