@@ -181,7 +181,7 @@ class MapCase:
     def deterministic(self):
         """The map is tagged deterministic and two seeds give the same features (a claim
         that fails is checked as a random map)."""
-        if not self.cls.tags.deterministic:
+        if not self.proto.get_tags().deterministic:  # an option may make a map deterministic
             return False
         z1, z3 = (_dense(self.make(s).fit(self.A).transform(self.A)) for s in (3, 4))
         return np.array_equal(z1, z3)
@@ -317,7 +317,7 @@ def check_reproducible(case):
     different ones (the same for a map tagged deterministic)."""
     A = case.A
     z1, z2, z3 = (_dense(case.make(s).fit(A).transform(A)) for s in (3, 3, 4))
-    claimed = case.cls.tags.deterministic
+    claimed = case.proto.get_tags().deterministic
     same, other_same = np.array_equal(z1, z2), np.array_equal(z1, z3)
     ok = same and (other_same if claimed else not other_same)
     return [Check("reproducible", "passed" if ok else "failed",
@@ -351,6 +351,10 @@ def check_threads(case):
         numba.set_num_threads(before)
     diff = float(np.max(np.abs(outs[0] - outs[1]))) if outs[0].shape == outs[1].shape \
         else math.inf
+    unstable = case.proto.get_tags().unstable_fit
+    if unstable and not diff <= THREADS_ATOL:
+        return [Check("threads", "skipped", f"1 vs {top} threads: max |difference| {diff:.3g}, "
+                                            f"not compared: {unstable}")]
     return [Check("threads", "passed" if diff <= THREADS_ATOL else "failed",
                   f"1 vs {top} threads: max |difference| {diff:.3g} (allowed {THREADS_ATOL:g})")]
 
@@ -376,13 +380,16 @@ def check_dtype(case):
          + getattr(fits[dt], "kernel_offset_", 0.0) for dt in Z}
     scale = max(1.0, float(np.max(np.abs(G[np.float64]))))
     gap = float(np.max(np.abs(G[np.float32] - G[np.float64]))) / scale
-    if not gap <= 1e-4:
+    unstable = case.proto.get_tags().unstable_fit
+    if not gap <= 1e-4 and not unstable:
         problems.append(f"the float32 and float64 kernel estimates z(x).z(y) differ by {gap:.3g} "
                         "(relative to max |k|; allowed 1e-4)")
     return [Check("dtype", "failed" if problems else "passed",
                   "; ".join(problems) if problems else
-                  f"float32 -> float32, float64 -> float64 (outputs and fitted arrays); "
-                  f"kernel estimates agree to {gap:.2g}")]
+                  "float32 -> float32, float64 -> float64 (outputs and fitted arrays); "
+                  + (f"kernel estimates differ by {gap:.2g}, not compared: {unstable}"
+                     if unstable and not gap <= 1e-4 else
+                     f"kernel estimates agree to {gap:.2g}"))]
 
 
 def check_sparse(case):

@@ -96,6 +96,11 @@ class MapTags:
     #: conformance check compares it with the formula); otherwise why it does not, in words
     #: (log-normal terms: a few hundred redraws miss the rare large ones that carry it)
     heavy_tails: Optional[str] = None
+    #: None: fit is continuous in its input and in the order of its sums (the conformance
+    #: checks compare float32 with float64 fits, and 1 with all threads, to rounding);
+    #: otherwise why not, in words (k-means' local optima): those gaps are reported, not
+    #: failed (the outputs' dtypes are still checked)
+    unstable_fit: Optional[str] = None
 
 
 #: the class attributes the tags replaced -> their tag (a subclass setting one is refused)

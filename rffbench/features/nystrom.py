@@ -28,6 +28,7 @@ fewer than D landmarks, all of them said in ``n_components_``).
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -39,6 +40,8 @@ from .base import DenseRows, FeatureMap
 EIG_RTOL = 1e-12
 #: features.params.landmarks: how the D landmarks are chosen
 LANDMARK_RULES = ("uniform", "kmeans", "leverage", "rpcholesky", "greedy")
+#: features.params.landmark_lam: the ridge of the leverage scores (landmarks=leverage only)
+LANDMARK_LAM = 1e-3
 #: rows per block when the kernel's diagonal is computed
 DIAG_BLOCK = 256
 
@@ -78,16 +81,27 @@ def pivoted_cholesky(kernel, X, k, rng, rule):
     return np.asarray(pivots, dtype=np.int64), F[:, :len(pivots)]
 
 
-def ridge_leverage(kernel, X, m, lam, rng):
-    """Approximate lam-ridge leverage scores of every row from a uniform pilot of m rows
-    (module docs), clipped at 0."""
+def leverage_residuals(kernel, X, m, lam, rng):
+    """k_ii - k_iS (K_SS + n lam I)^+ k_Si for every row, from a uniform pilot S of m rows
+    (module docs), clipped at 0: the lam-ridge leverage scores times n lam.  The inverse is
+    a pseudo-inverse (eigenvalues below the matrix's rounding dropped), so a pilot with
+    repeated rows and a lam too small to lift K_SS's zero eigenvalues (1e-300) is the limit
+    lam -> 0, a projection, not a singular solve."""
     n = X.shape[0]
     S = np.sort(rng.choice(n, min(m, n), replace=False))
     K_nS = kernel.gram(X, X[S]).astype(np.float64)
     K_SS = kernel.gram(X[S]).astype(np.float64)
-    A = K_SS + n * lam * np.eye(len(S))
-    quad = np.einsum("ij,ji->i", K_nS, np.linalg.solve(A, K_nS.T))
-    return np.maximum(kernel_diagonal(kernel, X) - quad, 0.0) / (n * lam)
+    w, V = np.linalg.eigh(K_SS + n * lam * np.eye(len(S)))
+    keep = w > max(w[-1], 0.0) * len(S) * np.finfo(np.float64).eps
+    B = K_nS @ V[:, keep]
+    quad = np.einsum("ij,ij->i", B / w[keep], B)
+    return np.maximum(kernel_diagonal(kernel, X) - quad, 0.0)
+
+
+def ridge_leverage(kernel, X, m, lam, rng):
+    """Approximate lam-ridge leverage scores of every row from a uniform pilot of m rows
+    (module docs), clipped at 0 (:func:`leverage_residuals` / (n lam))."""
+    return leverage_residuals(kernel, X, m, lam, rng) / (X.shape[0] * lam)
 
 
 class Nystrom(FeatureMap):
@@ -113,7 +127,8 @@ class Nystrom(FeatureMap):
                                                    "leverage scores, landmarks=leverage)")}
 
     def __init__(self, *, kernel="gaussian", n_components=100, lengthscale=None, gamma=None,
-                 random_state=None, chunk_rows=None, landmarks="uniform", landmark_lam=1e-3):
+                 random_state=None, chunk_rows=None, landmarks="uniform",
+                 landmark_lam=LANDMARK_LAM):
         super().__init__(kernel=kernel, n_components=n_components, lengthscale=lengthscale,
                          gamma=gamma, random_state=random_state, chunk_rows=chunk_rows)
         self.landmarks = landmarks
@@ -121,6 +136,30 @@ class Nystrom(FeatureMap):
 
     def map_params(self):
         return dict(landmarks=self.landmarks, landmark_lam=self.landmark_lam)
+
+    def get_tags(self):
+        """The class's tags; with ``landmarks="greedy"`` deterministic (the pivots are the
+        largest residuals: no draw; the same features for every random_state), with
+        ``"kmeans"`` an unstable fit (Lloyd's iterations end in a local optimum that
+        float32 rows, or another summation order of the distances, can change)."""
+        tags = type(self).tags
+        if self.landmarks == "greedy":
+            return dataclasses.replace(tags, deterministic=True)
+        if self.landmarks == "kmeans":
+            return dataclasses.replace(tags, unstable_fit=(
+                "k-means centres are a local optimum of Lloyd's iterations, not continuous "
+                "in the rows: float32 rows or another thread count can end in another one"))
+        return tags
+
+    @classmethod
+    def check_params(cls, n_components, kernel=None, **params):
+        super().check_params(n_components, kernel, **params)
+        lam, rule = params.get("landmark_lam", LANDMARK_LAM), params.get("landmarks", "uniform")
+        if lam != LANDMARK_LAM and rule != "leverage":
+            raise ConfigError(f"features.params.landmark_lam={lam!r} is not allowed: it has no "
+                              f"effect here (landmarks={rule} does not use it; "
+                              f"landmarks=leverage does); leave it at its default "
+                              f"{LANDMARK_LAM!r}")
 
     @classmethod
     def check_data(cls, n_components, n_samples, d=None, **params):
@@ -150,7 +189,8 @@ class Nystrom(FeatureMap):
         # the other rules read every row: sparse input is made dense here
         X = np.asarray(X[np.arange(n)] if isinstance(X, DenseRows) else X, dtype=np.float64)
         if rule == "leverage":
-            lev = ridge_leverage(self.kernel_, X, D, self.landmark_lam, rng)
+            # proportional to the scores, without their 1 / (n lam) (1e300 at lam = 1e-300)
+            lev = leverage_residuals(self.kernel_, X, D, self.landmark_lam, rng)
             p = lev / lev.sum() if lev.sum() > 0 else np.full(n, 1.0 / n)
             nz = int(np.count_nonzero(p))
             if nz < D:  # fewer rows with weight than landmarks: the rest uniformly

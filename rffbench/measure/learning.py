@@ -56,7 +56,7 @@ from ..results import record
 from ..runid import block_identity
 from ..stream import subset
 from .base import Measurement
-from .workers import UNSTABLE_RATIO, time_in_processes
+from .workers import UNSTABLE_RATIO, time_in_processes, unsendable
 
 log = logging.getLogger(__name__)
 
@@ -639,6 +639,16 @@ class Learning(Measurement):
                    else f"dataset.path={ctx.cfg.dataset.path} (a streamed .npy or .parquet)")
                 + ": the fits are timed again in fresh local processes that are given the "
                   "data; use measure.learning.processes=1")
+        if cfg.processes > 1:  # what the workers are given must pickle (importable classes)
+            for key, name, obj in (("kernel.name", ctx.cfg.kernel.name, ctx.kernel),
+                                   ("features.name", ctx.cfg.features.name, ctx.map_cls)):
+                why = unsendable(obj)
+                if why:
+                    raise ConfigError(
+                        f"measure.learning.processes={cfg.processes} is not allowed with "
+                        f"{key}={name!r}: its class cannot be sent to the worker processes "
+                        f"({why}); define it at the top level of an importable module (not "
+                        "inside a function), or use measure.learning.processes=1")
         check_targets(ctx.data, ctx.cfg.dataset)
         if cfg.exact:
             check_exact_request(ctx)

@@ -22,6 +22,12 @@ def resolve_n_points(ctx, name, cfg):
     first = "the first " if test else ""
     if n is None:
         n = min(cfg.DEFAULT_N_POINTS, n_have)
+        if n < 2:  # no pair of points: nothing to compare (and no halves to cross)
+            where = ("dataset.test_size (or rows=train)" if test else "the data's rows")
+            raise ConfigError(f"measure.{name}.n_points=null is not allowed here: "
+                              f"dataset={ctx.data.name} has {n_have} {what} point"
+                              f"{'' if n_have == 1 else 's'} and the measurement needs at "
+                              f"least 2; raise {where}")
         return n, (f"M = {first}{n} {what} points (n_points=null: min({cfg.DEFAULT_N_POINTS}, "
                    f"n_{'test' if test else 'train'}))")
     if n > n_have:

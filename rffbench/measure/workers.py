@@ -239,6 +239,18 @@ class WorkerPool:
         self.workers = []
 
 
+def unsendable(obj):
+    """None when ``obj`` pickles (a worker process can be given it), else why not, in a
+    few words (a class made inside a function is not importable by name)."""
+    from ..errors import first_line
+
+    try:
+        pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {first_line(exc)}"
+    return None
+
+
 #: the command's pool (tests start one of their own: WorkerPool())
 POOL = WorkerPool()
 
@@ -253,7 +265,7 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
     numba threads).  RffbenchError (one line) when a worker fails."""
     import numba
 
-    from ..errors import RffbenchError
+    from ..errors import RffbenchError, first_line
 
     pool = POOL if pool is None else pool
     threads = threads or numba.get_num_threads()
@@ -268,7 +280,12 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
     with pool.lock, tempfile.TemporaryDirectory(prefix="rffbench-timing-") as tmp:  # 0700
         path = Path(tmp) / "task.pkl"
         with open(path, "wb") as fh:
-            pickle.dump(task, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                pickle.dump(task, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # a check before the work names the key: a backstop
+                raise RffbenchError(f"{task['build']}: its inputs cannot be sent to a timing "
+                                    f"worker process ({type(exc).__name__}: "
+                                    f"{first_line(exc)})") from None
         workers = pool.take(processes, import_path)
         cell = min(w.cells for w in workers)
         for w in workers:

@@ -43,6 +43,36 @@ MAP_KERNELS += [(_first_map(k), k, {}) for k in KERNELS
                 if k not in {kk for _, kk, _ in MAP_KERNELS} and maps_for_kernel(k)]
 
 
+def _option_cases():
+    """Every declared option of every map (its constraints): each non-default choice of a
+    parameter with listed values and the other value of a true/false one, on the map's
+    first kernel, unless the map refuses that combination there (as a run would)."""
+    import inspect
+
+    from rffbench.checks import OneOf
+
+    out = []
+    for name, cls in FEATURE_MAPS.items():
+        kernel = (cls.KERNELS or ("gaussian",))[0]
+        defaults = {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()}
+        for param, c in cls.all_constraints().items():
+            default = cls.PAIRS_DEFAULT if param == "pairs" else defaults[param]
+            values = ([v for v in c.choices if v != default] if isinstance(c, OneOf)
+                      else [not default] if isinstance(default, bool) else [])
+            for v in values:
+                try:
+                    cls.check_params(32, kernel, **{param: v})
+                except ConfigError:
+                    continue
+                out.append((name, kernel, {param: v}))
+    return out
+
+
+#: the declared options (landmark rules, sequences, layouts, pairs, ...), each a case
+OPTION_CASES = _option_cases()
+MAP_KERNELS += [c for c in OPTION_CASES if c not in MAP_KERNELS]
+
+
 #: one MapCase per (map, kernel, params): the checks of a case share its redraws
 _CASES = {}
 
@@ -77,7 +107,8 @@ def test_every_registered_map_passes(name, kernel, params, check):
     must_run = {"construct", "output", "sklearn_api", "reproducible", "dtype", "sparse"}
     if cls.tags.variance is not None:
         must_run |= {"unbiased", "variance", "bounded"}
-    if not (cls(kernel=kernel, **params).get_tags().bias or cls.tags.deterministic):
+    tags = cls(kernel=kernel, **params).get_tags()
+    if not (tags.bias or tags.deterministic):
         must_run.add("unbiased")
     if check in must_run:
         assert all(r.status == "passed" for r in rows), rows

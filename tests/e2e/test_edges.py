@@ -324,3 +324,35 @@ def test_variance_grid_pairs_outside_a_kernels_domain(tmp_path, capsys, kernel, 
                                             "measure.variance.enabled=true"])
     assert f"measure.variance.pairs='grid' is not allowed with kernel={kernel}" in err, err
     assert f"({domain}); use measure.variance.pairs=data" in err, err
+
+
+# --------------------------------------------------------------------------
+# the new paths' own edges (each was a traceback)
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("cross", ["independent", "halves", "false"])
+def test_too_few_test_rows_for_the_approximation_is_one_line(tmp_path, capsys, cross):
+    """rows=test_first with one test row (test_size=0.01 of 100): no pair of points to
+    compare, in any cross mode (was sklearn's 'Found array with 0 sample(s)')."""
+    err = one_line_error(tmp_path, capsys, [
+        "dataset=synthetic", "dataset.n=100", "dataset.d=4", "dataset.test_size=0.01",
+        "measure.approximation.rows=test_first", f"measure.approximation.cross={cross}"])
+    assert err == ("rffbench: error: measure.approximation.n_points=null is not allowed here: "
+                   "dataset=synthetic has 1 test point and the measurement needs at least 2; "
+                   "raise dataset.test_size (or rows=train)")
+
+
+def test_leverage_landmarks_with_a_vanishing_ridge_on_repeated_rows_run(tmp_path):
+    """features=nystrom landmarks=leverage landmark_lam=1e-300 (in range) on data whose rows
+    repeat: K_SS + n lam I is singular in floating point; the scores are the lam -> 0 limit
+    (a pseudo-inverse), and the run completes through ``python run.py`` (was LinAlgError)."""
+    rng = np.random.default_rng(0)
+    rows = np.repeat(rng.normal(size=(6, 3)), 40, axis=0)  # 6 rows, each 40 times
+    df = pd.DataFrame(rows, columns=["a", "b", "c"]).assign(y=rows.sum(axis=1))
+    path = tmp_path / "dup.csv"
+    df.to_csv(path, index=False)
+    p = run_cli("dataset=file", f"dataset.path={path}", "features=nystrom", "D=16",
+                "features.params.landmarks=leverage", "features.params.landmark_lam=1e-300",
+                "measure.bounds.enabled=false", "measure.learning.repeats=1",
+                "measure.timing.repeats=3", f"hydra.run.dir={tmp_path / 'r'}")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert (tmp_path / "r" / RECORDS_FILE).exists()
