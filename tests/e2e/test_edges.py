@@ -356,3 +356,13 @@ def test_leverage_landmarks_with_a_vanishing_ridge_on_repeated_rows_run(tmp_path
                 "measure.timing.repeats=3", f"hydra.run.dir={tmp_path / 'r'}")
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert (tmp_path / "r" / RECORDS_FILE).exists()
+
+
+def test_a_landmark_ridge_without_effect_is_one_line(tmp_path, capsys):
+    """features=nystrom features.params.landmark_lam=0.5 with the default uniform rule
+    (which draws no leverage scores) is refused as the other no-effect settings are."""
+    err = one_line_error(tmp_path, capsys, ["features=nystrom",
+                                            "features.params.landmark_lam=0.5"])
+    assert err == ("rffbench: error: features.params.landmark_lam=0.5 is not allowed: it has "
+                   "no effect here (landmarks=uniform does not use it; landmarks=leverage "
+                   "does); leave it at its default 0.001")
