@@ -358,11 +358,14 @@ def test_leverage_landmarks_with_a_vanishing_ridge_on_repeated_rows_run(tmp_path
     assert (tmp_path / "r" / RECORDS_FILE).exists()
 
 
-def test_a_landmark_ridge_without_effect_is_one_line(tmp_path, capsys):
+def test_a_landmark_ridge_without_effect_is_one_line(tmp_path):
     """features=nystrom features.params.landmark_lam=0.5 with the default uniform rule
     (which draws no leverage scores) is refused as the other no-effect settings are."""
-    err = one_line_error(tmp_path, capsys, ["features=nystrom",
-                                            "features.params.landmark_lam=0.5"])
-    assert err == ("rffbench: error: features.params.landmark_lam=0.5 is not allowed: it has "
-                   "no effect here (landmarks=uniform does not use it; landmarks=leverage "
-                   "does); leave it at its default 0.001")
+    p = run_cli("features=nystrom", "features.params.landmark_lam=0.5",
+                f"hydra.run.dir={tmp_path / 'r'}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == (
+        "rffbench: error: features.params.landmark_lam=0.5 is not allowed: it has no effect "
+        "here (landmarks=uniform does not use it; landmarks=leverage does); leave it at its "
+        "default 0.001")
+    assert not (tmp_path / "r" / RECORDS_FILE).exists()
