@@ -200,9 +200,13 @@ MAX_CLAIM_BYTES = 1 << 16
 
 
 def read_claim(path):
-    """(holder dict, mtime) of a claim file, or (None, None) if it is gone."""
+    """(holder dict, mtime) of a claim file, or (None, None) if it is gone; a FIFO, device
+    or socket in its place is no claim: an anonymous holder, stale at once (mtime 0)."""
+    import stat
+
     try:
-        mtime = os.stat(path).st_mtime
+        st = os.stat(path)
+        mtime = st.st_mtime if stat.S_ISREG(st.st_mode) else 0.0
         holder = read_json(path, CLAIM_SHAPE, MAX_CLAIM_BYTES)
     except OSError:
         return None, None

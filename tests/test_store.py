@@ -85,18 +85,17 @@ def test_acquire_sets_a_damaged_entry_aside_and_keeps_it(tmp_path, capfd):
 def test_a_copy_is_checked_before_it_is_renamed_into_place(tmp_path, monkeypatch):
     src = _entry(tmp_path / "store" / "r1")
     dst = tmp_path / "sweep" / "r1"
-    real = shutil.copyfile
+    real = shutil.copyfileobj
 
-    def corrupting(a, b):  # the source changes between its check and its copy
-        real(a, b)
-        with open(b, "a") as fh:
-            fh.write("r1,9\n")
+    def corrupting(fi, fo):  # the source changes between its check and its copy
+        real(fi, fo)
+        fo.write(b"r1,9\n")
 
-    monkeypatch.setattr(shutil, "copyfile", corrupting)
+    monkeypatch.setattr(shutil, "copyfileobj", corrupting)
     with pytest.raises(st.DamagedFile, match="its copy differs from the digest"):
         st.copy_checked(src, dst, ["extra.csv", RECORDS_FILE], "r1")
     assert not dst.exists() or not any(dst.iterdir())  # nothing half copied
-    monkeypatch.setattr(shutil, "copyfile", real)
+    monkeypatch.setattr(shutil, "copyfileobj", real)
     st.copy_checked(src, dst, ["extra.csv", RECORDS_FILE], "r1")
     assert st.check_entry(dst, "r1", RECORDS_FILE) == ("ok", None)
 

@@ -385,13 +385,17 @@ def test_readers_refuse_every_kind_of_file_but_a_regular_one_without_blocking(tm
 
 
 def test_a_claim_file_of_any_size_or_content_is_read_bounded(tmp_path):
-    from rffbench.store import read_claim
+    from rffbench.store import holder_alive, read_claim
 
     c = tmp_path / "claim"
     for body in (b"{" * 100000, b"\xff\xfe", b"[1]", b"{}" + b" " * 5_000_000):
         c.write_bytes(body)
         holder, mtime = read_claim(c)
         assert holder == {} and mtime is not None
+    c.unlink()
+    os.mkfifo(c)  # no claim at all: stale at once, never waited on
+    holder, mtime = read_claim(c)
+    assert holder == {} and mtime == 0.0 and not holder_alive(holder, mtime)
 
 
 def test_a_table_past_its_size_limit_is_damaged_not_read(tail_sweep, tmp_path, monkeypatch):
