@@ -120,16 +120,34 @@ def test_the_api_says_what_the_command_line_says_where_cuda_cannot_run():
         ExactKRR(device="tpu").fit(X, y)
 
 
+SIM_ARGS = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8",
+            "measure.bounds.enabled=false", "measure.learning.enabled=false",
+            "measure.approximation.enabled=false"]
+
+
+@pytest.fixture(scope="module")
+def cpu_store(tmp_path_factory):
+    """A results folder whose store holds the CPU's run of SIM_ARGS (sweep a)."""
+    from tests.helpers import run_cli
+
+    root = tmp_path_factory.mktemp("simstore")
+    first = run_cli("-m", "device=cpu", *SIM_ARGS, f"hydra.sweep.dir={root / 'a'}",
+                    env=dict(NUMBA_ENABLE_CUDASIM="0"))
+    assert first.returncode == 0, first.stderr[-2000:]
+    return root
+
+
 @pytest.mark.parametrize("device, sim, says", [
     ("cuda", "1", "device=cuda cannot run here: numba's CUDA simulator is on "
                   "(NUMBA_ENABLE_CUDASIM=1), its times are the CPU's, not a GPU's: use "
                   "device=cuda_sim (for tests) or unset NUMBA_ENABLE_CUDASIM"),
     ("cuda_sim", "0", "device=cuda_sim cannot run here: it runs on numba's CUDA simulator, "
                       "which NUMBA_ENABLE_CUDASIM=1 in the environment turns on (set before "
-                      "the command starts); on a GPU use device=cuda")])
+                      "the command starts); on a GPU use device=cuda")],
+    ids=["cuda-simulator-on", "cuda_sim-simulator-off"])
 @pytest.mark.parametrize("sweep", [False, True])
 def test_the_simulator_is_its_own_device_and_a_gpu_run_is_never_served_one(
-        tmp_path, monkeypatch, device, sim, says, sweep):
+        tmp_path, monkeypatch, cpu_store, device, sim, says, sweep):
     """device=cuda with numba's CUDA simulator on (its times would be the CPU's under the
     GPU's name) and device=cuda_sim with it off: one line, exit 2, nothing written; in a
     sweep the refusal comes before the results folder's store is looked at, so a run of the
@@ -138,9 +156,7 @@ def test_the_simulator_is_its_own_device_and_a_gpu_run_is_never_served_one(
     from tests.helpers import run_cli
 
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", sim)
-    args = ["dataset=synthetic", "dataset.n=60", "dataset.d=3", "D=8",
-            "measure.bounds.enabled=false", "measure.learning.enabled=false",
-            "measure.approximation.enabled=false"]
+    args = SIM_ARGS
     if not sweep:
         p = run_cli(f"device={device}", *args, f"hydra.run.dir={tmp_path / 'r'}")
         assert p.returncode == 2 and "Traceback" not in p.stderr
@@ -156,9 +172,7 @@ def test_the_simulator_is_its_own_device_and_a_gpu_run_is_never_served_one(
     from rffbench.store import read_manifest, write_manifest
     from tests.helpers import compose_config
 
-    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
-    first = run_cli("-m", "device=cpu", *args, f"hydra.sweep.dir={tmp_path / 'a'}")
-    assert first.returncode == 0, first.stderr[-2000:]
+    shutil.copytree(cpu_store, tmp_path, symlinks=True, dirs_exist_ok=True)
     (cpu_entry,) = [p for p in (tmp_path / ".runs").iterdir() if p.is_dir()]
     rid = run_id(validate(compose_config([f"device={device}", *args])))
     entry = shutil.copytree(cpu_entry, tmp_path / ".runs" / rid)
