@@ -207,6 +207,51 @@ def test_compare_agrees_on_the_same_protocol_and_finds_a_real_difference():
     assert one[0]["verdict"] == "needs >= 2 seeds"
 
 
+def test_a_verdicts_detectable_ratio_is_found_with_its_stated_power():
+    """Simulated replicates of one family (6 points, 5 seeds, the model of _points): at no
+    shift the tests reject rarely; at the detectable ratio each point states, its test
+    rejects with about POWER (0.8; the sample-to-sample variance is estimated from 5 seeds,
+    so the stated ratio is itself noisy: 0.6-0.95)."""
+    from rffbench.published import POWER
+
+    rng = np.random.default_rng(3)
+    det = np.median([r["detectable"] for _ in range(20)
+                     for r in compare(_points(True, 1.0, rng, groups=1))])
+    hits = [r["verdict"] == "differs" for _ in range(150)
+            for r in compare(_points(True, det, rng, groups=1))]
+    assert 0.6 <= np.mean(hits) <= 0.95 and abs(np.mean(hits) - POWER) < 0.2, np.mean(hits)
+    none = [r["verdict"] == "differs" for _ in range(150)
+            for r in compare(_points(True, 1.0, rng, groups=1))]
+    assert np.mean(none) < 0.03
+
+
+def test_a_consistent_or_a_one_method_shift_fails_its_family_not_a_correct_one():
+    """Per family (a group): a 1.25x shift of every point fails the common-ratio test; a
+    1.25x shift of a third of the points (one method off) fails Cochran's Q; the right
+    points agree as a family, and a point that cannot detect 1.25x is inconclusive."""
+    from rffbench.published import INCONCLUSIVE_RATIO
+
+    rng = np.random.default_rng(17)
+    right = compare(_points(True, 1.0, rng))
+    assert {r["family_verdict"] for r in right} == {"agrees"}
+    assert all(r["family_lo"] < 1 < r["family_hi"] for r in right)
+    shifted = compare(_points(True, 1.25, rng))
+    assert {r["family_verdict"] for r in shifted} == {"differs"}
+    assert all(0.75 < r["family_ratio"] < 0.85 for r in shifted)  # ours / published: 1/1.25
+    pts = _points(True, 1.0, rng)
+    for i, p in enumerate(pts):
+        if i % 6 < 2:  # two of each group's six points: their published mean 1.25x
+            p["published"] *= 1.25
+    one = compare(pts)
+    fams = {(r["family_q"], r["family_q_crit"], r["family_verdict"]) for r in one}
+    assert all(q > crit and v == "differs" for q, crit, v in fams), fams
+    noisy = _points(True, 1.0, rng)
+    for p in noisy:  # the paper's mean over 2 runs half its size apart
+        p.update(pub_sd=0.5 * p["published"], pub_n=2)
+    for r in compare(noisy):
+        assert r["detectable"] > INCONCLUSIVE_RATIO and r["verdict"] == "inconclusive"
+
+
 # ---- end to end ----------------------------------------------------------------------------
 HAVE_LETTER = any(os.path.isfile(os.path.join(os.path.expanduser(d), "LetterRecognition.rda"))
                   for d in __import__("rffbench.datasets", fromlist=["x"]).MLBENCH_DIRS)
@@ -237,7 +282,7 @@ def test_the_quadrature_preset_reproduces_through_run_py(quad_sweep):
     assert set(zip(res.dataset, res.kernel, res.method)) == {
         (ds, k, m) for ds in ("letter", "powerplant")
         for k, m in (("gaussian", "B"), ("arccos0", "Gort"))}
-    assert (res.verdict == "agrees").all() and (res.seeds == 3).all()
+    assert (res.verdict != "differs").all() and (res.seeds == 3).all()
     assert (res.redraws == 90).all()
     assert dict(zip(res.dataset, res.n_freq)) == {"letter": 34, "powerplant": 10}
     b = res[(res.method == "B") & (res.dataset == "letter")].iloc[0]
@@ -245,7 +290,8 @@ def test_the_quadrature_preset_reproduces_through_run_py(quad_sweep):
     assert b.ours < 2 * b.published and b.published == pytest.approx(5.384e-4, rel=1e-3)
     html = (rep / "index.html").read_text()
     assert "id='reproductions'" in html and "id='fig-reproduction_munkhoeva2018'" in html
-    assert "4 published points compared: 4 agree, 0 differ" in html
+    assert re.search(r"4 published points compared: (\d) agree, (\d) inconclusive "
+                     r"\(could not detect 1.25x\), 0 differ; \d families", html)
     md = (rep / "summary.md").read_text()
     assert "## Reproductions" in md and "| letter | gaussian | B | ssr | 1 | 34 |" in md
     assert "| powerplant | arccos0 | Gort | orf | 1 | 10 |" in md
@@ -501,10 +547,11 @@ def test_the_buechel_preset_reproduces_through_run_py(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     res = pd.read_csv(sweep / "report" / "reproduction_buechel2024.csv")
     assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos0", "sorf")}
-    assert (res.verdict == "agrees").all() and (res.seeds == 3).all()
+    assert (res.verdict != "differs").all() and (res.seeds == 3).all()
     assert (res.redraws == 30).all() and (res.n_freq == 31).all()
     md = (sweep / "report" / "summary.md").read_text()
-    assert "2 published points compared: 2 agree, 0 differ" in md
+    assert re.search(r"2 published points compared: (\d) agree, (\d) inconclusive "
+                     r"\(could not detect 1.25x\), 0 differ; \d families", md)
     assert "| letter | gaussian | rff | rff_pairs | 1 | 31 |" in md
 
 
@@ -622,7 +669,8 @@ def test_welchs_test_agrees_on_the_same_protocol_and_finds_a_real_difference():
     rng = np.random.default_rng(5)
     same = compare(_each(1.0, rng))
     t = np.array([r["z"] for r in same])
-    assert sum(r["verdict"] == "agrees" for r in same) == len(same)
+    # 10 runs a side at a 25% spread cannot detect 1.25x: within, but inconclusive
+    assert all(r["verdict"] == "inconclusive" and r["detectable"] > 1.25 for r in same)
     assert abs(t.mean()) < 0.5 and 0.6 < t.std() < 1.5  # roughly t-distributed
     assert all(r["pi_lo"] < r["published"] < r["pi_hi"] for r in same)
     crit = same[0]["crit"]
@@ -647,9 +695,10 @@ def test_the_wacker_preset_reproduces_through_run_py(tmp_path):
     assert set(zip(res.method, res.n)) == {
         ("rff_gaussian", 16), ("rff_gaussian", 32), ("rff_gaussian_complex", 16),
         ("rff_srht", 16), ("rff_srht", 32), ("rff_srht_complex", 16)}
-    assert (res.seeds == 4).all() and (res.verdict == "agrees").all(), res.to_string()
+    assert (res.seeds == 4).all() and (res.verdict != "differs").all(), res.to_string()
     md = (sweep / "report" / "summary.md").read_text()
-    assert "6 published points compared: 6 agree, 0 differ" in md
+    assert re.search(r"6 published points compared: (\d) agree, (\d) inconclusive "
+                     r"\(could not detect 1.25x\), 0 differ; \d families", md)
     assert "Welch's t" in md and "Protocol: Each of their seeds draws its own split" in md
 
 
@@ -702,7 +751,7 @@ def test_their_magic_accuracies_reproduce_through_run_py(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     res = pd.read_csv(sweep / "report" / "reproduction_buechel2024_accuracy.csv")
     assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos0", "sorf")}
-    assert (res.seeds == 3).all() and (res.verdict == "agrees").all(), res.to_string()
+    assert (res.seeds == 3).all() and (res.verdict != "differs").all(), res.to_string()
     assert ((res.ours > 0.7) & (res.ours < 0.9)).all()  # accuracies, not error rates
     md = (sweep / "report" / "summary.md").read_text()
     assert "Their ridge classifier fits 0/1 targets with alpha = 0.5" in md
@@ -821,6 +870,6 @@ def test_the_liu_replication_reproduces_through_run_py(tmp_path):
     for name in ("liu2021", "liu2021_accuracy"):
         res = pd.read_csv(sweep / "report" / f"reproduction_{name}.csv")
         assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos1", "sorf")}
-        assert (res.seeds == 3).all() and (res.verdict == "agrees").all(), res.to_string()
+        assert (res.seeds == 3).all() and (res.verdict != "differs").all(), res.to_string()
     md = (sweep / "report" / "summary.md").read_text()
     assert "differ only in the map's draw, so both spreads are the map's" in md

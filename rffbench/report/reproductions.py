@@ -18,7 +18,7 @@ import math
 import re
 from collections import Counter
 
-from ..published import PAPERS, compare
+from ..published import INCONCLUSIVE_RATIO, PAPERS, POWER, compare
 from .collect import run_identity
 from .figures import METRIC_LABEL, Drawn, colors_for, finish, log_axis, new_figure, proxy
 from .grouping import fmt_list
@@ -111,12 +111,25 @@ def published_section(paper, ctx, runs):
                           pub_n=int(p.distinct), means=grp.value, sds=grp.sd, redraws=grp.R,
                           group=(key[0], key[1]), samples=paper.samples))
     res = pd.DataFrame([dict(r, **c) for r, c in zip(rows, compare(tests))])
+    for col in ("family_verdict", "family_ratio", "family_lo", "family_hi", "family_points",
+                "family_detectable", "family_q", "family_q_crit"):
+        if col not in res:  # no point with a test (each needs >= 2 seeds)
+            res[col] = math.nan
     n_ag = int((res.verdict == "agrees").sum())
+    n_in = int((res.verdict == "inconclusive").sum())
     n_df = int((res.verdict == "differs").sum())
-    n_na = len(res) - n_ag - n_df
-    sec.summary = (f"{len(res)} published points compared: {n_ag} agree, {n_df} differ"
-                   + (f", {n_na} need >= 2 seeds" if n_na else ""))
+    n_na = len(res) - n_ag - n_in - n_df
+    fams = res.dropna(subset=["family_verdict"]).groupby(["dataset", "kernel"], sort=True) \
+        .first()
+    sec.summary = (f"{len(res)} published points compared: {n_ag} agree, {n_in} inconclusive "
+                   f"(could not detect {INCONCLUSIVE_RATIO:g}x), {n_df} differ"
+                   + (f", {n_na} need >= 2 seeds" if n_na else "")
+                   + f"; {len(fams)} families (dataset, kernel): " + ", ".join(
+                       f"{int((fams.family_verdict == v).sum())} {w}"
+                       for v, w in (("agrees", "agree"), ("inconclusive", "inconclusive"),
+                                    ("differs", "differ"))))
     sec.text.append(_test_text(paper, res))
+    sec.text.append(_power_text(res, fams))
     varied = _varied(ctx, ours.run_id, exclude=("seed", "features.", "kernel.", "D",
                                                 "D_n", "experiment"))
     if varied:
@@ -181,9 +194,34 @@ def _test_text(paper, res):
             f"{ds} {k}: {v:.1%}" for (ds, k), v in sig.items()) + "." if len(sig) else ""))
 
 
+def _power_text(res, fams):
+    """The words for what the verdicts could detect, and the families' tests."""
+    det = res.detectable.dropna()
+    words = (f"What each verdict could detect: the detectable column is the smallest ratio "
+             f"ours / published (either way) its test finds with {POWER:.0%} probability at "
+             f"its sample sizes; a point within its interval that could not detect "
+             f"{INCONCLUSIVE_RATIO:g}x is inconclusive, not agreeing"
+             + (f" (here {det.min():.3g}x to {det.max():.3g}x)." if len(det) else "."))
+    if fams.empty:
+        return words
+    return words + (
+        " Each family's points are also tested together (their common ratio, its variance "
+        "counting the sample-to-sample part as shared by the family's points, and Cochran's "
+        "Q of the points around it, 2 tests per family at a 5% family-wise error): "
+        + "; ".join(f"{ds} {k}: common ratio {r.family_ratio:.3f} [{r.family_lo:.3f}, "
+                    f"{r.family_hi:.3f}] over {r.family_points} points, detectable "
+                    f"{r.family_detectable:.3g}x, Q {r.family_q:.3g} (critical "
+                    f"{r.family_q_crit:.3g}): {r.family_verdict}"
+                    if r.family_points >= 2 else
+                    f"{ds} {k}: one point, its verdict ({r.family_verdict})"
+                    for (ds, k), r in fams.iterrows()) + ".")
+
+
 def _agree(points):
-    """'k of n agree' of some compared points."""
-    return f"{int((points.verdict == 'agrees').sum())} of {len(points)} agree"
+    """'k of n agree (i inconclusive)' of some compared points."""
+    n_in = int((points.verdict == "inconclusive").sum())
+    return (f"{int((points.verdict == 'agrees').sum())} of {len(points)} agree"
+            + (f", {n_in} inconclusive" if n_in else ""))
 
 
 def _differ_text(key, g, n_column):
@@ -265,7 +303,9 @@ def _table(paper, res):
         "ours / published": res.ratio.map(lambda v: f"{v:.3f}"),
         "prediction interval": [_ci(r.ours, r.pi_lo, r.pi_hi).split(" ", 1)[-1]
                                 if math.isfinite(r.pi_lo) else "n/a" for r in res.itertuples()],
+        "detectable": res.detectable.map(lambda v: f"{v:.3g}x" if math.isfinite(v) else "n/a"),
         "verdict": res.verdict,
+        "family": res.family_verdict.fillna("n/a"),
     })
     if res.formula.notna().any():  # the exact expectation where the map has one
         at = frame.columns.get_loc("ours / published")
@@ -275,7 +315,10 @@ def _table(paper, res):
             lambda v: f"{v:.3f}" if math.isfinite(v) else "n/a"))
     caption = (f"{paper.metric} per published point ({paper.citation}): the paper's mean over "
                "its runs and ours over the seeds (each seed: the mean over its redraws), "
-               "with 95% t intervals; the verdict by the test above."
+               "with 95% t intervals; the verdict by the test above, detectable the smallest "
+               f"ratio (either way) its test finds with {POWER:.0%} probability (inconclusive: "
+               f"within, but above {INCONCLUSIVE_RATIO:g}x), family the verdict of the point's "
+               "dataset and kernel tested together."
                + (" formula (RMS): sqrt(E err^2) from the exact per-pair variances on our "
                   "rows, averaged over the seeds, where the map has one (n/a: none); a mean "
                   "error sits a little below it (Jensen)." if res.formula.notna().any()
@@ -338,6 +381,7 @@ def _figures(paper, res, stem):
     finish(fig, f"Reproduction of {paper.key}: published vs rffbench", None, {}, handles,
            ncol=3)
     n_ag = int((res.verdict == "agrees").sum())
+    n_in = int((res.verdict == "inconclusive").sum())
     cap = (f"Top: {METRIC_LABEL.get(paper.metric, paper.metric)} against {paper.x_label} per "
            "dataset and kernel (columns) and method (colour): ours (filled circles, solid) is "
            "the mean over the seeds of each seed's mean over its redraws, with its 95% t "
@@ -345,8 +389,10 @@ def _figures(paper, res, stem):
            "the paper's mean over its runs with its 95% t interval over the distinct runs. "
            "Bottom: published / ours per point (squares, methods side by side) and the "
            "prediction interval of the test (bars): a point agrees when its square is inside "
-           f"its bar. {n_ag} of {len(res)} points agree"
-           + ("; red rings mark the points that differ." if n_ag < len(res) else "."))
+           f"its bar. {n_ag} of {len(res)} points agree, {n_in} are inconclusive (inside, "
+           f"but their test could not detect {INCONCLUSIVE_RATIO:g}x)"
+           + ("; red rings mark the points that differ." if (res.verdict == "differs").any()
+              else "."))
     return [Drawn(stem, fig, cap)]
 
 
