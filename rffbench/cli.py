@@ -265,6 +265,8 @@ def _hydra_errors_are_one_line():
             try:
                 return func()
             except Exception as exc:
+                if interrupts.requested():  # a library's own error after Ctrl-C landed in it
+                    raise KeyboardInterrupt from None
                 line = None if os.environ.get("HYDRA_FULL_ERROR") == "1" else \
                     hydra_error_line(exc, sys.argv[1:])
                 if line is None:
@@ -302,6 +304,10 @@ def main():
     try:
         _main()
     except Exception as exc:  # Hydra's errors outside its run_and_report (--help, flags)
+        if interrupts.requested():  # a library's own error after Ctrl-C landed in it
+            print("rffbench: interrupted (a sweep resumes when the same command runs again)",
+                  file=sys.stderr)
+            sys.exit(130)
         line = None if os.environ.get("HYDRA_FULL_ERROR") == "1" else \
             hydra_error_line(exc, sys.argv[1:])
         if line is None:

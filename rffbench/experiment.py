@@ -23,7 +23,7 @@ from .config import Config, default_threads, validate
 from .datasets import Dataset, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
 from .features.base import compute_device
-from .interrupts import checkpoint
+from .interrupts import checkpoint, requested
 from .jobs import Job
 from .kernels import Kernel, data_rule, make_kernel
 from .measure import measurement_classes
@@ -456,6 +456,8 @@ def main(cfg, output_dir, sweep_dir=None, jobs_threads=None, overrides=()):
             df, tables = run(conf, threads=jobs_threads if job.in_sweep else None,
                              store=job.store, rid=rid)
         except (Exception, SystemExit) as exc:  # each kind is one line: run_failure
+            if requested():  # a library's own error after Ctrl-C landed in it
+                raise KeyboardInterrupt from None
             code, message = run_failure(exc, job.in_sweep)
             return job.fail(code, message)
         path = job.finish(df, tables, asdict(conf))

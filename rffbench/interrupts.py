@@ -41,6 +41,12 @@ def install():
         sys.unraisablehook = unraisable
 
 
+def requested():
+    """Whether Ctrl-C arrived (an exception a library raised after it, its state half
+    updated by the KeyboardInterrupt, is the interruption's, not a bug to print)."""
+    return _REQUESTED.is_set()
+
+
 def checkpoint():
     """Raise KeyboardInterrupt if Ctrl-C arrived, even when the exception it raised was
     swallowed where it landed."""

@@ -36,3 +36,31 @@ def test_a_remembered_ctrl_c_is_silent_where_python_cannot_raise_it():
         interrupts._REQUESTED.clear()
         signal.signal(signal.SIGINT, before[0])
         sys.unraisablehook = before[1]
+
+
+@pytest.mark.parametrize("where", ["run", "composition"])
+def test_a_librarys_error_after_ctrl_c_is_the_interruption_not_a_traceback(
+        tmp_path, monkeypatch, where):
+    """Ctrl-C landing inside a library can leave its state half updated, so that the next
+    call raises its own error (omegaconf's AttributeError while Hydra composed, seen once at
+    0.3 s into a start): with Ctrl-C remembered, that error is the interruption's, one line
+    and exit 130, in a run and outside one (no records)."""
+    import rffbench.cli as cli
+    import rffbench.experiment as experiment
+    from rffbench import interrupts
+    from rffbench.results import RECORDS_FILE
+    from tests.helpers import run_cli
+
+    def broken(*a, **k):
+        interrupts._REQUESTED.set()
+        raise AttributeError("'NoneType' object has no attribute '_invalidate_flags_cache'")
+
+    monkeypatch.setattr(experiment if where == "run" else cli,
+                        "run" if where == "run" else "_main", broken)
+    try:
+        p = run_cli("dataset=wine", f"hydra.run.dir={tmp_path / 'r'}")
+    finally:
+        interrupts._REQUESTED.clear()
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.stderr.strip().splitlines()[-1].startswith("rffbench: interrupted")
+    assert not (tmp_path / "r" / RECORDS_FILE).exists()

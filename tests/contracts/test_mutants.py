@@ -8,7 +8,7 @@ SORF blocks) at three sizes, 10 seeds, one draw each.  Each run is made with the
 config, which the paper's matcher pairs with its published point; a mutant's run changes one
 thing (the lengthscale x1.25 or x0.8, half the frequencies, cos(wx + b) in place of the pairs,
 i.i.d. in place of orthogonal and the reverse) and its value is compared with the same point.
-``python -m pytest -m slow tests/test_mutants.py -s`` prints the matrix."""
+``python -m pytest -m slow tests/contracts/test_mutants.py -s`` prints the matrix."""
 from dataclasses import asdict, replace
 
 import numpy as np
