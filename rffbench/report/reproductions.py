@@ -361,7 +361,14 @@ def _figures(paper, res, stem):
             if bad.any():
                 axr.plot(xr[bad.to_numpy()], (g.published / g.ours)[bad], "o", ms=10,
                          mfc="none", mec="tab:red", mew=1.5, gid=f"differs:{m}")
+            weak = (g.verdict == "inconclusive").to_numpy()
+            if weak.any():
+                axr.plot(xr[weak], (g.published / g.ours)[weak], "o", ms=10, mfc="none",
+                         mec="0.55", mew=1.2, ls="none", gid=f"inconclusive:{m}")
         axr.axhline(1.0, color="0.4", lw=0.8)
+        fam = grp.family_verdict.dropna()
+        if len(fam):
+            axr.set_title(f"family (its points together): {fam.iloc[0]}", fontsize=9)
         ax.set(title=f"dataset={_data_label(grp.iloc[0])}, kernel={kern}",
                ylabel=YLABEL.get(paper.metric, paper.metric))
         axr.set(xlabel=paper.x_label, ylabel="published / ours")
@@ -378,6 +385,10 @@ def _figures(paper, res, stem):
     if (res.verdict == "differs").any():
         handles.append(proxy(color="none", marker="o", ms=10, mfc="none", mec="tab:red",
                              mew=1.5, ls="none", label="verdict: differs"))
+    if (res.verdict == "inconclusive").any():
+        handles.append(proxy(color="none", marker="o", ms=10, mfc="none", mec="0.55",
+                             mew=1.2, ls="none", label=f"inconclusive: could not detect "
+                                                       f"{INCONCLUSIVE_RATIO:g}x"))
     finish(fig, f"Reproduction of {paper.key}: published vs rffbench", None, {}, handles,
            ncol=3)
     n_ag = int((res.verdict == "agrees").sum())
@@ -389,10 +400,13 @@ def _figures(paper, res, stem):
            "the paper's mean over its runs with its 95% t interval over the distinct runs. "
            "Bottom: published / ours per point (squares, methods side by side) and the "
            "prediction interval of the test (bars): a point agrees when its square is inside "
-           f"its bar. {n_ag} of {len(res)} points agree, {n_in} are inconclusive (inside, "
-           f"but their test could not detect {INCONCLUSIVE_RATIO:g}x)"
-           + ("; red rings mark the points that differ." if (res.verdict == "differs").any()
-              else "."))
+           f"its bar. {n_ag} of {len(res)} points agree, {n_in} inconclusive (inside, but "
+           f"their test could not detect {INCONCLUSIVE_RATIO:g}x)"
+           + ("; red rings mark the points that differ" if (res.verdict == "differs").any()
+              else "")
+           + ("; grey rings the inconclusive ones" if n_in else "")
+           + ". Above each bottom panel: its family's verdict (the dataset and kernel's points "
+             "tested together).")
     return [Drawn(stem, fig, cap)]
 
 
