@@ -305,9 +305,7 @@ def main():
         _main()
     except Exception as exc:  # Hydra's errors outside its run_and_report (--help, flags)
         if interrupts.requested():  # a library's own error after Ctrl-C landed in it
-            print("rffbench: interrupted (a sweep resumes when the same command runs again)",
-                  file=sys.stderr)
-            sys.exit(130)
+            _interrupted(KeyboardInterrupt())
         line = None if os.environ.get("HYDRA_FULL_ERROR") == "1" else \
             hydra_error_line(exc, sys.argv[1:])
         if line is None:
@@ -315,12 +313,17 @@ def main():
         print(f"rffbench: error: {line}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt as exc:
-        from .experiment import Interrupted
+        _interrupted(exc)
 
-        if not isinstance(exc, Interrupted):  # outside a run: say it here
-            print("rffbench: interrupted (a sweep resumes when the same command runs again)",
-                  file=sys.stderr)
-        sys.exit(130)
+
+def _interrupted(exc):
+    """Ctrl-C: one line (a run's own Interrupted has said it) and exit 130."""
+    from .experiment import Interrupted
+
+    if not isinstance(exc, Interrupted):  # outside a run: say it here
+        print("rffbench: interrupted (a sweep resumes when the same command runs again)",
+              file=sys.stderr)
+    sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -276,7 +276,7 @@ def check_device(device):
     device=cuda_sim); for cuda_sim, the simulator being off."""
     if device == "cpu":
         return
-    from .cuda import simulated, unavailable
+    from .cuda import require, simulated
 
     if device == "cuda" and simulated():
         raise ConfigError("device=cuda cannot run here: numba's CUDA simulator is on "
@@ -286,9 +286,7 @@ def check_device(device):
         raise ConfigError("device=cuda_sim cannot run here: it runs on numba's CUDA "
                           "simulator, which NUMBA_ENABLE_CUDASIM=1 in the environment turns on "
                           "(set before the command starts); on a GPU use device=cuda")
-    reason = unavailable()
-    if reason:
-        raise ConfigError(f"device={device} cannot run here: {reason}")
+    require(device, named=f"device={device}")
 
 
 def compile_record(before, after):

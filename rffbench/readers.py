@@ -99,6 +99,16 @@ def read_text(path, limit):
         raise DamagedFile(path, f"not UTF-8 text (byte {exc.start})") from None
 
 
+def numbers(column):
+    """(a pandas column as numbers, the position of its first entry that is not a number,
+    or None): what a reader of a table checks before it trusts a numeric column."""
+    import pandas as pd
+
+    num = pd.to_numeric(column, errors="coerce")
+    bad = (num.isna() & column.notna()).to_numpy()
+    return num, (int(bad.argmax()) if bad.any() else None)
+
+
 def json_depth(text):
     """The nesting depth of JSON ``text`` ([] and {} outside strings), in one pass."""
     depth = top = 0

@@ -15,8 +15,6 @@ import subprocess
 import threading
 from pathlib import Path
 
-import numpy as np
-
 from . import compat
 
 log = logging.getLogger(__name__)
@@ -237,7 +235,7 @@ def read_records(path, run_id=None):
 
     import pandas as pd
 
-    from .readers import MAX_TABLE_BYTES, DamagedFile, read_bytes
+    from .readers import MAX_TABLE_BYTES, DamagedFile, numbers, read_bytes
 
     path = Path(path)
     try:
@@ -288,10 +286,8 @@ def read_records(path, run_id=None):
                      dtype={c: str for c in columns if c not in NUMERIC_COLUMNS},
                      keep_default_na=True)
     for col in NUMERIC_COLUMNS:
-        num = pd.to_numeric(df[col], errors="coerce")
-        bad = num.isna() & df[col].notna()
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
+        num, i = numbers(df[col])
+        if i is not None:
             raise DamagedRecords(path, f"column {col}, line {i + 2}: {df[col].iloc[i]!r} is not a "
                                  "number")
         df[col] = num

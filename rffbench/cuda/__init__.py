@@ -54,11 +54,13 @@ def unavailable():
     return None
 
 
-def require(device="cuda"):
-    """ConfigError (one line, the command line's words) unless CUDA kernels can run here:
-    what the API checks before its first device call (a map's on_device, exact KRR's fit)."""
+def require(device="cuda", named=None):
+    """ConfigError (one line) unless CUDA kernels can run here: ``<named> cannot run here:
+    <what is missing>``, ``named`` as the caller's user wrote the device (default
+    ``device='cuda'``, the API's; the command line's is ``device=cuda``).  What a run checks
+    at its start and the API before its first device call (on_device, exact KRR's fit)."""
     from ..errors import ConfigError
 
     reason = unavailable()
     if reason:
-        raise ConfigError(f"device={device!r} cannot run here: {reason}")
+        raise ConfigError(f"{named or f'device={device!r}'} cannot run here: {reason}")

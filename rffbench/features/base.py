@@ -65,6 +65,8 @@ RUN_DEVICES = ("cpu", "cuda", "cuda_sim")
 def compute_device(device):
     """The device a run's ``device`` value computes on (on_device's): cuda for cuda_sim."""
     return "cuda" if device == "cuda_sim" else device
+
+
 #: features.chunk_rows (the config block and every map's constructor)
 CHUNK_ROWS = Int(1, none=True, text="use an integer >= 1 or null (automatic)")
 

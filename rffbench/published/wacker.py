@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..readers import regular_file
+from ..readers import numbers, regular_file
 from .extract import ExtractError, commit_hash, finish, summary
 
 #: their file stem -> (rffbench dataset, d, d_pad, rows, split, test fraction, test rows
@@ -83,10 +83,8 @@ def extract(folder):
             raise ExtractError(f"{path}: no column {missing[0]!r}: not dp-rfs's "
                                "gaussian_approx table")
         for col in NUMERIC:  # a word where a number belongs: the file, column and row
-            num = pd.to_numeric(df[col], errors="coerce")
-            bad = num.isna() & df[col].notna()
-            if bad.any():
-                i = int(bad.to_numpy().argmax())
+            num, i = numbers(df[col])
+            if i is not None:
                 raise ExtractError(f"{path}: column {col!r}, row {i + 2} of the file: "
                                    f"{df[col].iloc[i]!r} is not a number")
             df[col] = num
