@@ -109,6 +109,16 @@ def run_cli(*args, timeout=300, cwd=ROOT, env=None, process=False):
                       timeout=timeout, path=ROOT)
 
 
+def refused(p, run_dir):
+    """The last line of a command refused before any work: exit 2, no traceback, no records
+    in ``run_dir`` (asserted); the caller checks the line's words."""
+    from rffbench.results import RECORDS_FILE
+
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert not (Path(run_dir) / RECORDS_FILE).exists()
+    return p.stderr.strip().splitlines()[-1]
+
+
 def run_module(module, *args, timeout=300, cwd=ROOT, env=None, process=False):
     """``python -m module *args`` -> CompletedProcess, in this process unless ``process``
     (as :func:`run_cli`); ``cwd`` comes first on the import path, as with ``python -m``."""
