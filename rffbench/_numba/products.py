@@ -332,8 +332,10 @@ def _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p):
 def _gram_tiles_for(tile, kind, profile):
     @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
     def kernel_gram_tiles_of(X, Y, Yt, xaux, yaux, out, a, b, p):
-        for I in prange(X.shape[0] // KERNEL_TILE):
-            _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p)
+        for I in prange(X.shape[0] // KERNEL_TILE):  # I: int64 when typed, uint64 in the
+            # parallel loop; cast, the row function is compiled once, not once for each
+            _gram_row_tiles(X, Y, Yt, xaux, yaux, out, np.int64(I), tile, kind, profile, a, b,
+                            p)
     return kernel_gram_tiles_of
 
 

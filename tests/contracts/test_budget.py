@@ -72,6 +72,44 @@ def test_a_kernels_gram_compiles_once_per_dtype_whatever_the_layout(name, dtype,
     assert seen.added == [], f"{name}: a layout compiled another version: {seen.added}"
 
 
+def _dispatchers():
+    """Every module-level compiled function of the package's numba modules."""
+    import sys
+
+    import rffbench._numba  # noqa: F401  (its modules loaded)
+
+    out = []
+    for mod in [m for k, m in sys.modules.items() if k.startswith("rffbench._numba.")]:
+        for v in vars(mod).values():
+            if isinstance(v, dispatcher.Dispatcher):
+                out.append(v)
+    return out
+
+
+@pytest.mark.parametrize("name", ["gaussian", "laplacian"])  # a GEMM tile, a coordinate tile
+def test_a_parallel_loop_compiles_its_row_function_once(name):
+    """A prange loop's index is typed int64 first and uint64 once the loop is made parallel:
+    a row function handed the index as it is was compiled twice for every kernel and dtype
+    (the Gram's tiles: 22 versions where 11 do, ~35 s of a cold suite).  After the tiled
+    Gram in both precisions, no compiled function has two versions that differ only in an
+    integer's signedness."""
+    from rffbench.exact.tiles import TiledRows, tiled_gram
+
+    X = np.random.default_rng(0).uniform(0.1, 1.0, (70, 3))
+    k = make_kernel(name).fit(X)
+    spec = k.tile_spec()
+    for dtype in (np.float64, np.float32):
+        rows = TiledRows(spec, k.inputs(X).astype(dtype))
+        tiled_gram(spec, rows, rows)
+    twins = []
+    for disp in _dispatchers():
+        sigs = {tuple(str(a).replace("uint64", "int64") for a in sig) for sig in
+                disp.signatures}
+        if len(sigs) < len(disp.signatures):
+            twins.append((disp.py_func.__qualname__, [str(s) for s in disp.signatures]))
+    assert twins == [], twins
+
+
 def _fitted_map(name, X):
     cls = FEATURE_MAPS[name]
     for kernel in (cls.KERNELS or ("gaussian",)):
