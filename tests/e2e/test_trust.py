@@ -496,10 +496,24 @@ def test_save_then_compare_works_for_every_kind_of_benchmark(tmp_path, kind):
 
 @pytest.mark.slow
 def test_save_then_compare_the_startup_benchmark(tmp_path):
+    """One run (two cold and warm default runs of their own: ~35 s) both saves its table and
+    compares with a table saved before, written here with the rows' keys: every row matched,
+    the ratios new / saved printed; the saved table reads back as the rows printed."""
+    import pandas as pd
+
+    before = tmp_path / "before.csv"
+    pd.DataFrame(dict(method=["startup/cold", "startup/warm", "startup/cold_over_warm"],
+                      metric=["time_s", "time_s", "ratio"], time_s=[1e3, 1e3, 1e3],
+                      spread=[0.0, 0.0, ""], n_repeats=[1, 1, 1])).to_csv(before, index=False)
     saved = tmp_path / "saved.csv"
-    assert _bench("--startup", "--repeats", "1", "--save", str(saved)).returncode == 0
-    p = _bench("--startup", "--repeats", "1", "--compare", str(saved))
-    assert p.returncode == 0 and "startup/cold" in p.stdout, p.stderr[-2000:]
+    p = _bench("--startup", "--repeats", "1", "--save", str(saved), "--compare", str(before),
+               "--factor", "1")
+    assert p.returncode == 0 and "new_over_saved" in p.stdout, p.stderr[-2000:]
+    table = p.stdout[p.stdout.index("new_over_saved"):]
+    assert all(m in table for m in ("startup/cold", "startup/warm", "startup/cold_over_warm"))
+    df = pd.read_csv(saved)
+    assert list(df.method) == ["startup/cold", "startup/warm", "startup/cold_over_warm"]
+    assert (df.time_s > 0).all() and (df.n_repeats == 1).all()
 
 
 def test_a_report_that_fails_at_the_end_of_a_sweep_is_one_line_and_exit_1(tmp_path, monkeypatch):
