@@ -380,8 +380,9 @@ def test_the_scheduler_lost_mid_sweep_then_the_same_command_resumes(tmp_path):
 
     sweep = tmp_path / "sweep"
     address, procs = _cluster(tmp_path, "a")
-    # three runs, each with its own exact KRR (lam is part of its key: no sharing)
-    args = ["-m", "model.lam=1e-3,1e-4,1e-5", "D=32", "dataset=synthetic", "dataset.n=8000",
+    # three runs, each with its own exact KRR (lam is part of its key: no sharing); 3,000
+    # rows: a cg solve of several seconds on the cluster, the kill lands inside it
+    args = ["-m", "model.lam=1e-3,1e-4,1e-5", "D=32", "dataset=synthetic", "dataset.n=3000",
             "dataset.d=4", "model.exact_solver=cg", "model.exact_max_n=8000",
             "measure.approximation.enabled=false", "measure.bounds.enabled=false",
             "measure.timing.enabled=false", "measure.learning.repeats=1",
