@@ -24,7 +24,8 @@ The landmark rules (``features.params.landmarks``), all seeded:
 
 For the two Cholesky rules the Nystrom approximation on their pivots is the rank-D
 factor F F^T they build (a pivot whose residual is 0 adds nothing and stops the rule early:
-fewer than D landmarks, all of them said in ``n_components_``).
+fewer than D landmarks, all of them said in ``n_components_``).  Both take their kernel
+columns by rounds of GEMMs (:func:`pivoted_cholesky`), not one pass over the data per pivot.
 """
 from __future__ import annotations
 
@@ -42,43 +43,107 @@ EIG_RTOL = 1e-12
 LANDMARK_RULES = ("uniform", "kmeans", "leverage", "rpcholesky", "greedy")
 #: features.params.landmark_lam: the ridge of the leverage scores (landmarks=leverage only)
 LANDMARK_LAM = 1e-3
-#: rows per block when the kernel's diagonal is computed
-DIAG_BLOCK = 256
+#: rows per block when the kernel's diagonal is computed (a block's Gram is evaluated whole:
+#: DIAG_BLOCK evaluations per diagonal entry)
+DIAG_BLOCK = 32
+#: the pivoted Cholesky rules' candidate columns per round: the first round's, the most
+#: (each round's is twice the pivots the last one took, within these)
+PIVOT_BLOCK = (32, 64)
 
 
-def kernel_diagonal(kernel, X):
-    """k(x_i, x_i) for every row, a block of Gram at a time."""
-    out = np.empty(X.shape[0])
-    for s in range(0, X.shape[0], DIAG_BLOCK):
-        B = X[s:s + DIAG_BLOCK]
-        out[s:s + len(B)] = np.diag(kernel.gram(B))
+def kernel_diagonal(kernel, X, prepared=False):
+    """k(x_i, x_i) for every row, a block of Gram at a time (``prepared``: X already made
+    by ``kernel.inputs``)."""
+    Xw = X if prepared else kernel.inputs(X)
+    out = np.empty(Xw.shape[0])
+    G = np.empty((DIAG_BLOCK, DIAG_BLOCK), dtype=Xw.dtype)
+    for s in range(0, Xw.shape[0], DIAG_BLOCK):
+        B = Xw[s:s + DIAG_BLOCK]
+        g = G[:len(B), :len(B)]
+        kernel._gram_into(B, B, g)
+        out[s:s + len(B)] = np.diag(g)
     return out
 
 
 def pivoted_cholesky(kernel, X, k, rng, rule):
     """(pivots, F): k pivots of a pivoted Cholesky of K(X, X) and its factor (n x k) with
     K ~ F F^T; ``rule`` "rpcholesky" draws each pivot by the residual diagonal, "greedy"
-    takes its largest.  Stops early when the residual diagonal is (numerically) 0."""
-    n = X.shape[0]
-    diag = kernel_diagonal(kernel, X)
+    takes its largest.  Stops early when the residual diagonal is (numerically) 0.
+
+    By rounds, so that the kernel's columns come from GEMMs, not one matrix-vector pass
+    over X per pivot: a round evaluates the residual columns of b candidates at once,
+    G = K[:, C] - F F[C]^T, then takes its pivots one at a time, each updating the
+    residual diagonal; a pivot's column is its candidate's less the round's earlier
+    pivots' (the other candidates' columns are not updated: n x t per pivot, not n x b).
+    greedy: the candidates are the b largest residuals; a pivot is the argmax of the whole
+    residual diagonal, as one pivot at a time, and the round ends when that argmax is not a
+    candidate.  rpcholesky: the candidates are b draws by the residual diagonal r0 at the
+    round's start, each accepted with probability r / r0 (its residual now over the one it
+    was drawn by): Epperly, Tropp & Webber's accelerated RPCholesky (2024), whose pivots
+    have the distribution of one draw at a time.  b: twice the last round's pivots, within
+    PIVOT_BLOCK."""
+    Xw = kernel.inputs(X, dtype=np.float64)
+    n = Xw.shape[0]
+    diag = kernel_diagonal(kernel, Xw, prepared=True)
     resid = diag.copy()
     F = np.zeros((n, k))
     pivots = []
     floor = EIG_RTOL * max(float(diag.max()), 0.0)
-    for i in range(k):
-        total = float(np.clip(resid, 0, None).sum())
+    b = PIVOT_BLOCK[0]
+    while len(pivots) < k:
+        r0 = np.clip(resid, 0, None)
+        total = float(r0.sum())
         if total <= floor:
             break
-        p = np.clip(resid, 0, None) / total
-        s = int(rng.choice(n, p=p)) if rule == "rpcholesky" else int(np.argmax(resid))
-        g = kernel.gram(X, X[s:s + 1])[:, 0].astype(np.float64) - F[:, :i] @ F[s, :i]
-        if g[s] <= floor:
+        m = min(b, k - len(pivots))
+        if rule == "rpcholesky":
+            C = rng.choice(n, m, p=r0 / total)
+            u = rng.random(m)
+        else:
+            # the m largest, ties by index: the first is np.argmax's pivot
+            C = np.argsort(-resid, kind="stable")[:m]
+        G = np.empty((n, m))
+        kernel._gram_into(Xw, np.ascontiguousarray(Xw[C]), G)
+        i = len(pivots)
+        G -= F[:, :i] @ F[C, :i].T
+        taken, stop = _round(G, C, rule, resid, F, pivots, floor, k,
+                             u if rule == "rpcholesky" else None, r0)
+        if stop:
             break
-        F[:, i] = g / np.sqrt(g[s])
-        resid = resid - F[:, i] ** 2
+        b = int(np.clip(2 * max(taken, 1), *PIVOT_BLOCK))
+    return np.asarray(pivots, dtype=np.int64), F[:, :len(pivots)]
+
+
+def _round(G, C, rule, resid, F, pivots, floor, k, u, r0):
+    """The pivots of one round (see pivoted_cholesky), appended to ``pivots`` and F,
+    ``resid`` updated: (how many, whether the rule stops)."""
+    where = {int(c): j for j, c in enumerate(C)}
+    taken = 0
+    t0 = len(pivots)  # F[:, t0:] : this round's pivots
+    for j in range(len(C)):
+        if len(pivots) >= k:
+            break
+        if rule == "rpcholesky":
+            s = int(C[j])
+            if u[j] * r0[s] >= resid[s]:  # rejected: its residual fell since its draw
+                continue
+        else:
+            s = int(np.argmax(resid))
+            if float(np.clip(resid, 0, None).sum()) <= floor:
+                return taken, True
+            if s not in where:  # the largest residual is not a candidate: a new round
+                break
+        i = len(pivots)
+        g = G[:, where[s] if rule != "rpcholesky" else j] - F[:, t0:i] @ F[s, t0:i]
+        if g[s] <= floor:
+            return taken, True
+        f = g / np.sqrt(g[s])
+        F[:, i] = f
+        resid -= f ** 2
         resid[s] = 0.0
         pivots.append(s)
-    return np.asarray(pivots, dtype=np.int64), F[:, :len(pivots)]
+        taken += 1
+    return taken, False
 
 
 def leverage_residuals(kernel, X, m, lam, rng):
