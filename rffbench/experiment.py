@@ -20,7 +20,7 @@ import numpy as np
 
 from .clock import numba_totals
 from .config import Config, default_threads, validate
-from .datasets import Dataset, data_plan, load_dataset
+from .datasets import DATASETS, Dataset, as_loader, data_plan, load_dataset
 from .errors import ConfigError, RffbenchError
 from .features.base import compute_device
 from .interrupts import checkpoint, requested
@@ -120,10 +120,12 @@ class RunContext:
 
     def rows_key(self):
         """(config key that sets the number of rows, its value now, n_train as a function
-        of it): ``dataset.n`` for synthetic data, ``dataset.n_max`` otherwise."""
+        of it): ``dataset.n`` for a source that generates its rows (one that declares the
+        key ``n``: synthetic, friedman1, a plug-in's), ``dataset.n_max`` otherwise."""
         total = self.data.X_train.shape[0] + self.data.X_test.shape[0]
         ts = self.cfg.dataset.test_size
-        key = "dataset.n" if self.cfg.dataset.name == "synthetic" else "dataset.n_max"
+        keys = as_loader(DATASETS[self.cfg.dataset.name]).KEYS or {}
+        key = "dataset.n" if "n" in keys else "dataset.n_max"
         return key, total, (lambda rows: rows - int(round(ts * rows)))
 
     def make_map(self, seed=None, name=None, kernel=None):

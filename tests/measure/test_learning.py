@@ -314,3 +314,10 @@ def test_ridge_on_sparse_features_is_planned_by_their_columns(monkeypatch, lengt
                                           r"\(\d+ columns > 1320 rows\)\) needs .* more than "
                                           r"80% of .*; dataset.n <= \d+ fits$"):
         learning(*args)
+    # friedman1 generates its rows too: the line names dataset.n (it named dataset.n_max,
+    # the key of the sources read from files: the refusal was hard-coded for synthetic)
+    friedman = ["dataset=friedman1"] + [("dataset.d=5" if a == "dataset.d=2" else a)
+                                        for a in args if a != "dataset=synthetic"]
+    with pytest.raises(ConfigError, match=r"^dataset.n=1760 is not allowed: .*; "
+                                          r"dataset.n <= \d+ fits$"):
+        learning(*friedman)
