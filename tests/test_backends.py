@@ -268,16 +268,19 @@ def test_a_killed_worker_is_rescheduled_and_counted():
     dask_backend = backends.DaskBackend(workers=2, threads_per_worker=1)  # its own cluster
     c = dask_backend.client
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((2000, 6))  # 2,000 rows: a solve of ~8 s on the cluster (5,000: 37)
-    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(2000)
+    X = rng.standard_normal((5000, 6))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(5000)
     k = make_kernel("gaussian", lengthscale=1.5).fit(X)
     tol = 1e-6
 
-    def solve():  # ~130 iterations at rank 100: max_iter 500 so that each run converges
+    def solve():  # ~200 iterations at rank 100: max_iter 500 so that each run converges
         return exact.ExactKRR(k, 1e-2, solver="cg", tol=tol, precond_rank=100, center=False,
                               max_iter=500, backend=dask_backend).fit(X, y)
     ref = _finishes(solve)
     K = k.gram(X)
+    # 5,000 rows: ~37 s a solve on the cluster.  With 2,000 (~8 s) the kills came ~10 s
+    # apart and, once under the slow suite's load, the nanny had not restarted the second
+    # killed worker 60 s later: the longer solve is kept.
     for delay in (0.1, 0.5, 1.5):  # in the first products, and later ones
         lost0 = backends.workers_lost(c)
         deadline = time.monotonic() + 60  # the nanny restarts the last one killed

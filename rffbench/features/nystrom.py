@@ -58,9 +58,9 @@ def kernel_diagonal(kernel, X, prepared=False):
     out = np.empty(Xw.shape[0])
     G = np.empty((DIAG_BLOCK, DIAG_BLOCK), dtype=Xw.dtype)
     for s in range(0, Xw.shape[0], DIAG_BLOCK):
-        B = Xw[s:s + DIAG_BLOCK]
-        g = G[:len(B), :len(B)]
-        kernel._gram_into(B, B, g)
+        B = Xw[s:s + DIAG_BLOCK]  # the last block's Gram its own array: C-contiguous, the
+        g = G if len(B) == DIAG_BLOCK else np.empty((len(B), len(B)), dtype=Xw.dtype)
+        kernel._gram_into(B, B, g)  # layout every compiled Gram function takes
         out[s:s + len(B)] = np.diag(g)
     return out
 
