@@ -102,39 +102,41 @@ def pivoted_cholesky(kernel, X, k, rng, rule):
         else:
             # the m largest, ties by index: the first is np.argmax's pivot
             C = np.argsort(-resid, kind="stable")[:m]
+            u = None
         G = np.empty((n, m))
         kernel._gram_into(Xw, np.ascontiguousarray(Xw[C]), G)
         i = len(pivots)
         G -= F[:, :i] @ F[C, :i].T
-        taken, stop = _round(G, C, rule, resid, F, pivots, floor, k,
-                             u if rule == "rpcholesky" else None, r0)
+        taken, stop = _round(G, C, u, r0, resid, F, pivots, floor, k)
         if stop:
             break
         b = int(np.clip(2 * max(taken, 1), *PIVOT_BLOCK))
     return np.asarray(pivots, dtype=np.int64), F[:, :len(pivots)]
 
 
-def _round(G, C, rule, resid, F, pivots, floor, k, u, r0):
+def _round(G, C, u, r0, resid, F, pivots, floor, k):
     """The pivots of one round (see pivoted_cholesky), appended to ``pivots`` and F,
-    ``resid`` updated: (how many, whether the rule stops)."""
+    ``resid`` updated: (how many, whether the rule stops).  ``u``: rpcholesky's uniforms,
+    one per candidate; None: greedy."""
     where = {int(c): j for j, c in enumerate(C)}
     taken = 0
     t0 = len(pivots)  # F[:, t0:] : this round's pivots
     for j in range(len(C)):
         if len(pivots) >= k:
             break
-        if rule == "rpcholesky":
-            s = int(C[j])
+        if float(np.clip(resid, 0, None).sum()) <= floor:
+            return taken, True
+        if u is not None:
+            s, col = int(C[j]), j
             if u[j] * r0[s] >= resid[s]:  # rejected: its residual fell since its draw
                 continue
         else:
             s = int(np.argmax(resid))
-            if float(np.clip(resid, 0, None).sum()) <= floor:
-                return taken, True
             if s not in where:  # the largest residual is not a candidate: a new round
                 break
+            col = where[s]
         i = len(pivots)
-        g = G[:, where[s] if rule != "rpcholesky" else j] - F[:, t0:i] @ F[s, t0:i]
+        g = G[:, col] - F[:, t0:i] @ F[s, t0:i]
         if g[s] <= floor:
             return taken, True
         f = g / np.sqrt(g[s])
