@@ -21,7 +21,7 @@ from rffbench.experiment import run
 from rffbench.features import FEATURE_MAPS
 from rffbench.models import FeatureRidge, encode_targets
 from rffbench.results import RECORDS_FILE
-from tests.helpers import compose_config
+from tests.helpers import compose_config, run_cli
 
 N, D_IN = 150_000, 5  # more than two split blocks
 
@@ -328,11 +328,9 @@ def test_files_damaged_before_the_run_through_run_py(tmp_path):
              "cut.npy": "the file is truncated: its header announces 500 x 4 values",
              "twice.parquet": "repeated column name(s) 'x'; give every column its own name",
              "nulls.parquet": "missing (null) values in column(s) x of row group 0 (rows 0-200)"}
-    for name, match in cases.items():
-        p = subprocess.run([sys.executable, "run.py", "dataset=file",
-                            f"dataset.path={tmp_path / name}",
-                            f"hydra.run.dir={tmp_path / ('out-' + name)}"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    for name, match in cases.items():  # in this process: the command's exit and stderr
+        p = run_cli("dataset=file", f"dataset.path={tmp_path / name}",
+                    f"hydra.run.dir={tmp_path / ('out-' + name)}")
         err = p.stderr.strip().splitlines()
         assert p.returncode == 2 and match in err[-1] and len(err) == 1, (name, p.stderr)
         assert not (tmp_path / ("out-" + name) / RECORDS_FILE).exists()
@@ -398,9 +396,8 @@ def test_a_file_that_becomes_unreadable_is_one_line(tmp_path, eio_mount, when):
     path = eio_mount(src, 3_500_000) if when.startswith("during") \
         else eio_mount(src, size + 1, fail_after=size)
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, "run.py", "dataset=file", f"dataset.path={path}",
-                        "dataset.target=0", "D=32", f"hydra.run.dir={out}"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    p = run_cli("dataset=file", f"dataset.path={path}", "dataset.target=0", "D=32",
+                f"hydra.run.dir={out}")
     err = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(err) == 1, p.stderr
     assert f"dataset.path='{path}': reading rows " in err[0], err
