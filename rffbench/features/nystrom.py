@@ -86,7 +86,7 @@ def pivoted_cholesky(kernel, X, k, rng, rule):
     n = Xw.shape[0]
     diag = kernel_diagonal(kernel, Xw, prepared=True)
     resid = diag.copy()
-    F = np.zeros((n, k))
+    F = np.zeros((n, k), order="F")  # columns contiguous: a pivot writes one
     pivots = []
     floor = EIG_RTOL * max(float(diag.max()), 0.0)
     b = PIVOT_BLOCK[0]
