@@ -44,9 +44,19 @@ def launch(prog, load):
         main = load()
         interrupts.checkpoint()
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted while starting (nothing was run)", file=sys.stderr)
-        sys.exit(130)
+        _interrupted_while_starting(prog)
+    except Exception:
+        # Ctrl-C landed in a library's clean-up, which raised its own error in place of
+        # the KeyboardInterrupt (omegaconf's, while Hydra's import builds its configs)
+        if interrupts.requested():
+            _interrupted_while_starting(prog)
+        raise
     return main()
+
+
+def _interrupted_while_starting(prog):
+    print(f"{prog}: interrupted while starting (nothing was run)", file=sys.stderr)
+    sys.exit(130)
 
 
 def _cli():

@@ -38,14 +38,16 @@ def test_a_remembered_ctrl_c_is_silent_where_python_cannot_raise_it():
         sys.unraisablehook = before[1]
 
 
-@pytest.mark.parametrize("where", ["run", "composition"])
+@pytest.mark.parametrize("where", ["run", "composition", "loading"])
 def test_a_librarys_error_after_ctrl_c_is_the_interruption_not_a_traceback(
         tmp_path, monkeypatch, where):
     """Ctrl-C landing inside a library can leave its state half updated, so that the next
     call raises its own error (omegaconf's AttributeError while Hydra composed, seen once at
-    0.3 s into a start): with Ctrl-C remembered, that error is the interruption's, one line
-    and exit 130, in a run and outside one (no records)."""
+    0.3 s into a start; and while Hydra's import built its own configs, before the command
+    was loaded): with Ctrl-C remembered, that error is the interruption's, one line and
+    exit 130, in a run, outside one and while loading (no records)."""
     import rffbench.cli as cli
+    import rffbench.entry as entry
     import rffbench.experiment as experiment
     from rffbench import interrupts
     from rffbench.results import RECORDS_FILE
@@ -55,8 +57,8 @@ def test_a_librarys_error_after_ctrl_c_is_the_interruption_not_a_traceback(
         interrupts._REQUESTED.set()
         raise AttributeError("'NoneType' object has no attribute '_invalidate_flags_cache'")
 
-    monkeypatch.setattr(experiment if where == "run" else cli,
-                        "run" if where == "run" else "_main", broken)
+    monkeypatch.setattr(*{"run": (experiment, "run"), "composition": (cli, "_main"),
+                          "loading": (entry, "_cli")}[where], broken)
     try:
         p = run_cli("dataset=wine", f"hydra.run.dir={tmp_path / 'r'}")
     finally:
