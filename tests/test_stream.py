@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,7 @@ from rffbench.experiment import run
 from rffbench.features import FEATURE_MAPS
 from rffbench.models import FeatureRidge, encode_targets
 from rffbench.results import RECORDS_FILE
-from tests.helpers import compose_config, run_cli
+from tests.helpers import ROOT, compose_config, run_cli
 
 N, D_IN = 150_000, 5  # more than two split blocks
 
@@ -256,8 +255,6 @@ def test_xmax_scale_streamed_as_in_memory(tmp_path, rng):
 # --------------------------------------------------------------------------
 # files that change or fail while a run streams them
 # --------------------------------------------------------------------------
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _change(path, kind):
     """Truncate, rewrite in place (same size, new contents and time) or replace (a new
