@@ -12,6 +12,9 @@
 * :mod:`~rffbench._numba.hadamard`: the structured maps' fast Walsh-Hadamard transforms;
 * :mod:`~rffbench._numba.binning`: random binning's hashes, the intersection kernel's unary
   codes.
+* :mod:`~rffbench._numba.threads`: the chunks of the per-kernel products and Grams on
+  Python threads (their loops compiled once per kernel code, not once more for a parallel
+  loop of their own).
 
 Every function is compiled with ``cache=True`` the first time a run needs it, and only
 then (a module holds no compiled code until its functions are called); its cached code is

@@ -4,18 +4,21 @@ A Gram matrix is a distance-like quantity s(x, y) followed by a profile f(s).  H
 is made (``tile``: from a GEMM of the rows, or the exact coordinate loop, ``kind``)
 and which f (``profile``) are integer codes that every public function takes; each
 function compiles once per combination of codes, with only that combination's code
-in it: the public functions pick, by the codes, a parallel loop made for them (the
-codes are constants of its closure, memoised, and cached by numba per codes), which
-passes them on as compile-time constants (``literally``) to helpers that are overloads
-picking their one branch while numba types them.  (``literally`` at the Python
-boundary would make every call try a compilation first, which the timings would see.)  A generic
+in it: the public functions hand the codes, as compile-time constants (``literally``), to
+a chunk function (a block of rows, a row tile, a run of tile pairs), which passes them on to
+helpers that are overloads picking their one branch while numba types them.  The chunks of
+the per-kernel functions (products, tiled and coordinate Grams) run on Python threads
+(:mod:`~rffbench._numba.threads`, which keeps each chunk function's compiled version per
+codes and types: ``literally`` at the Python boundary would make every call try a
+compilation first, which the timings would see); the profile passes over a GEMM's output,
+one code each and called on small blocks, keep a parallel loop per profile.  A generic
 kernel that holds every branch compiled all of them for whichever one a run used:
 12.8 s on a fresh install for the exact KRR prediction of the default run, now about
-1 s.  The parallel loops stay thin: each iteration calls a separately compiled
-(and cached) helper, whose allocations and products numba's parallel passes never
-analyse.  Each function that holds a hot loop calls ``wide_vectors()`` (512-bit vectors
-on AVX-512 CPUs: the products' tiles 18-25% faster), and the squared distance and its
-profile are one loop (the distance never leaves a register).
+1 s.  A parallel loop (``prange``) per kernel around the chunk function, as there was, cost
+a compile of its own for every kernel code and dtype (a fifth of a cold test-suite's
+compile time) for three lines of loop.  Each function that holds a hot loop calls
+``wide_vectors()`` (512-bit vectors on AVX-512 CPUs: the products' tiles 18-25% faster),
+and the squared distance and its profile are one loop (the distance never leaves a register).
 
 Each public function has a plain-numpy reference in the test-suite
 (``tests/test_numba.py``).
@@ -42,6 +45,7 @@ from .elementwise import (
     like_precision,
     wide_vectors,
 )
+from .threads import entry, parallel_chunks, row_chunks
 
 # --------------------------------------------------------------------------
 # the codes
@@ -482,19 +486,20 @@ def _coordinate_rows(X, Yt, out, xs, ys, i0, i1, kind, profile, a):
         coordinate_row(X[i], Yt, 0, out[i], kind, profile, a, xs[i], ys)
 
 
-#: rows per parallel iteration of the row-wise Gram functions
+#: rows per parallel iteration of the profile passes over a GEMM's output (one profile code:
+#: a parallel loop each, cheap to compile and to start for the Gram's small blocks)
 ROWS_PER_TASK = 16
 
 
-@functools.lru_cache(maxsize=None)
-def _coordinate_gram_for(kind, profile):
-    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
-    def coordinate_gram_of(X, Yt, out, xs, ys, a):
-        n = X.shape[0]
-        for b in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
-            _coordinate_rows(X, Yt, out, xs, ys, b * ROWS_PER_TASK,
-                             min(n, (b + 1) * ROWS_PER_TASK), kind, profile, a)
-    return coordinate_gram_of
+def _row_ranges(fn, n, m, head, tail, literal):
+    """fn(*head, i0, i1, *tail) over ranges of the n rows (m values each), in parallel
+    (threads.py)."""
+    bounds = row_chunks(n, m, nb.get_num_threads())
+    args = (*head, bounds[0], bounds[1], *tail)
+    h = len(head)
+    ep = entry(fn, args, tuple(h + 2 + i for i in literal))
+    parallel_chunks(len(bounds) - 1,
+                    lambda c: ep(*head, bounds[c], bounds[c + 1], *tail))
 
 
 def coordinate_aux(X, kind, dtype=None):
@@ -517,8 +522,9 @@ def coordinate_gram(X, Yt, out, kind, profile, a):
     * ADDITIVE_CHI2: a sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0);
     * SECH: prod_k 1 / cosh(a (x_k - y_k)) (skewed chi2 in log coordinates).
     """
-    _coordinate_gram_for(int(kind), int(profile))(X, Yt, out, coordinate_aux(X, kind),
-                                                  coordinate_aux(Yt.T, kind, X.dtype), a)
+    _row_ranges(_coordinate_rows, X.shape[0], out.shape[1] * max(X.shape[1], 1),
+                (X, Yt, out, coordinate_aux(X, kind), coordinate_aux(Yt.T, kind, X.dtype)),
+                (int(kind), int(profile), a), literal=(0, 1))
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)

@@ -8,8 +8,6 @@ Each public function has a plain-numpy reference in the test-suite
 """
 from __future__ import annotations
 
-import functools
-
 import numba as nb
 import numpy as np
 from numba import literally, prange, types
@@ -30,6 +28,7 @@ from .gram import (
     scaled_sqdist_row,
     sqdist_pair_value,
 )
+from .threads import entry, parallel_chunks
 
 
 # --------------------------------------------------------------------------
@@ -279,16 +278,6 @@ def _times_chunk(X, Y, Yt, xaux, yaux, V, out, ti, tj, s0, s1, symmetric,
             gemm(K, V[i0:i0 + T], out[j0:j0 + T], True, False, 1.0)
 
 
-@functools.lru_cache(maxsize=None)
-def _times_for(tile, kind, profile):
-    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
-    def kernel_times_of(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric, a, b, p):
-        for c in prange(starts.shape[0] - 1):
-            _times_chunk(X, Y, Yt, xaux, yaux, V, parts[c] if symmetric else parts[0], ti,
-                         tj, starts[c], starts[c + 1], symmetric, tile, kind, profile, a, b, p)
-    return kernel_times_of
-
-
 def kernel_times(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric,
                  tile, kind, profile, a, b, p):
     """parts[c] += K V by tiles: tile pairs (ti[t], tj[t]) for t in [starts[c], starts[c+1])
@@ -301,8 +290,16 @@ def kernel_times(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric,
     accumulated into the output.  The chunking depends
     only on the shapes, so the sum of the parts is the same whatever the number of
     threads."""
-    _times_for(int(tile), int(kind), int(profile))(X, Y, Yt, xaux, yaux, V, parts, ti, tj,
-                                                   starts, symmetric, a, b, p)
+    if starts.shape[0] < 2:
+        return
+    codes = (int(tile), int(kind), int(profile))
+    part = lambda c: parts[c] if symmetric else parts[0]  # noqa: E731
+    args = (X, Y, Yt, xaux, yaux, V, part(0), ti, tj, starts[0], starts[1], symmetric,
+            *codes, a, b, p)
+    ep = entry(_times_chunk, args, literal=(12, 13, 14))
+    parallel_chunks(starts.shape[0] - 1, lambda c: ep(
+        X, Y, Yt, xaux, yaux, V, part(c), ti, tj, starts[c], starts[c + 1], symmetric, *codes,
+        a, b, p))
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
@@ -328,21 +325,16 @@ def _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p):
                 orow[j] = Kr[j]
 
 
-@functools.lru_cache(maxsize=None)
-def _gram_tiles_for(tile, kind, profile):
-    @nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
-    def kernel_gram_tiles_of(X, Y, Yt, xaux, yaux, out, a, b, p):
-        for I in prange(X.shape[0] // KERNEL_TILE):  # I: int64 when typed, uint64 in the
-            # parallel loop; cast, the row function is compiled once, not once for each
-            _gram_row_tiles(X, Y, Yt, xaux, yaux, out, np.int64(I), tile, kind, profile, a, b,
-                            p)
-    return kernel_gram_tiles_of
-
-
 def kernel_gram_tiles(X, Y, Yt, xaux, yaux, out, tile, kind, profile, a, b, p):
     """out <- K(X, Y)[:out.shape[0], :out.shape[1]] through the same tiles as
     ``kernel_times`` (X, Y padded to multiples of KERNEL_TILE rows)."""
-    _gram_tiles_for(int(tile), int(kind), int(profile))(X, Y, Yt, xaux, yaux, out, a, b, p)
+    if X.shape[0] < KERNEL_TILE:
+        return
+    codes = (int(tile), int(kind), int(profile))
+    ep = entry(_gram_row_tiles, (X, Y, Yt, xaux, yaux, out, 0, *codes, a, b, p),
+               literal=(7, 8, 9))
+    parallel_chunks(X.shape[0] // KERNEL_TILE,
+                    lambda I: ep(X, Y, Yt, xaux, yaux, out, I, *codes, a, b, p))
 
 
 # --------------------------------------------------------------------------
