@@ -3,7 +3,9 @@
 Build: ``pip install -e '.[docs]' && sphinx-build -W --keep-going -b html docs docs/_build/html``
 (warnings are errors; CI builds it).  Pages are Markdown (MyST); the API reference is
 autodoc of the docstrings, which are reStructuredText with Sphinx roles; the configuration
-reference is generated from the config schema at build time (``_generated/``).  No page
+reference is generated from the config schema at build time (``_generated/``, ignored by
+git), and the pages' generated blocks are filled in as they are read: a build writes no
+tracked file.  No page
 loads anything from the network: formulas are plain Unicode, the theme's assets are local.
 """
 import sys
@@ -12,7 +14,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
 
-from _ext import write_generated  # noqa: E402
+from _ext import fill_blocks, write_generated  # noqa: E402
 
 import rffbench  # noqa: E402
 
@@ -40,3 +42,7 @@ html_sidebars = {"**": []}  # the pages are few: the top bar and the page outlin
 suppress_warnings = ["myst.header"]
 
 write_generated(DOCS / "_generated")
+
+
+def setup(app):
+    fill_blocks(app)  # the pages' generated blocks, current in the build, never written

@@ -1,7 +1,11 @@
 """Pages generated at build time from the code (never edited by hand):
 ``_generated/config_reference.md``, every key of the configuration schema with its
 default and its comment in the code, and ``_generated/registries.md``, what the
-registries hold (as ``rffbench --help`` lists them)."""
+registries hold (as ``rffbench --help`` lists them); both in the ignored ``_generated/``.
+
+The committed pages' generated blocks (``<!-- generated NAME -->``) are filled in as Sphinx
+reads each page (:func:`fill_blocks`): a build writes no tracked file.  The test-suite
+fails while a committed block is stale; ``python docs/_ext/__init__.py`` rewrites them."""
 import dataclasses
 import inspect
 import json
@@ -157,13 +161,32 @@ def rewrite_blocks(text, blocks):
     return GENERATED.sub(lambda m: m.group(1) + blocks[m.group("name")] + m.group(3), text)
 
 
-def write_generated(folder):
+def fill_blocks(app):
+    """Sphinx: every page's generated blocks current in what the build reads, not on disk."""
     blocks = generated_blocks()
-    for page in Path(folder).parent.glob("*.md"):
+
+    def fill(app, docname, source):
+        source[0] = rewrite_blocks(source[0], blocks)
+
+    app.connect("source-read", fill)
+
+
+def write_pages(docs):
+    """Rewrite the stale generated blocks of the committed pages in ``docs``; returns the
+    names of the pages rewritten."""
+    blocks = generated_blocks()
+    out = []
+    for page in sorted(Path(docs).glob("*.md")):
         text = page.read_text()
         new = rewrite_blocks(text, blocks)
         if new != text:
             page.write_text(new)
+            out.append(page.name)
+    return out
+
+
+def write_generated(folder):
+    """The pages of ``_generated/`` (ignored by git), rewritten where they changed."""
     folder = Path(folder)
     folder.mkdir(exist_ok=True)
     for name, text in (("config_reference.md", config_reference()),
@@ -172,3 +195,7 @@ def write_generated(folder):
         path = folder / name
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
+
+
+if __name__ == "__main__":
+    print("rewrote:", ", ".join(write_pages(Path(__file__).resolve().parents[1])) or "nothing")
