@@ -215,3 +215,22 @@ def test_the_docs_build_fills_a_stale_block_as_it_reads_the_page():
     handlers["source-read"](None, "kernels-and-maps", source)
     assert "stale" not in source[0] and source[0].endswith("after\n")
     assert generated_blocks()["maps-matrix"] in source[0]
+
+
+@pytest.mark.parametrize("key,registry", [("kernel", "KERNELS"), ("features", "FEATURE_MAPS"),
+                                          ("dataset", "DATASETS")])
+def test_the_configuration_pages_lists_of_units_are_the_registries(key, registry):
+    """docs/configuration.md's row of ``key`` names every built-in unit of its registry as
+    an allowed value, and nothing else: a unit added or renamed fails here until the row
+    says so."""
+    import importlib
+
+    module = {"KERNELS": "rffbench.kernels", "FEATURE_MAPS": "rffbench.features",
+              "DATASETS": "rffbench.datasets"}[registry]
+    builtins = set(getattr(importlib.import_module(module), registry).builtins())
+    rows = [line for line in (ROOT / "docs" / "configuration.md").read_text().splitlines()
+            if line.startswith(f"| `{key}` |")]
+    assert len(rows) == 1, rows
+    allowed = set(re.findall(r"`([^`]+)`", rows[0].split("|")[2]))
+    assert allowed == builtins, (f"missing: {sorted(builtins - allowed)}, "
+                                 f"not registered: {sorted(allowed - builtins)}")
