@@ -332,3 +332,16 @@ def test_the_sech_kernel_runs_through_the_command(tmp_path):
         if features == "rff_pairs":
             rr = rec[(rec.method == "rahimi_recht") & (rec.metric == "eps_bound")]
             assert len(rr) and np.isfinite(rr.value).all() and (rr.value > 0).all()
+
+
+def test_the_packages_kernel_table_has_every_shift_invariant_kernel():
+    """The table of rffbench.kernels' docstring (k(delta), frequencies, sigma_p^2) has a row
+    for every built-in shift-invariant kernel and no other: a kernel added fails here until
+    the table has its row."""
+    import rffbench.kernels as kernels_module
+    from rffbench.kernels import KERNELS
+
+    doc = kernels_module.__doc__
+    table = doc[doc.index("==="):doc.index("(sigma_p^2 = E|w|^2.)")].splitlines()[3:]
+    names = {line.split()[0] for line in table if line[:1] not in ("", " ", "=")}
+    assert names == {n for n in KERNELS.builtins() if KERNELS[n].shift_invariant}

@@ -3,24 +3,29 @@ sigma_p^2.  One module per family: :mod:`.stationary` (shift-invariant), :mod:`.
 (arc-cosine, polynomial), :mod:`.chi2`; :mod:`.base` holds :class:`Kernel`.
 
 ``KERNELS`` maps the config name to the class.  All kernels are normalised,
-k(0) = 1, and parametrised by a lengthscale ``l`` (docs/theory.md, section 4):
+k(0) = 1, and parametrised by a lengthscale ``l`` (docs/theory.md, section 4); the
+shift-invariant ones (``skewed_chi2`` in log(x + c)):
 
-=============  =================================  =============================  ==============
-name           k(delta)                           frequencies omega              sigma_p^2
-=============  =================================  =============================  ==============
-gaussian       exp(-|delta|_2^2 / (2 l^2))        N(0, I / l^2)                  d / l^2
-laplacian      exp(-|delta|_1 / l)                each coordinate                inf
-                                                  Cauchy(0, 1/l)
-cauchy         prod_j 1 / (1 + delta_j^2 / l^2)   each coordinate                2 d / l^2
-                                                  Laplace(0, 1/l)
-matern (nu)    2^(1-nu)/Gamma(nu) (sqrt(2 nu)     z sqrt(2 nu / g) / l,          d nu /
-               r/l)^nu K_nu(sqrt(2 nu) r / l),    z ~ N(0, I), g ~ chi2(2 nu)    ((nu-1) l^2),
-               r = |delta|_2                                                     inf for nu <= 1
-rational_quad  (1 + |delta|^2 / (2 alpha l^2))    z sqrt(tau) / l, z ~ N(0, I),  d / l^2
-  (alpha)      ^-alpha                            tau ~ Gamma(alpha, rate alpha)
-sech           prod_j sech(delta_j / l)           each coordinate (2 / (pi l))   d / l^2
-                                                  log tan(pi u / 2)
-=============  =================================  =============================  ==============
+==================  =================================  ==============================  =============
+name                k(delta)                           frequencies omega               sigma_p^2
+==================  =================================  ==============================  =============
+gaussian            exp(-|delta|_2^2 / (2 l^2))        N(0, I / l^2)                   d / l^2
+laplacian           exp(-|delta|_1 / l)                each coordinate                 inf
+                                                       Cauchy(0, 1/l)
+cauchy              prod_j 1 / (1 + delta_j^2 / l^2)   each coordinate                 2 d / l^2
+                                                       Laplace(0, 1/l)
+matern              2^(1-nu)/Gamma(nu) (sqrt(2 nu)     z sqrt(2 nu / g) / l,           d nu /
+  (nu)              r/l)^nu K_nu(sqrt(2 nu) r / l),    z ~ N(0, I), g ~ chi2(2 nu)     ((nu-1) l^2),
+                    r = |delta|_2                                                      inf for
+                                                                                       nu <= 1
+rational_quadratic  (1 + |delta|^2 / (2 alpha l^2))    z sqrt(tau) / l, z ~ N(0, I),   d / l^2
+  (alpha)           ^-alpha                            tau ~ Gamma(alpha, rate alpha)
+sech                prod_j sech(delta_j / l)           each coordinate (2 / (pi l))    d / l^2
+                                                       log tan(pi u / 2)
+skewed_chi2         prod_j sech(delta_j / (2 l)),      each coordinate (1 / (pi l))    d / (4 l^2)
+  (c)               delta_j = log(x_j + c)             log tan(pi u / 2)
+                              - log(y_j + c)
+==================  =================================  ==============================  =============
 
 (sigma_p^2 = E|w|^2.)  Note the swap: the *Laplacian* kernel has Cauchy frequencies, the
 *Cauchy* kernel Laplace frequencies.

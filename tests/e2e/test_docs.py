@@ -234,3 +234,16 @@ def test_the_configuration_pages_lists_of_units_are_the_registries(key, registry
     allowed = set(re.findall(r"`([^`]+)`", rows[0].split("|")[2]))
     assert allowed == builtins, (f"missing: {sorted(builtins - allowed)}, "
                                  f"not registered: {sorted(allowed - builtins)}")
+
+
+def test_the_kernels_and_maps_page_names_every_unit_outside_its_table():
+    """docs/kernels-and-maps.md's prose (the generated matrix aside) names every built-in
+    kernel and map: a unit added fails here until the page says what it is."""
+    from rffbench.features import FEATURE_MAPS
+    from rffbench.kernels import KERNELS
+
+    text = re.sub(r"<!-- generated [\w-]+ -->.*?<!-- /generated -->", "",
+                  (ROOT / "docs" / "kernels-and-maps.md").read_text(), flags=re.S)
+    named = set(re.findall(r"`([a-z0-9_]+)`", text))
+    assert set(KERNELS.builtins()) - named == set()
+    assert set(FEATURE_MAPS.builtins()) - named == set()
