@@ -45,7 +45,7 @@ from .elementwise import (
     like_precision,
     wide_vectors,
 )
-from .threads import entry, parallel_chunks, row_chunks
+from .threads import map_chunks, row_chunks
 
 # --------------------------------------------------------------------------
 # the codes
@@ -491,17 +491,6 @@ def _coordinate_rows(X, Yt, out, xs, ys, i0, i1, kind, profile, a):
 ROWS_PER_TASK = 16
 
 
-def _row_ranges(fn, n, m, head, tail, literal):
-    """fn(*head, i0, i1, *tail) over ranges of the n rows (m values each), in parallel
-    (threads.py)."""
-    bounds = row_chunks(n, m, nb.get_num_threads())
-    args = (*head, bounds[0], bounds[1], *tail)
-    h = len(head)
-    ep = entry(fn, args, tuple(h + 2 + i for i in literal))
-    parallel_chunks(len(bounds) - 1,
-                    lambda c: ep(*head, bounds[c], bounds[c + 1], *tail))
-
-
 def coordinate_aux(X, kind, dtype=None):
     """The per-row numbers ``coordinate_row`` takes for ``kind``: the coordinate sums
     (float64, then ``dtype``, default X's) for L1DIST, else zeros.  X: rows (n, d)."""
@@ -522,9 +511,11 @@ def coordinate_gram(X, Yt, out, kind, profile, a):
     * ADDITIVE_CHI2: a sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0);
     * SECH: prod_k 1 / cosh(a (x_k - y_k)) (skewed chi2 in log coordinates).
     """
-    _row_ranges(_coordinate_rows, X.shape[0], out.shape[1] * max(X.shape[1], 1),
-                (X, Yt, out, coordinate_aux(X, kind), coordinate_aux(Yt.T, kind, X.dtype)),
-                (int(kind), int(profile), a), literal=(0, 1))
+    bounds = row_chunks(X.shape[0], out.shape[1] * max(X.shape[1], 1), nb.get_num_threads())
+    xs, ys = coordinate_aux(X, kind), coordinate_aux(Yt.T, kind, X.dtype)
+    codes = (int(kind), int(profile))
+    map_chunks(_coordinate_rows, len(bounds) - 1, lambda c: (
+        X, Yt, out, xs, ys, bounds[c], bounds[c + 1], *codes, a), literal=(7, 8))
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)

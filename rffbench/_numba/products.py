@@ -28,7 +28,7 @@ from .gram import (
     scaled_sqdist_row,
     sqdist_pair_value,
 )
-from .threads import entry, parallel_chunks
+from .threads import map_chunks
 
 
 # --------------------------------------------------------------------------
@@ -290,16 +290,10 @@ def kernel_times(X, Y, Yt, xaux, yaux, V, parts, ti, tj, starts, symmetric,
     accumulated into the output.  The chunking depends
     only on the shapes, so the sum of the parts is the same whatever the number of
     threads."""
-    if starts.shape[0] < 2:
-        return
     codes = (int(tile), int(kind), int(profile))
-    part = lambda c: parts[c] if symmetric else parts[0]  # noqa: E731
-    args = (X, Y, Yt, xaux, yaux, V, part(0), ti, tj, starts[0], starts[1], symmetric,
-            *codes, a, b, p)
-    ep = entry(_times_chunk, args, literal=(12, 13, 14))
-    parallel_chunks(starts.shape[0] - 1, lambda c: ep(
-        X, Y, Yt, xaux, yaux, V, part(c), ti, tj, starts[c], starts[c + 1], symmetric, *codes,
-        a, b, p))
+    map_chunks(_times_chunk, starts.shape[0] - 1, lambda c: (
+        X, Y, Yt, xaux, yaux, V, parts[c] if symmetric else parts[0], ti, tj, starts[c],
+        starts[c + 1], symmetric, *codes, a, b, p), literal=(12, 13, 14))
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
@@ -328,13 +322,9 @@ def _gram_row_tiles(X, Y, Yt, xaux, yaux, out, I, tile, kind, profile, a, b, p):
 def kernel_gram_tiles(X, Y, Yt, xaux, yaux, out, tile, kind, profile, a, b, p):
     """out <- K(X, Y)[:out.shape[0], :out.shape[1]] through the same tiles as
     ``kernel_times`` (X, Y padded to multiples of KERNEL_TILE rows)."""
-    if X.shape[0] < KERNEL_TILE:
-        return
     codes = (int(tile), int(kind), int(profile))
-    ep = entry(_gram_row_tiles, (X, Y, Yt, xaux, yaux, out, 0, *codes, a, b, p),
-               literal=(7, 8, 9))
-    parallel_chunks(X.shape[0] // KERNEL_TILE,
-                    lambda I: ep(X, Y, Yt, xaux, yaux, out, I, *codes, a, b, p))
+    map_chunks(_gram_row_tiles, X.shape[0] // KERNEL_TILE,
+               lambda I: (X, Y, Yt, xaux, yaux, out, I, *codes, a, b, p), literal=(7, 8, 9))
 
 
 # --------------------------------------------------------------------------

@@ -5,7 +5,7 @@ A ``prange`` loop is a function of its own, compiled (and cached) once for every
 code and dtype it calls: the per-kernel parallel wrappers were a fifth of a cold compile of
 the test-suite, for loops of three lines.  Here the chunk function (``nogil=True``, its
 kernel codes literal) is compiled once per kernel and dtype, as it was, and the loop over
-its chunks is plain Python: :func:`parallel_chunks` hands the chunks out to
+its chunks is plain Python (:func:`map_chunks`): :func:`parallel_chunks` hands the chunks out to
 ``numba.get_num_threads()`` threads (the caller's among them), each taking the next chunk
 as it finishes one.  Which thread makes a chunk never changes its bits: every chunk writes
 rows (or a part) of its own.
@@ -55,11 +55,22 @@ def entry(disp, args, literal=()):
     return ep
 
 
-def _pool(workers):
-    if _POOL[0] != os.getpid() or _POOL[1]._max_workers < workers:
-        _POOL[:] = [os.getpid(), ThreadPoolExecutor(max_workers=workers,
+def _pool():
+    """This process's threads (NUMBA_NUM_THREADS of them at most: the most any caller asks)."""
+    if _POOL[0] != os.getpid():
+        _POOL[:] = [os.getpid(), ThreadPoolExecutor(max_workers=numba.config.NUMBA_NUM_THREADS,
                                                     thread_name_prefix="rffbench-chunks")]
     return _POOL[1]
+
+
+def map_chunks(disp, n, args_of, literal=()):
+    """``disp(*args_of(c))`` for every chunk ``c`` in ``range(n)``, in parallel
+    (:func:`parallel_chunks`), through the entry point of ``disp``'s version for the types of
+    ``args_of(0)`` (:func:`entry`: every chunk's arguments have the same types)."""
+    if n <= 0:
+        return
+    ep = entry(disp, args_of(0), literal)
+    parallel_chunks(n, lambda c: ep(*args_of(c)))
 
 
 def parallel_chunks(n, body):
@@ -86,7 +97,7 @@ def parallel_chunks(n, body):
             stop.append(True)
             raise
 
-    helpers = [_pool(numba.config.NUMBA_NUM_THREADS).submit(work) for _ in range(k - 1)]
+    helpers = [_pool().submit(work) for _ in range(k - 1)]
     try:
         work()
     finally:

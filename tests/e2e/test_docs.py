@@ -217,16 +217,15 @@ def test_the_docs_build_fills_a_stale_block_as_it_reads_the_page():
     assert generated_blocks()["maps-matrix"] in source[0]
 
 
-@pytest.mark.parametrize("key,registry", [("kernel", "KERNELS"), ("features", "FEATURE_MAPS"),
-                                          ("dataset", "DATASETS")])
-def test_the_configuration_pages_lists_of_units_are_the_registries(key, registry):
+@pytest.mark.parametrize("key,module,registry", [
+    ("kernel", "rffbench.kernels", "KERNELS"), ("features", "rffbench.features", "FEATURE_MAPS"),
+    ("dataset", "rffbench.datasets", "DATASETS")])
+def test_the_configuration_pages_lists_of_units_are_the_registries(key, module, registry):
     """docs/configuration.md's row of ``key`` names every built-in unit of its registry as
     an allowed value, and nothing else: a unit added or renamed fails here until the row
     says so."""
     import importlib
 
-    module = {"KERNELS": "rffbench.kernels", "FEATURE_MAPS": "rffbench.features",
-              "DATASETS": "rffbench.datasets"}[registry]
     builtins = set(getattr(importlib.import_module(module), registry).builtins())
     rows = [line for line in (ROOT / "docs" / "configuration.md").read_text().splitlines()
             if line.startswith(f"| `{key}` |")]
