@@ -24,15 +24,16 @@ def matern_reference(X, Y, ls, nu=1.5):
 
 def arccos_reference(X, Y, order, ls):
     """Cho & Saul's closed form: k_n = |x|^n |y|^n J_n(theta) / pi of x / l, y / l (step(0)
-    = 0: a zero vector has k_0 = 0 with anything)."""
-    X, Y = X / ls, Y / ls
-    nx, ny = np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        c = np.clip(X @ Y.T / np.outer(nx, ny), -1, 1)
-    t = np.arccos(np.nan_to_num(c))
+    = 0: a zero vector has k_0 = 0 with anything; any other row, however small, has its
+    angle: the norms by hypot, which never squares, and the cosine of the unit rows)."""
+    nx, ny = np.hypot.reduce(X, axis=1, initial=0.0), np.hypot.reduce(Y, axis=1, initial=0.0)
+    U = X / np.where(nx > 0, nx, 1.0)[:, None]
+    V = Y / np.where(ny > 0, ny, 1.0)[:, None]
+    c = np.clip(U @ V.T, -1, 1)
+    t = np.arccos(c)
     if order == 0:
-        return np.where(np.outer(nx, ny) > 0, 1 - t / np.pi, 0.0)
-    return np.outer(nx, ny) * (np.sin(t) + (np.pi - t) * np.nan_to_num(c)) / np.pi
+        return np.where(np.outer(nx > 0, ny > 0), 1 - t / np.pi, 0.0)
+    return np.outer(nx / ls, ny / ls) * (np.sin(t) + (np.pi - t) * c) / np.pi
 
 
 def anova_reference(X, Y, p):

@@ -243,6 +243,26 @@ def test_arccos_gram_closed_form_and_special_values(order, cls, rng, dtype):
     assert k.gram(np.zeros((1, 5)), e1)[0, 0] == 0.0  # step(0) = 0: the zero vector
 
 
+@pytest.mark.parametrize("scale", [1e-162, 1e-300, 1e-310, 1e200])
+def test_arccos0_of_rows_too_small_or_large_to_square_is_their_angles(scale, rng):
+    """The order-0 arc-cosine kernel depends on the angle only: rows scaled so far that
+    their squares underflow (to a subnormal, or to 0) or overflow keep the unscaled
+    values in the Gram matrix and in K v, and only an exact zero row gives 0 (its
+    subnormal square's root once made a row of 1.7e-162 give 0.7125 with itself,
+    and the reference 0)."""
+    X = rng.normal(size=(7, 3))
+    X[3] = 0.0
+    k = ArcCosine0(lengthscale=1.3).fit(None)
+    want = arccos_reference(X, X, 0, 1.3)
+    # acos near 1 turns a rounding of 1e-16 in cos into 1.5e-8 in the angle: the diagonal
+    # and every comparison below are to 1e-7, far below what underflow did (0.29 off)
+    assert want[3].max() == 0.0 and np.diag(want)[np.arange(7) != 3].min() > 1 - 1e-7
+    np.testing.assert_allclose(arccos_reference(X * scale, X, 0, 1.3), want, atol=1e-7)
+    np.testing.assert_allclose(k.gram(X * scale, X), want, atol=1e-7)
+    v = rng.normal(size=(7, 2))
+    np.testing.assert_allclose(kernel_times(k, X * scale, X, v), want @ v, atol=1e-6)
+
+
 def test_polynomial_gram_matches_scikit_learn(rng, dtype):
     X, Y = rng.normal(size=(40, 6)), rng.normal(size=(25, 6))
     k = Polynomial(lengthscale=1.7, degree=3, coef0=0.5).fit(None)

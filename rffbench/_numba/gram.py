@@ -361,17 +361,29 @@ def sqdist_gemm_rows(X, profile, a):
     return L, R
 
 
+def row_norms(X):
+    """(norms, S): the Euclidean norms of X's rows in float64 and the rows divided by their
+    largest |x_k| (a zero row stays zero), summed as squares only after that scaling: no
+    square underflows or overflows, so a norm is 0 only for a zero row (a row of 1e-162
+    has norm 1e-162, not the 2.2e-162 of its subnormal square's root)."""
+    X64 = np.asarray(X, dtype=np.float64)
+    s = np.max(np.abs(X64), axis=1, initial=0.0)[:, None]
+    S = np.divide(X64, s, out=np.zeros_like(X64), where=s > 0)
+    return s[:, 0] * np.sqrt(np.einsum("ij,ij->i", S, S)), S
+
+
 def dot_gemm_rows(X, profile, a):
     """(L, R), X's rows scaled so that the GEMM L R^T is the dot-product profile's
     argument u itself: a x.y (L = a x, R = x) for the polynomial and exponential
-    profiles, cos(x, y) (L = R = x / |x|, 0 for a zero row) for the arc-cosine ones (no
-    division per pair).  Norms in float64, rows returned in X's precision."""
-    X64 = np.asarray(X, dtype=np.float64)
+    profiles, cos(x, y) (L = R = x / |x|, 0 for a zero row: ``row_norms``, exact for
+    rows too small or too large to square) for the arc-cosine ones (no division per
+    pair).  Rows returned in X's precision."""
     if profile in (DOT_ARCCOS0, DOT_ARCCOS1):
-        norm = np.sqrt(np.einsum("ij,ij->i", X64, X64))[:, None]
-        U = np.divide(X64, norm, out=np.zeros_like(X64), where=norm > 0).astype(X.dtype)
+        _, S = row_norms(X)
+        sn = np.sqrt(np.einsum("ij,ij->i", S, S))[:, None]
+        U = np.divide(S, sn, out=np.zeros_like(S), where=sn > 0).astype(X.dtype)
         return U, U
-    return (a * X64).astype(X.dtype), X
+    return (a * np.asarray(X, dtype=np.float64)).astype(X.dtype), X
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy", fastmath=FMA)
@@ -466,7 +478,8 @@ def _ov_dot_row_values(g, k, xn, yn, ym, profile, b, p, clear):
                 v = 1.0 - theta * INV_PI
             else:
                 v = nn * (np.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) * INV_PI
-            _put(k, g, j, 0.0 if nn == 0.0 else v, clear)  # k = 0 where x or y is 0
+            zero = (xn == 0.0) | (yn[j] == 0.0) if order0 else nn == 0.0
+            _put(k, g, j, 0.0 if zero else v, clear)  # k = 0 where x or y is 0
     return impl
 
 

@@ -494,13 +494,17 @@ class TileSpec(NamedTuple):
 
     def aux(self, X, dtype=None):
         """Per-row numbers the tile code takes: squared norms (TILE_SQDIST), norms times
-        sqrt(a) (TILE_DOT: |x| / l), coordinate sums (TILE_COORD, L1DIST), else zeros;
-        computed in float64, returned in ``dtype`` (default X's precision)."""
+        sqrt(a) (TILE_DOT: |x| / l, ``nbk.row_norms``; |x| for DOT_ARCCOS0, whose value
+        reads only whether it is 0: a zero row), coordinate sums (TILE_COORD, L1DIST), else
+        zeros; computed in float64, returned in ``dtype`` (default X's precision)."""
         if self.tile == nbk.TILE_COORD:
             return nbk.coordinate_aux(X, self.kind, dtype)
-        sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-        if self.tile == nbk.TILE_DOT:
-            sq = np.sqrt(sq) * math.sqrt(self.a)
+        if self.tile == nbk.TILE_DOT:  # arc-cosine order 0 reads only the zeros: |x|
+            sq = nbk.row_norms(X)[0]
+            if self.profile != nbk.DOT_ARCCOS0:
+                sq *= math.sqrt(self.a)
+        else:
+            sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
         return sq.astype(dtype or X.dtype, copy=False)
 
 
