@@ -140,6 +140,32 @@ def test_median_lengthscale_uses_kernel_metric(rng):
     assert sub.lengthscale_ != g.lengthscale_ and sub.lengthscale_ > 0
 
 
+
+def test_a_data_rule_is_computed_once_per_process_for_the_same_points(rng, monkeypatch):
+    """The median (and knn) rule's value is kept per process for the same points: the same
+    rows again (another array) give the first value without a new pdist; one changed
+    bit, another metric or another rule computes anew; the memo keeps the most recent."""
+    from rffbench.kernels import base
+
+    calls = []
+    real = base.pdist
+    monkeypatch.setattr(base, "pdist", lambda W, metric: calls.append(metric) or real(W, metric))
+    monkeypatch.setattr(base, "_DATA_RULE_MEMO", type(base._DATA_RULE_MEMO)())
+    X = rng.normal(size=(200, 3))
+    first = make_kernel("gaussian", lengthscale="median").fit(X).lengthscale_
+    again = make_kernel("gaussian", lengthscale="median").fit(X.copy(order="F")).lengthscale_
+    assert again == first == float(np.median(real(X, "euclidean"))) and len(calls) == 1
+    Y = X.copy()
+    Y[7, 1] = np.nextafter(Y[7, 1], np.inf)
+    make_kernel("gaussian", lengthscale="median").fit(Y)
+    make_kernel("laplacian", lengthscale="median").fit(X)
+    knn = make_kernel("gaussian", lengthscale="knn5").fit(X).lengthscale_
+    assert calls == ["euclidean", "euclidean", "cityblock", "euclidean"] and knn != first
+    monkeypatch.setattr(base, "DATA_RULE_MEMO", 2)
+    for i in range(3):
+        make_kernel("gaussian", lengthscale="median").fit(X + 1 + i)
+    assert len(base._DATA_RULE_MEMO) == 2 and len(calls) == 7
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "mean", True])
 def test_bad_lengthscale(bad):
     with pytest.raises(ConfigError, match="kernel.lengthscale"):
