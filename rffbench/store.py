@@ -76,10 +76,8 @@ from .readers import (
     MAX_TABLE_BYTES,
     DamagedFile,
     open_regular,
-    parse_json,
     read_bytes,
     read_json,
-    shaped,
 )
 from .results import ERROR_FILE, RECORDS_FILE, write_all_atomic
 
@@ -176,19 +174,7 @@ class Claim:
             pass
 
 
-def json_shaped(text, shape):
-    """``text`` parsed as a JSON object whose keys in ``shape`` (key -> allowed types; a
-    list ``[type]`` = a list of those) have those types when present; None if it is not
-    JSON (or nests deeper than any file rffbench writes) or not of that shape (a file cut
-    by a crash, edited or from elsewhere: its readers treat it as absent or damaged
-    rather than fail on it)."""
-    try:
-        return shaped(parse_json(text), shape)
-    except DamagedFile:
-        return None
-
-
-#: the shapes of the sweep's JSON files (json_shaped)
+#: the shapes of the sweep's JSON files (read_json)
 CONFIG_SHAPE = {"run_id": str, "overrides": [str], "config": dict}
 TICKET_SHAPE = {"overrides": [str], "run_id": (str, type(None)), "error": (str, type(None)),
                 "job_dir": (str, type(None))}
