@@ -52,3 +52,44 @@ def test_bad_plugin_names(name, match):
 
     with pytest.raises(ConfigError, match=match):
         FeaturesConfig(name=name)
+
+
+FAMILY_PACKAGES = [  # package, the tuple of its unit modules, the list each module keeps
+    ("rffbench.features", "FAMILIES", "MAPS"),
+    ("rffbench.kernels", "FAMILIES", "KERNELS"),
+    ("rffbench.datasets.builtin", "MODULES", "SOURCES"),
+]
+
+
+@pytest.mark.parametrize("package,families,listing", FAMILY_PACKAGES,
+                         ids=[p for p, _, _ in FAMILY_PACKAGES])
+def test_every_unit_module_is_registered(package, families, listing):
+    """A module of the package that lists units (MAPS, KERNELS, SOURCES) is among the
+    package's family modules, so its units reach the registry; a map or kernel class with
+    a name of its own, defined in one of those modules, is in its module's list (a new
+    family module or class forgotten there fails here, not as an unknown name later)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from rffbench.features import FEATURE_MAPS, FeatureMap
+    from rffbench.kernels import KERNELS, Kernel
+
+    face = importlib.import_module(package)
+    registered = {m.__name__ for m in getattr(face, families)}
+    pkg = importlib.import_module(package.rsplit(".builtin", 1)[0])
+    found = set()
+    for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+        if info.name.endswith(".__main__"):  # a command: importing it runs it
+            continue
+        module = importlib.import_module(info.name)
+        if hasattr(module, listing):
+            found.add(info.name)
+        for cls in (c for _, c in inspect.getmembers(module, inspect.isclass)
+                    if c.__module__ == info.name and "name" in vars(c)
+                    and not inspect.isabstract(c)):
+            for base, registry in ((FeatureMap, FEATURE_MAPS), (Kernel, KERNELS)):
+                if issubclass(cls, base) and cls is not base:
+                    assert registry.builtins().get(cls.name) is cls, (info.name, cls)
+    assert found == registered, (sorted(found - registered), sorted(registered - found))
+    assert len(found) >= 3
