@@ -52,8 +52,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import first_line
-from . import buechel_n_freq, liu_n_freq
 from .extract import ExtractError, commit_hash, finish, level, summary
+from .papers import buechel_n_freq, liu_n_freq
 from .safe import UnsafePickleError, load_numbers
 
 #: their dataset names -> d (``config_<dataset>.yml``), and the rffbench name where
