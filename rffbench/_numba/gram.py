@@ -147,6 +147,19 @@ def profile_row(row, profile, a):
         row[j] = profile_value(row[j], profile, a)
 
 
+#: how the coordinate loop's two-row helpers are compiled (coordinate_rows2,
+#: finish_min_sum): each a function of its own per (kind, profile, dtype), called, not
+#: inlined.  numba compiles an inline overload's body once on its own (to type it) and
+#: again inlined in each caller, so nested inline helpers compiled their loops 3-4 times:
+#: the coordinate Grams of 7 kernel/profile pairs in both dtypes took 115 s cold, now 68
+#: (the kernels' Gram and K v, 9 kernels x 2 dtypes: 121 s -> 86 s).  coordinate_row
+#: stays inlined: called, the Cauchy kernel's K v was 10-25% slower (44 s cold; the
+#: others as fast).  Plain inline functions with a branch per kind instead (numba types
+#: every branch, LLVM folds the dead ones): 505 s.  A call per pair of rows costs nothing
+#: beside its 2 x m x d loop.
+NOT_INLINED = dict(fastmath=FMA, error_model="numpy", nogil=True)
+
+
 @nb.njit(inline="always")
 def _min2(u, v):
     return min(u, v)
@@ -200,18 +213,20 @@ def coordinate_rows2(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
     (``coordinate_sum2``), the other kinds one row at a time."""
 
 
-@overload(coordinate_rows2, inline="always", prefer_literal=True)
+@overload(coordinate_rows2, prefer_literal=True, jit_options=NOT_INLINED)
 def _ov_coordinate_rows2(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
     code = literal_code(kind)
     if code is None or literal_code(profile) is None:
         return None
     if code not in (L1DIST, INTERSECTION):
         def impl(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
+            wide_vectors()
             for q in range(2):  # one inlined copy (two trip numba's inliner on scopes)
                 coordinate_row(X[r + q], Yt, j0, G[g + q], kind, profile, a, xs[r + q], ys)
         return impl
 
     def impl(X, r, Yt, j0, G, g, kind, profile, a, xs, ys):
+        wide_vectors()
         coordinate_sum2(X[r], X[r + 1], Yt, j0, G[g], G[g + 1], _min2)
         finish_min_sum(G[g], kind, profile, a, xs[r], ys, j0)
         finish_min_sum(G[g + 1], kind, profile, a, xs[r + 1], ys, j0)
@@ -223,13 +238,14 @@ def finish_min_sum(row, kind, profile, a, xs, ys, j0):
     INTERSECTION: a row)."""
 
 
-@overload(finish_min_sum, inline="always", prefer_literal=True)
+@overload(finish_min_sum, prefer_literal=True, jit_options=NOT_INLINED)
 def _ov_finish_min_sum(row, kind, profile, a, xs, ys, j0):
     code = literal_code(kind)
     if code is None or literal_code(profile) is None:
         return None
     if code == L1DIST:
         def impl(row, kind, profile, a, xs, ys, j0):
+            wide_vectors()
             two = like_precision(row, 2.0)
             zero = like_precision(row, 0.0)
             yt = ys[j0:j0 + row.shape[0]]  # ys[j0 + j] would be a gather (j0 + j may wrap)
@@ -238,6 +254,7 @@ def _ov_finish_min_sum(row, kind, profile, a, xs, ys, j0):
         return impl
     if code == INTERSECTION:
         def impl(row, kind, profile, a, xs, ys, j0):
+            wide_vectors()
             for j in range(row.shape[0]):
                 row[j] *= a
         return impl
