@@ -379,14 +379,15 @@ def sqdist_gemm_rows(X, profile, a):
 
 
 def row_norms(X):
-    """(norms, S): the Euclidean norms of X's rows in float64 and the rows divided by their
-    largest |x_k| (a zero row stays zero), summed as squares only after that scaling: no
-    square underflows or overflows, so a norm is 0 only for a zero row (a row of 1e-162
-    has norm 1e-162, not the 2.2e-162 of its subnormal square's root)."""
+    """(norms, U): the Euclidean norms of X's rows in float64 and the unit rows x / |x|
+    (float64; a zero row stays zero).  Each row is divided by its largest |x_k| before it
+    is squared: no square underflows or overflows, so a norm is 0 only for a zero row (a
+    row of 1e-162 has norm 1e-162, not the 2.2e-162 of its subnormal square's root)."""
     X64 = np.asarray(X, dtype=np.float64)
     s = np.max(np.abs(X64), axis=1, initial=0.0)[:, None]
     S = np.divide(X64, s, out=np.zeros_like(X64), where=s > 0)
-    return s[:, 0] * np.sqrt(np.einsum("ij,ij->i", S, S)), S
+    sn = np.sqrt(np.einsum("ij,ij->i", S, S))[:, None]
+    return (s * sn)[:, 0], np.divide(S, sn, out=S, where=sn > 0)
 
 
 def dot_gemm_rows(X, profile, a):
@@ -396,9 +397,7 @@ def dot_gemm_rows(X, profile, a):
     rows too small or too large to square) for the arc-cosine ones (no division per
     pair).  Rows returned in X's precision."""
     if profile in (DOT_ARCCOS0, DOT_ARCCOS1):
-        _, S = row_norms(X)
-        sn = np.sqrt(np.einsum("ij,ij->i", S, S))[:, None]
-        U = np.divide(S, sn, out=np.zeros_like(S), where=sn > 0).astype(X.dtype)
+        U = row_norms(X)[1].astype(X.dtype)
         return U, U
     return (a * np.asarray(X, dtype=np.float64)).astype(X.dtype), X
 
@@ -488,15 +487,14 @@ def _ov_dot_row_values(g, k, xn, yn, ym, profile, b, p, clear):
 
     def impl(g, k, xn, yn, ym, profile, b, p, clear):
         for j in range(g.shape[0]):  # branch-free (selects): the loop vectorises
-            nn = xn * yn[j]
             c = min(1.0, max(-1.0, np.float64(g[j])))
             theta = fast_acos_scalar(c)
             if order0:
                 v = 1.0 - theta * INV_PI
             else:
-                v = nn * (np.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) * INV_PI
-            zero = (xn == 0.0) | (yn[j] == 0.0) if order0 else nn == 0.0
-            _put(k, g, j, 0.0 if zero else v, clear)  # k = 0 where x or y is 0
+                v = xn * yn[j] * (np.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) \
+                    * INV_PI
+            _put(k, g, j, 0.0 if (xn == 0.0) | (yn[j] == 0.0) else v, clear)  # x or y is 0
     return impl
 
 

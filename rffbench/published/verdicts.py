@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 
+#: the power at which a verdict's detectable ratio is stated
 POWER = 0.8
 #: an "agrees" whose test could not detect this ratio (either way) is "inconclusive"
 INCONCLUSIVE_RATIO = 1.25
