@@ -46,6 +46,13 @@ def case_id(name, params):
 BLAS_ERROR = re.compile(r"On entry to +\w+ +parameter number +\d+ had an illegal value")
 
 
+def has_avx512():
+    """The host CPU has AVX-512 (LLVM's view of it, as numba compiles for it)."""
+    import llvmlite.binding as ll
+
+    return "+avx512f" in ll.get_host_cpu_features().flatten().split(",")
+
+
 def blas_errors(*texts):
     """The BLAS error messages in ``texts`` (str, bytes or None)."""
     found = []

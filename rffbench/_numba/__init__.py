@@ -20,7 +20,7 @@ Every function is compiled with ``cache=True`` the first time a run needs it, an
 then (a module holds no compiled code until its functions are called); its cached code is
 keyed by the contents of every module here (:mod:`~rffbench._numba.cache`), since a
 function inlines the helpers it calls from the other modules.  Each public
-function has a plain-numpy reference in the test-suite (``tests/test_numba.py``) that
+function has a plain-numpy reference in the test-suite (``tests/_numba/test_<module>.py``) that
 it is compared against, and the entry points that call them are compared with numpy over
 generated shapes and layouts (``tests/contracts/test_differential.py``).  The names below are what
 the rest of rffbench uses

@@ -176,7 +176,8 @@ def fast_sin_scalar(x):
 #: asin(t) = t + t z Q(z), z = t^2 <= 1/4: Q of degree 12 interpolating (asin(t) - t) / (t z)
 #: at the 13 Chebyshev points of [0, 1/4] (computed at 60 digits with mpmath; highest
 #: degree first): the acos below is within ~1 ulp of the correctly rounded value over
-#: [-1, 1] (tests/test_numba.py checks <= 2 ulp against numpy at 10^6 points and near +-1)
+#: [-1, 1] (tests/_numba/test_elementwise.py checks <= 2 ulp against numpy at 10^6 points
+#: and near +-1)
 ASIN_Q = (0.028757851367421566, -0.014851887071247204, 0.01740087944269402,
           0.005457506718640358, 0.01032281435018578, 0.011479177415184906,
           0.013971212973552933, 0.017352392720869973, 0.02237217294214989,

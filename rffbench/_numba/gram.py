@@ -21,7 +21,7 @@ compile time) for three lines of loop.  Each function that holds a hot loop call
 and the squared distance and its profile are one loop (the distance never leaves a register).
 
 Each public function has a plain-numpy reference in the test-suite
-(``tests/test_numba.py``).
+(``tests/_numba/test_gram.py``).
 """
 from __future__ import annotations
 

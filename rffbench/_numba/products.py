@@ -4,7 +4,7 @@ thread makes a tile of K in its cache from the row values of :mod:`~rffbench._nu
 intersection kernel's products through its sorted coordinates.
 
 Each public function has a plain-numpy reference in the test-suite
-(``tests/test_numba.py``).
+(``tests/_numba/test_products.py``).
 """
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ import pytest
 from scipy.linalg import circulant, hadamard
 from scipy.special import gammaln
 
-from rffbench import _numba as nbk
 from rffbench import memory
 from rffbench.errors import ConfigError
 from rffbench.experiment import main as run_main
@@ -17,21 +16,6 @@ from rffbench.results import RECORDS_FILE
 from tests.helpers import N_SEEDS, compose_config, pair_estimates, pairs_at
 
 GAUSS = make_kernel("gaussian", lengthscale=1.0)
-
-
-
-
-
-
-def _fwht_radix2(A):
-    """Plain numpy reference: one butterfly level at a time (the textbook order)."""
-    V = A.copy()
-    L, h = V.shape[0], 1
-    while h < L:
-        V = V.reshape(L // (2 * h), 2, h, -1)
-        V = np.stack([V[:, 0] + V[:, 1], V[:, 0] - V[:, 1]], axis=1).reshape(L, -1)
-        h *= 2
-    return V
 
 
 def _check_projection(f, X, W):
@@ -83,25 +67,6 @@ def test_frame_layout_is_a_scaled_tight_frame(rng):
                             random_state=0).fit(X)
     Q = f.random_weights_.T * 2.0 / f.row_scales_[:, None]
     np.testing.assert_allclose(Q[:6] @ Q[:6].T, np.eye(6), atol=1e-12)
-
-
-@pytest.mark.parametrize("L", [1, 2, 4, 8, 32, 64, 1024])
-def test_fwht_matches_hadamard(L, rng):
-    A = rng.normal(size=(L, 7))  # 7 columns: full tiles and a partial one
-    B = A.copy()
-    nbk.fwht_columns(B)
-    np.testing.assert_allclose(B, hadamard(L) @ A, rtol=0, atol=1e-12 * L)
-    # two levels per sweep add in the radix-2 order: bitwise the same as level by level
-    np.testing.assert_array_equal(B, _fwht_radix2(A))
-
-
-@pytest.mark.parametrize("L,reps", [(8, 1), (64, 2), (32, 3)])
-def test_fwht_tiles_repeat_matches_hadamard_powers(L, reps, rng):
-    """The speed measurement's in-cache FWHT kernel computes H^reps of every tile."""
-    V = rng.normal(size=(5, L, 4))
-    want = np.stack([np.linalg.matrix_power(hadamard(L).astype(float), reps) @ t for t in V])
-    nbk.fwht_tiles_repeat(V, reps)
-    np.testing.assert_allclose(V, want, rtol=1e-12, atol=1e-12 * L**reps)
 
 
 @pytest.mark.parametrize("d,D", [(5, 40), (8, 16), (3, 10)])

@@ -1,0 +1,63 @@
+"""rffbench/_numba/blas.py: the one GEMM call of the compiled loops against numpy's product,
+over shapes from 1, both dtypes, both transposes, accumulation, and the single-row views
+whose row strides BLAS refuses as leading dimensions."""
+import itertools
+
+import numba
+import numpy as np
+import pytest
+
+from rffbench._numba.blas import gemm
+
+
+@numba.njit(cache=True)
+def _product(A, B, C, trans_a, trans_b, beta):
+    if trans_a:
+        if trans_b:
+            gemm(A, B, C, True, True, beta)
+        else:
+            gemm(A, B, C, True, False, beta)
+    elif trans_b:
+        gemm(A, B, C, False, True, beta)
+    else:
+        gemm(A, B, C, False, False, beta)
+
+
+def _operand(M, view):
+    """M as a C-contiguous array of another making: a copy, a single row broadcast (row
+    stride 0), a row of a Fortran buffer, the transpose of a column."""
+    if view == "copy" or M.shape[0] != 1:
+        return np.ascontiguousarray(M)
+    if view == "broadcast":  # np.broadcast_to's strides, writable: one compiled type
+        row = np.ascontiguousarray(M[0])
+        return np.lib.stride_tricks.as_strided(row, M.shape, (0, row.strides[0]))
+    if view == "fortran":
+        out = np.asfortranarray(M)
+        return out
+    return np.ascontiguousarray(M[0])[:, None].T  # (1, w) with a row stride of 8 bytes
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gemm_is_numpys_product(dtype, rng):
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    for (m, n, k), ta, tb, beta, view in itertools.product(
+            [(1, 1, 1), (1, 5, 3), (4, 1, 2), (7, 6, 1), (17, 9, 33)], (False, True),
+            (False, True), (0.0, 1.0), ("copy", "broadcast", "fortran", "column")):
+        A = rng.normal(size=(k, m) if ta else (m, k)).astype(dtype)
+        B = rng.normal(size=(n, k) if tb else (k, n)).astype(dtype)
+        C0 = rng.normal(size=(m, n)).astype(dtype)
+        want = (A.T if ta else A) @ (B.T if tb else B) + beta * C0
+        A_in, B_in = _operand(A, view), _operand(B, view)
+        if not (A_in.flags.c_contiguous and B_in.flags.c_contiguous):
+            continue  # a broadcast of more than one row is not an operand of layout C
+        C = C0.copy()
+        _product(A_in, B_in, C, ta, tb, dtype(beta))
+        np.testing.assert_allclose(C, want, rtol=rtol, atol=rtol * k,
+                                   err_msg=f"{(m, n, k, ta, tb, beta, view)}")
+
+
+def test_gemm_of_an_empty_output_writes_nothing():
+    A, B = np.ones((0, 3)), np.ones((3, 4))
+    C = np.empty((0, 4))
+    _product(A, B, C, False, False, 0.0)
+    assert C.shape == (0, 4)
