@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from rffbench import report
+from rffbench.report import across as rmaps
 from rffbench.report import approximation as rapprox
 from rffbench.report import bounds as rbounds
 from rffbench.report import figures, grouping
 from rffbench.report import learning as rlearning
-from rffbench.report import maps as rmaps
 from rffbench.report.collect import collect
 from rffbench.results import RECORDS_FILE, SCHEMA_VERSION, record, records_frame
 from rffbench.store import write_config

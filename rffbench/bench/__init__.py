@@ -40,7 +40,7 @@ from .backend import dask_bench
 from .cli import main
 from .compare import compare, read_saved
 from .exact import exact_bench, exact_one
-from .products import PRODUCT_KERNELS, products_bench
+from .kernel_products import PRODUCT_KERNELS, products_bench
 from .shape import DEFAULT_SHAPES, bench_shape
 from .startup import default_runs, startup
 from .stream import stream_bench

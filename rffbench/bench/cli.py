@@ -25,7 +25,7 @@ from .backend import dask_bench
 from .compare import compare, read_saved
 from .exact import EXACT_MIN_N, exact_bench, exact_one
 from .gpu import cuda_bench
-from .products import PRODUCT_KERNELS, products_bench
+from .kernel_products import PRODUCT_KERNELS, products_bench
 from .shape import DEFAULT_SHAPES, bench_shape
 from .startup import startup
 from .stream import stream_bench

@@ -80,7 +80,7 @@ def map_rows(N, d, D, repeats, info):
     from numba import cuda
 
     from ..cuda import maps as cmaps
-    from ..cuda.kernels import to_host
+    from ..cuda.device_code import to_host
     from ..features import FEATURE_MAPS
 
     rows = []
@@ -115,7 +115,7 @@ def map_rows(N, d, D, repeats, info):
 
 def product_rows(n, d, repeats, info):
     """K v of the Gaussian kernel (lengthscale 1) on the device and on the CPU."""
-    from ..cuda import kernels as ck
+    from ..cuda import device_code as ck
     from ..exact import KernelOperator
     from ..kernels import make_kernel
 

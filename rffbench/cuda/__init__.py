@@ -17,7 +17,7 @@ import os
 
 #: the package that provides the CUDA target (numba's own numba.cuda is deprecated)
 PACKAGE = "numba-cuda"
-#: the CUDA kernel product's profiles (rffbench.cuda.kernels): k = exp(-a |x - y|^2),
+#: the CUDA kernel product's profiles (rffbench.cuda.device_code): k = exp(-a |x - y|^2),
 #: exp(-a |x - y|), exp(-a |x - y|_1)
 SQ_EXP, EXP_L2, EXP_L1 = 0, 1, 2
 #: the maps with a CUDA transform (rffbench.cuda.maps.MAPS; named here so that a config

@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from .._numba import ZERO_TOL
+from . import device_code as ck
 from . import gemm
-from . import kernels as ck
 
 
 def _project(fmap, X, dX):

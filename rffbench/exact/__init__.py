@@ -31,11 +31,12 @@ adding a constant c to the kernel changes nothing: c 1 1^T alpha = 0.
 exact baseline of the Python API.
 
 The package: ``estimators.py`` (ExactKRR, ExactKRRClassifier, select_lambda and their memory
-model), ``solvers.py`` (Cholesky, cg and its Nystrom preconditioner), ``products.py`` (kernel
-products tile by tile), ``tiles.py`` (the fused compiled tiles' schedule and routes).
+model), ``solvers.py`` (Cholesky, cg and its Nystrom preconditioner), ``operator.py``
+(KernelOperator and its products tile by tile), ``tiles.py`` (the fused compiled tiles'
+schedule and routes).
 """
 from .estimators import ExactKRR, ExactKRRClassifier, explicit_features_bound, select_lambda
-from .products import (
+from .operator import (
                        CUDA_KERNELS,
                        FEATURE_ROWS,
                        FEATURES_PER_COORD,

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..errors import ConfigError, RffbenchError
 from ..kernels import KERNELS, Kernel, kernel_with, make_kernel
-from .products import (
+from .operator import (
     FEATURES_PER_COORD,
     PREDICT_BLOCK_COLS,
     PREDICT_BLOCK_ROWS,

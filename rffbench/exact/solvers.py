@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 from ..checks import Int, Real, check_constraints
 from ..errors import ConfigError, RffbenchError
 from ..progress import Progress
-from .products import PRECISION, DeviceKernelOperator, KernelOperator
+from .operator import PRECISION, DeviceKernelOperator, KernelOperator
 
 #: the cg solver's settings at their defaults (model.<key>, ExactKRR's tol, max_iter,
 #: precond_rank, precision): set to anything else with the Cholesky solver, they have no

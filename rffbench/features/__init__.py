@@ -17,11 +17,11 @@ from . import (
     intersection,
     leverage,
     nystrom,
-    peers,
     polynomial,
     qmc,
     quadrature,
     sketch,
+    sklearn_samplers,
     structured,
 )
 from .base import FeatureMap, MapTags, maps_for_kernel
@@ -30,7 +30,7 @@ from .fourier import FourierMap
 #: the modules of rffbench's maps, each listing its maps in ``MAPS`` (a new map in one of
 #: them is its class and its MAPS entry; a new module, one entry here)
 FAMILIES = (fourier, structured, qmc, binning, activation, polynomial, sketch, intersection,
-            quadrature, leverage, nystrom, peers)
+            quadrature, leverage, nystrom, sklearn_samplers)
 
 FEATURE_MAPS = Registry("rffbench.feature_maps", "features",
                         {cls.name: cls for module in FAMILIES for cls in module.MAPS},

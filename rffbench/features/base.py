@@ -430,7 +430,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     def _cuda_into(self, X, out):
         """The features of the rows X on the GPU (rffbench.cuda.maps), copied into out."""
-        from ..cuda.kernels import to_host
+        from ..cuda.device_code import to_host
         from ..cuda.maps import transform
 
         to_host(transform(self, X.toarray() if sp.issparse(X) else X), out)

@@ -94,7 +94,7 @@ class Timing(Measurement):
 def _device_rows(fmap, X, repeats):
     """The GPU transform's parts (module docs): CUDA events around the device's work, the
     copies by the host's clock, the first call apart."""
-    from ..cuda import kernels as ck
+    from ..cuda import device_code as ck
     from ..cuda import maps as cmaps
     from ..cuda.timing import device_times, synchronize
 

@@ -5,16 +5,16 @@ tables in ``rffbench/report/NAME.py`` (``FIGURES``: Figure specs, ``TABLES``: fu
 of (records, origins) returning a Table, a list of them or None); a measurement without
 such a module has none.  A plug-in measurement's come from its class's hooks
 (:meth:`rffbench.measure.Measurement.figures` and ``tables``).  The figures across
-measurements (``maps``) follow the measurements' own.
+measurements (``across``: the maps side by side) follow the measurements' own.
 """
 from __future__ import annotations
 
 import importlib
 
-from . import maps
+from . import across
 
 #: figures that compare measurements (each measurement's own come from its module)
-CROSS_FIGURES = {f.name: f for f in maps.FIGURES}
+CROSS_FIGURES = {f.name: f for f in across.FIGURES}
 
 
 def spec_module(name):

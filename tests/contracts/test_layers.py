@@ -130,7 +130,7 @@ def test_the_import_reader_sees_what_it_must():
     import of rffbench.measure is inside a function)."""
     table, edges = graph()
     got = {d for d, _ in edges["rffbench.report.catalog"]}
-    assert "rffbench.report.maps" in got and "rffbench.measure" in got
+    assert "rffbench.report.across" in got and "rffbench.measure" in got
     assert "rffbench.cli_help" in {d for d, _ in edges["rffbench.cli"]}
     assert layer_of("rffbench.report.__main__", table) == "rffbench.report.__main__"
     assert layer_of("rffbench._numba.gram", table) == "rffbench._numba"

@@ -3,7 +3,7 @@ simulator, which has no device clock); the copies by the host's clock (rffbench.
 import numpy as np
 
 from rffbench.clock import time_call
-from rffbench.cuda import kernels as ck
+from rffbench.cuda import device_code as ck
 from rffbench.cuda import simulated
 from rffbench.cuda.timing import device_times
 

@@ -1,4 +1,4 @@
-"""The CUDA kernels (numba-cuda) and their launchers.
+"""The code that runs on the GPU: the CUDA kernels (numba-cuda) and their launchers.
 
 Each launcher takes host (numpy) or device arrays (anything with
 ``__cuda_array_interface__``: numba's device arrays, CuPy's); it returns what it was given:

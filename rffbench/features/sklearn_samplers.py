@@ -1,4 +1,5 @@
-"""Peers as feature maps: what a user would otherwise pick, behind the same API.
+"""scikit-learn's samplers as feature maps: the peers a user would otherwise pick, behind
+the same API.
 
 ``sklearn_chi2`` and ``sklearn_skewed_chi2``: scikit-learn's AdditiveChi2Sampler and
 SkewedChi2Sampler for the chi2 kernels (non-negative data); the skewed sampler's estimator

@@ -29,7 +29,7 @@ def kernel_times(kernel, X, X_fit, A, device="cpu"):
     if not X.shape[0] or not X_fit.shape[0]:
         return np.zeros((X.shape[0], A.shape[1]))
     if device == "cuda":
-        from ..cuda import kernels as ck
+        from ..cuda import device_code as ck
         profile, a = cuda_profile(kernel)
         return ck.kernel_matvec(kernel.inputs(X, dtype=np.float64),
                                 kernel.inputs(X_fit, "X_fit", np.float64), A, profile, a)
@@ -97,7 +97,7 @@ def explicit_feature_count(kernel, n, d):
 
 
 def _gpu_profile(kernel):
-    """(profile, a) of ``kernel``'s exact products on the GPU (rffbench.cuda.kernels: exp(-a
+    """(profile, a) of ``kernel``'s exact products on the GPU (rffbench.cuda.device_code: exp(-a
     s) of the squared or L1 distance, or of the distance), or None: the Gaussian, Laplacian
     and Matern 1/2 kernels have one."""
     from .. import _numba as nbk
@@ -134,7 +134,7 @@ def device_gram(kernel, X, Y, device="cpu"):
     found = _gpu_profile(kernel) if device == "cuda" else None
     if found is None:
         return kernel.gram(X, Y)
-    from ..cuda import kernels as ck
+    from ..cuda import device_code as ck
 
     return ck.kernel_gram(kernel.inputs(X, dtype=np.float64),
                           kernel.inputs(Y, "Y", np.float64), *found)
@@ -147,7 +147,7 @@ CUDA_KERNELS = ("gaussian", "laplacian", "matern with nu=0.5")
 class DeviceKernelOperator:
     """:class:`KernelOperator`'s contract on the GPU (``device="cuda"``): the training rows
     copied to the device once; V -> K V by the tiled CUDA product
-    (:func:`rffbench.cuda.kernels.kernel_matvec`: Y in shared-memory tiles, no n x n
+    (:func:`rffbench.cuda.device_code.kernel_matvec`: Y in shared-memory tiles, no n x n
     matrix), ``columns(idx)`` by its Gram kernel, float64 throughout whatever
     ``precision``."""
 
@@ -156,7 +156,7 @@ class DeviceKernelOperator:
     n_features = None
 
     def __init__(self, kernel, X, precision="float64"):
-        from ..cuda import kernels as ck
+        from ..cuda import device_code as ck
 
         check_constraints(dict(exact_precision=precision), "model",
                           {"exact_precision": PRECISION})

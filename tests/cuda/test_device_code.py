@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.linalg import hadamard
 
+from rffbench.cuda import device_code as ck
 from rffbench.cuda import gemm
-from rffbench.cuda import kernels as ck
 from rffbench.exact import (
     DeviceKernelOperator,
     ExactKRR,

@@ -1,4 +1,4 @@
-"""rffbench.features.peers: the scikit-learn samplers as maps."""
+"""rffbench.features.sklearn_samplers: the scikit-learn samplers as maps."""
 import numpy as np
 import pytest
 
