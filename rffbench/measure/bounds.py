@@ -278,6 +278,77 @@ def trials_table(sup, pointwise, pair_dist, k_pair):
     return pd.concat(parts, ignore_index=True)
 
 
+
+def _constants(ctx, cfg, n, diam_pts):
+    """Step 1 of :meth:`Bounds.run`: the records of M's diameter (empirical, and the
+    domain's where the data has one) and of sigma_p^2; (rows, diam, where it comes from,
+    whether it is the domain's, sigma_p^2)."""
+    kernel, d = ctx.kernel, ctx.data.d
+    rows = []
+    use_domain = ctx.data.diameter is not None and cfg.diameter in ("auto", "domain")
+    diam = float(ctx.data.diameter) if use_domain else diam_pts
+    src = "true diameter of the data's support" if use_domain \
+        else f"max pairwise distance of the {n} points"
+    rows.append(record("bounds", "diam", diam_pts, method="empirical",
+                       note=f"max pairwise distance of the {n} points"
+                       + ("" if use_domain else "; used by the bounds")))
+    if ctx.data.diameter is not None:
+        rows.append(record("bounds", "diam", ctx.data.diameter, method="domain",
+                           note="true diameter of the support (synthetic ball: 2 r)"
+                           + ("; used by the bounds" if use_domain else "")))
+    if kernel.shift_invariant:
+        sigma_p2 = kernel.sigma_p2(d)
+        rows.append(record("bounds", "sigma_p2", sigma_p2, infinite=True, note=(
+            f"E||w||^2 of {kernel.describe()} in d={d}" if math.isfinite(sigma_p2) else
+            f"E||w||^2 = inf for {kernel.describe()}: heavy-tailed spectral density")))
+    else:
+        sigma_p2 = math.nan
+        rows.append(record("bounds", "sigma_p2", None, note=(
+            f"kernel={kernel.name} is not shift-invariant: no spectral density")))
+    return rows, diam, src, use_domain, sigma_p2
+
+
+def _pointwise_rows(ctx, cfg, M64, W64, k_pair, I, J, pair_dist, pointwise):
+    """Step 3 of :meth:`Bounds.run`: per pair of M, the empirical variance of the error
+    over the trials, the variance formula of the map's family (or the map's own), the
+    (1 - delta) quantiles of |error| and the pointwise bounds."""
+    kernel, D, deltas = ctx.kernel, ctx.cfg.D, cfg.delta
+    fam, map_name = ctx.map_cls.tags.variance, ctx.map_cls.name
+    rows = []
+    # k(2 delta) enters the variance formulas, which hold for shift-invariant kernels only
+    k2_pair = kernel.k_of_delta(2.0 * (W64[I] - W64[J])) if kernel.shift_invariant \
+        else np.full(len(I), np.nan)
+    var_emp, var_se = sample_variance_se(pointwise)
+    for p in range(len(I)):
+        dist = float(pair_dist[p])
+        kk, k2 = float(k_pair[p]), float(k2_pair[p])
+        rows.append(record("bounds", "variance_empirical", var_emp[p], method="empirical",
+                           spread=var_se[p], n_repeats=cfg.trials, dist=dist,
+                           note="sample variance over trials; spread = its standard error"))
+        if fam in VARIANCE_TERMS:
+            rows.append(record("bounds", "variance_theory", VARIANCE_TERMS[fam](kk, k2) / D,
+                               method="theory", dist=dist,
+                               note=f"exact (Sutherland & Schneider), k={kk:.4g}, "
+                                    f"k(2 delta)={k2:.4g}"))
+        else:  # a map's own formula (positive, maclaurin, the linear sketches), if any
+            own = ctx.map_cls.exact_mse(kernel, M64[I[p]], M64[J[p]], D,
+                                       **ctx.cfg.features.map_params())
+            rows.append(record(
+                "bounds", "variance_theory", own, method="theory", dist=dist,
+                note=(f"exact ({ctx.map_cls.exact_mse_source()}), k={kk:.4g}"
+                      if own is not None else
+                      f"no exact variance formula for features={map_name}")))
+        abs_err = np.abs(pointwise[:, p])
+        eps_pair = {delta: float(np.quantile(abs_err, 1.0 - delta)) for delta in deltas}
+        for delta in deltas:
+            rows.append(record("bounds", "eps_empirical", eps_pair[delta], method="empirical",
+                               n_repeats=cfg.trials, delta=delta, dist=dist,
+                               note="(1 - delta) quantile of |error| at one pair over trials"))
+        for b in theory.pointwise_bounds(fam, kk, k2, map_name):
+            rows += bound_records(b, deltas, D, eps_pair, fam, dist=dist)
+    return rows
+
+
 class Bounds(Measurement):
     """Observed sup error over redraws of the map against every published bound that applies."""
 
@@ -330,32 +401,11 @@ class Bounds(Measurement):
         kernel, D, d = ctx.kernel, ctx.cfg.D, ctx.data.d
         fam, map_name = ctx.map_cls.tags.variance, ctx.map_cls.name
         deltas = cfg.delta
-        rows = []
 
         # 1. M and its constants
         W64 = np.asarray(kernel.warp(M64), dtype=np.float64)  # where the kernel is shift-invariant
         dists = pdist(W64)
-        diam_pts = float(dists.max())
-        use_domain = ctx.data.diameter is not None and cfg.diameter in ("auto", "domain")
-        diam = float(ctx.data.diameter) if use_domain else diam_pts
-        src = "true diameter of the data's support" if use_domain \
-            else f"max pairwise distance of the {n} points"
-        rows.append(record("bounds", "diam", diam_pts, method="empirical",
-                           note=f"max pairwise distance of the {n} points"
-                           + ("" if use_domain else "; used by the bounds")))
-        if ctx.data.diameter is not None:
-            rows.append(record("bounds", "diam", ctx.data.diameter, method="domain",
-                               note="true diameter of the support (synthetic ball: 2 r)"
-                               + ("; used by the bounds" if use_domain else "")))
-        if kernel.shift_invariant:
-            sigma_p2 = kernel.sigma_p2(d)
-            rows.append(record("bounds", "sigma_p2", sigma_p2, infinite=True, note=(
-                f"E||w||^2 of {kernel.describe()} in d={d}" if math.isfinite(sigma_p2) else
-                f"E||w||^2 = inf for {kernel.describe()}: heavy-tailed spectral density")))
-        else:
-            sigma_p2 = math.nan
-            rows.append(record("bounds", "sigma_p2", None, note=(
-                f"kernel={kernel.name} is not shift-invariant: no spectral density")))
+        rows, diam, src, use_domain, sigma_p2 = _constants(ctx, cfg, n, float(dists.max()))
 
         # exact K on M; worst-case term variance over the pairs of M (Bernstein reference)
         K = kernel.gram(M64)
@@ -407,37 +457,7 @@ class Bounds(Measurement):
 
         # 3. pointwise check
         k_pair = K[I, J]
-        # k(2 delta) enters the variance formulas, which hold for shift-invariant kernels only
-        k2_pair = kernel.k_of_delta(2.0 * (W64[I] - W64[J])) if kernel.shift_invariant \
-            else np.full(len(I), np.nan)
-        var_emp, var_se = sample_variance_se(pointwise)
-        for p in range(len(I)):
-            dist = float(pair_dist[p])
-            kk, k2 = float(k_pair[p]), float(k2_pair[p])
-            rows.append(record("bounds", "variance_empirical", var_emp[p], method="empirical",
-                               spread=var_se[p], n_repeats=cfg.trials, dist=dist,
-                               note="sample variance over trials; spread = its standard error"))
-            if fam in VARIANCE_TERMS:
-                rows.append(record("bounds", "variance_theory", VARIANCE_TERMS[fam](kk, k2) / D,
-                                   method="theory", dist=dist,
-                                   note=f"exact (Sutherland & Schneider), k={kk:.4g}, "
-                                        f"k(2 delta)={k2:.4g}"))
-            else:  # a map's own formula (positive, maclaurin, the linear sketches), if any
-                own = ctx.map_cls.exact_mse(kernel, M64[I[p]], M64[J[p]], D,
-                                           **ctx.cfg.features.map_params())
-                rows.append(record(
-                    "bounds", "variance_theory", own, method="theory", dist=dist,
-                    note=(f"exact ({ctx.map_cls.exact_mse_source()}), k={kk:.4g}"
-                          if own is not None else
-                          f"no exact variance formula for features={map_name}")))
-            abs_err = np.abs(pointwise[:, p])
-            eps_pair = {delta: float(np.quantile(abs_err, 1.0 - delta)) for delta in deltas}
-            for delta in deltas:
-                rows.append(record("bounds", "eps_empirical", eps_pair[delta], method="empirical",
-                                   n_repeats=cfg.trials, delta=delta, dist=dist,
-                                   note="(1 - delta) quantile of |error| at one pair over trials"))
-            for b in theory.pointwise_bounds(fam, kk, k2, map_name):
-                rows += bound_records(b, deltas, D, eps_pair, fam, dist=dist)
+        rows += _pointwise_rows(ctx, cfg, M64, W64, k_pair, I, J, pair_dist, pointwise)
 
         # 4. uniform bounds
         prefix = f"diam={diam:.4g} ({src}); "
