@@ -59,8 +59,11 @@ PROFILE_MATERN25 = 4  # t = a sqrt(s): (1+t+t^2/3) exp(-t)     a = sqrt(5)/l
 #: beyond this t, exp(-t) is 0 in float64 and the Matern polynomial must not reach inf
 MATERN_T_MAX = 800.0
 
-#: coordinate_gram's kernels: how a coordinate's term enters out[i, j]
-SQDIST, L1DIST, CAUCHY, ADDITIVE_CHI2, SECH, INTERSECTION = 0, 1, 2, 3, 4, 5
+#: coordinate_gram's kernels: how a coordinate's term enters out[i, j] (a new kind: its
+#: name here, its constant below and its branch in _ov_coordinate_row; rffbench._numba
+#: re-exports every name of CODES)
+COORDINATE_KINDS = ("SQDIST", "L1DIST", "CAUCHY", "ADDITIVE_CHI2", "SECH", "INTERSECTION")
+SQDIST, L1DIST, CAUCHY, ADDITIVE_CHI2, SECH, INTERSECTION = range(len(COORDINATE_KINDS))
 
 #: dot-product kernels (not shift-invariant): profiles of x.y, |x|, |y|
 DOT_ARCCOS0 = 0  # k = 1 - theta / pi                                   (0 if x or y = 0)
@@ -72,6 +75,10 @@ DOT_EXP = 3  # k = exp(a x.y)                                  exponential dot p
 #: profile; a GEMM then the dot-product profile (arc-cosine, polynomial); the
 #: coordinate loop (exact distances, L1, Cauchy, chi2, sech)
 TILE_SQDIST, TILE_DOT, TILE_COORD = 0, 1, 2
+#: every code of this module by name: the tiles, the coordinate kinds, the distance and
+#: dot-product profiles (the package re-exports them all, so a new code is one module's)
+CODES = ("TILE_SQDIST", "TILE_DOT", "TILE_COORD", *COORDINATE_KINDS,
+         *sorted(n for n in dir() if n.startswith(("PROFILE_", "DOT_"))))
 #: rows (and columns) of one tile of the kernel products: a float64 tile is 512 KiB,
 #: within one core's L2 (1.25 MiB here) with its rows of X and Y
 KERNEL_TILE = 256
@@ -537,7 +544,8 @@ def coordinate_gram(X, Yt, out, kind, profile, a):
     * L1DIST: f(||x - y||_1);
     * CAUCHY: prod_k 1 / (1 + (x_k - y_k)^2 a);
     * ADDITIVE_CHI2: a sum_k 2 x_k y_k / (x_k + y_k) (a term is 0 where x_k + y_k = 0);
-    * SECH: prod_k 1 / cosh(a (x_k - y_k)) (skewed chi2 in log coordinates).
+    * SECH: prod_k 1 / cosh(a (x_k - y_k)) (skewed chi2 in log coordinates);
+    * INTERSECTION: a sum_k min(x_k, y_k).
     """
     bounds = row_chunks(X.shape[0], out.shape[1] * max(X.shape[1], 1), nb.get_num_threads())
     xs, ys = coordinate_aux(X, kind), coordinate_aux(Yt.T, kind, X.dtype)

@@ -501,8 +501,8 @@ def data_rule_value(W, rule, metric):
 class TileSpec(NamedTuple):
     """A kernel as the numba Gram and kernel-product code evaluates it: ``tile`` is
     TILE_SQDIST (f(|x - y|^2) from a GEMM: profile, a), TILE_DOT (f(x.y, |x|, |y|) from a
-    GEMM: profile DOT_*, a, b, p) or TILE_COORD (the exact coordinate loop: kind SQDIST,
-    L1DIST, CAUCHY, ADDITIVE_CHI2, SECH or INTERSECTION, profile, a)."""
+    GEMM: profile DOT_*, a, b, p) or TILE_COORD (the exact coordinate loop: kind one of
+    ``rffbench._numba.gram.COORDINATE_KINDS``, profile, a)."""
 
     tile: int
     kind: int = 0
