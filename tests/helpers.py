@@ -116,6 +116,26 @@ def run_cli(*args, timeout=300, cwd=ROOT, env=None, process=False):
                       timeout=timeout, path=ROOT)
 
 
+#: a run made quick where the test is about something else than its numbers
+FAST = ["measure.bounds.trials=4", "measure.timing.repeats=3", "measure.learning.repeats=1",
+        "D=32"]
+
+
+def one_line_error(tmp_path, capsys, overrides):
+    """Run FAST + ``overrides`` in-process: the one stderr line of its refusal (exit 2, no
+    records written)."""
+    from rffbench.experiment import main as run_main
+    from rffbench.results import RECORDS_FILE
+
+    out = tmp_path / "run"
+    code = run_main(compose_config([*FAST, *overrides]), out)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert err.startswith("rffbench: error:") and "\n" not in err, err
+    assert not (out / RECORDS_FILE).exists()
+    return err
+
+
 def refused(p, run_dir):
     """The last line of a command refused before any work: exit 2, no traceback, no records
     in ``run_dir`` (asserted); the caller checks the line's words."""

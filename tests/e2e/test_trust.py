@@ -563,10 +563,3 @@ def test_a_file_that_makes_a_parser_quote_it_is_one_bounded_line(tmp_path):
     assert "not a .npy array: its header announces shape (-5, 3)" in last[2]
 
 
-def test_first_line_bounds_what_it_quotes():
-    from rffbench.errors import QUOTE_MAX, first_line
-
-    assert first_line(ValueError("\n\n  a\nb")) == "a"
-    assert first_line("", "fallback") == "fallback"
-    long = first_line("x" * (QUOTE_MAX + 50))
-    assert long == "x" * QUOTE_MAX + "... (50 more characters)"
