@@ -3,9 +3,15 @@ import numpy as np
 import pytest
 
 from rffbench.features import FEATURE_MAPS
-from rffbench.features.nystrom import LANDMARK_RULES, pivoted_cholesky, ridge_leverage
+from rffbench.features.nystrom import (
+    LANDMARK_RULES,
+    kernel_diagonal,
+    pivoted_cholesky,
+    ridge_leverage,
+)
 from rffbench.kernels import KERNELS
 from rffbench.testing import check_feature_map
+from tests.references import reference_gram
 
 NYSTROM = FEATURE_MAPS["nystrom"]
 
@@ -204,3 +210,20 @@ def test_sparse_input_gives_the_dense_rows_landmarks(rule, rng):
     a = NYSTROM(**kw).fit(sp.csr_matrix(X)).transform(sp.csr_matrix(X))
     b = NYSTROM(**kw).fit(X).transform(X)
     np.testing.assert_allclose(a @ a.T, b @ b.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS.builtins()))
+def test_the_diagonal_is_the_reference_grams(name, rng):
+    """kernel_diagonal, k(0) for a shift-invariant kernel and blocks of Gram otherwise, is
+    the diagonal of the kernel's independent reference Gram, over more rows than a block;
+    a shift-invariant kernel's is k(0) exactly."""
+    X = np.abs(rng.normal(size=(70, 3))) + 0.1  # in every kernel's domain (chi2: x >= 0)
+    k = KERNELS[name](lengthscale=1.7).fit(X)
+    want = np.diag(reference_gram(name, X, X, 1.7))
+    got = kernel_diagonal(k, X)
+    # arccos0: theta = arccos(x.y / |x||y|) at x = y is arccos(1 - ~1e-16) ~ 1.5e-8 in both
+    # (arccos' condition at 1), so k(x, x) = 1 - theta / pi is 1 to ~1e-8 only
+    tol = 2e-8 if name == "arccos0" else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=1e-14)
+    if k.shift_invariant:
+        assert (got == got[0]).all() and got[0] == float(k.k_of_delta(np.zeros((1, 3)))[0])
