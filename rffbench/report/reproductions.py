@@ -50,39 +50,7 @@ def published_section(paper, ctx, runs):
     maps on its datasets and kernels (a sweep of other maps has nothing to compare)."""
     import pandas as pd
 
-    matched, unmatched, unmatched_runs = [], Counter(), 0
-    maps = {m.features for m in paper.methods}
-    metric = paper.record_metric or paper.metric  # our record of the paper's quantity
-    near = 0  # unmatched runs of one of the paper's maps: worth saying why they differ
-    for r in runs:
-        ident = run_identity(r.records)
-        cfg = (ctx.configs or {}).get(r.run_id)
-        if cfg is None:
-            continue  # written by an rffbench without config.json: cannot be matched
-        points, reasons = paper.match(cfg, ident)
-        if not points:
-            if reasons:
-                unmatched_runs += 1
-                unmatched.update(reasons)
-                near += ident["features"] in maps
-            continue
-        rec = r.records
-        v = rec[(rec.measurement == paper.measurement) & (rec.metric == metric)
-                & (rec.method.fillna("") == paper.record_method) & rec.value.notna()]
-        if v.empty:
-            unmatched_runs += 1
-            unmatched[f"no {metric} record (measure.{paper.measurement} disabled?)"] += 1
-            continue
-        v = v.iloc[0]
-        R = int(v.n_repeats) if not pd.isna(v.n_repeats) else 1
-        formula = rec[(rec.measurement == paper.measurement) & (rec.metric == FORMULA.get(
-            paper.metric, "")) & (rec.method.fillna("") == "theory") & rec.value.notna()]
-        matched += [dict(point, run_id=r.run_id, seed=ident["seed"],
-                         features=ident["features"], n_freq=int(ident["n_freq"]),
-                         value=paper.ours(float(v.value)),
-                         sd=float(v.spread) if R > 1 else 0.0, R=R,
-                         formula=float(formula.value.iloc[0]) if len(formula) else math.nan)
-                    for point in points]
+    matched, unmatched, unmatched_runs, near = _matched(paper, ctx, runs)
     if not matched and not near:
         return None  # none of its data, or none of its maps: nothing to compare or explain
     sec = Section(name=f"reproduction_{paper.key}", title=paper.citation, summary="")
@@ -98,36 +66,8 @@ def published_section(paper, ctx, runs):
         sec.text.append("Not compared: " + _reasons_text(unmatched, unmatched_runs))
         return sec
     ours = pd.DataFrame(matched)
-    pts = paper.points
-    rows, tests = [], []
-    for key, grp in ours.groupby(POINT, sort=True):
-        p = pts[(pts.dataset == key[0]) & (pts.kernel == key[1]) & (pts.method == key[2])
-                & (pts.n == key[3])].iloc[0]
-        rows.append(dict(zip(POINT, key), features=grp.features.iloc[0],
-                         ours_data=fmt_list(sorted(set(grp.ours_data))),
-                         n_freq=int(p.n_freq), pub_runs=int(p.runs),
-                         pub_distinct=int(p.distinct), formula=grp.formula.mean()))
-        tests.append(dict(published=float(p["mean"]), pub_sd=float(p.sd),
-                          pub_n=int(p.distinct), means=grp.value, sds=grp.sd, redraws=grp.R,
-                          group=(key[0], key[1]), samples=paper.samples))
-    res = pd.DataFrame([dict(r, **c) for r, c in zip(rows, compare(tests))])
-    for col in ("family_verdict", "family_ratio", "family_lo", "family_hi", "family_points",
-                "family_detectable", "family_q", "family_q_crit"):
-        if col not in res:  # no point with a test (each needs >= 2 seeds)
-            res[col] = math.nan
-    n_ag = int((res.verdict == "agrees").sum())
-    n_in = int((res.verdict == "inconclusive").sum())
-    n_df = int((res.verdict == "differs").sum())
-    n_na = len(res) - n_ag - n_in - n_df
-    fams = res.dropna(subset=["family_verdict"]).groupby(["dataset", "kernel"], sort=True) \
-        .first()
-    sec.summary = (f"{len(res)} published points compared: {n_ag} agree, {n_in} inconclusive "
-                   f"(could not detect {INCONCLUSIVE_RATIO:g}x), {n_df} differ"
-                   + (f", {n_na} need >= 2 seeds" if n_na else "")
-                   + f"; {len(fams)} families (dataset, kernel): " + ", ".join(
-                       f"{int((fams.family_verdict == v).sum())} {w}"
-                       for v, w in (("agrees", "agree"), ("inconclusive", "inconclusive"),
-                                    ("differs", "differ"))))
+    res = _compared(paper, ours)
+    sec.summary, fams = _summary(res)
     sec.text.append(_test_text(paper, res))
     sec.text.append(_power_text(res, fams))
     varied = _varied(ctx, ours.run_id, exclude=("seed", "features.", "kernel.", "D",
@@ -161,6 +101,92 @@ def published_section(paper, ctx, runs):
     sec.files.append((f"{sec.name}.csv", res))
     sec.figures += _figures(paper, res, sec.name)
     return sec
+
+
+def _matched(paper, ctx, runs):
+    """The runs that follow the paper's protocol, as rows (published point, run, seed, our
+    value, its spread and redraws, the variance formula's value); the reasons the others do
+    not (a Counter), how many they are, and how many of those run one of the paper's maps."""
+    import pandas as pd
+
+    matched, unmatched, unmatched_runs = [], Counter(), 0
+    maps = {m.features for m in paper.methods}
+    metric = paper.record_metric or paper.metric  # our record of the paper's quantity
+    near = 0  # unmatched runs of one of the paper's maps: worth saying why they differ
+    for r in runs:
+        ident = run_identity(r.records)
+        cfg = (ctx.configs or {}).get(r.run_id)
+        if cfg is None:
+            continue  # written by an rffbench without config.json: cannot be matched
+        points, reasons = paper.match(cfg, ident)
+        if not points:
+            if reasons:
+                unmatched_runs += 1
+                unmatched.update(reasons)
+                near += ident["features"] in maps
+            continue
+        rec = r.records
+        v = rec[(rec.measurement == paper.measurement) & (rec.metric == metric)
+                & (rec.method.fillna("") == paper.record_method) & rec.value.notna()]
+        if v.empty:
+            unmatched_runs += 1
+            unmatched[f"no {metric} record (measure.{paper.measurement} disabled?)"] += 1
+            continue
+        v = v.iloc[0]
+        R = int(v.n_repeats) if not pd.isna(v.n_repeats) else 1
+        formula = rec[(rec.measurement == paper.measurement) & (rec.metric == FORMULA.get(
+            paper.metric, "")) & (rec.method.fillna("") == "theory") & rec.value.notna()]
+        matched += [dict(point, run_id=r.run_id, seed=ident["seed"],
+                         features=ident["features"], n_freq=int(ident["n_freq"]),
+                         value=paper.ours(float(v.value)),
+                         sd=float(v.spread) if R > 1 else 0.0, R=R,
+                         formula=float(formula.value.iloc[0]) if len(formula) else math.nan)
+                    for point in points]
+    return matched, unmatched, unmatched_runs, near
+
+
+def _compared(paper, ours):
+    """One row per published point with its runs' values (``ours``): the point, the test's
+    verdict, its detectable ratio and its family's (rffbench.published.compare)."""
+    import pandas as pd
+
+    pts = paper.points
+    rows, tests = [], []
+    for key, grp in ours.groupby(POINT, sort=True):
+        p = pts[(pts.dataset == key[0]) & (pts.kernel == key[1]) & (pts.method == key[2])
+                & (pts.n == key[3])].iloc[0]
+        rows.append(dict(zip(POINT, key), features=grp.features.iloc[0],
+                         ours_data=fmt_list(sorted(set(grp.ours_data))),
+                         n_freq=int(p.n_freq), pub_runs=int(p.runs),
+                         pub_distinct=int(p.distinct), formula=grp.formula.mean()))
+        tests.append(dict(published=float(p["mean"]), pub_sd=float(p.sd),
+                          pub_n=int(p.distinct), means=grp.value, sds=grp.sd, redraws=grp.R,
+                          group=(key[0], key[1]), samples=paper.samples))
+    res = pd.DataFrame([dict(r, **c) for r, c in zip(rows, compare(tests))])
+    for col in ("family_verdict", "family_ratio", "family_lo", "family_hi", "family_points",
+                "family_detectable", "family_q", "family_q_crit"):
+        if col not in res:  # no point with a test (each needs >= 2 seeds)
+            res[col] = math.nan
+    return res
+
+
+def _summary(res):
+    """The section's summary line (the points' and the families' verdicts) and the families
+    (dataset, kernel) with a verdict."""
+    n_ag = int((res.verdict == "agrees").sum())
+    n_in = int((res.verdict == "inconclusive").sum())
+    n_df = int((res.verdict == "differs").sum())
+    n_na = len(res) - n_ag - n_in - n_df
+    fams = res.dropna(subset=["family_verdict"]).groupby(["dataset", "kernel"], sort=True) \
+        .first()
+    summary = (f"{len(res)} published points compared: {n_ag} agree, {n_in} inconclusive "
+               f"(could not detect {INCONCLUSIVE_RATIO:g}x), {n_df} differ"
+               + (f", {n_na} need >= 2 seeds" if n_na else "")
+               + f"; {len(fams)} families (dataset, kernel): " + ", ".join(
+                   f"{int((fams.family_verdict == v).sum())} {w}"
+                   for v, w in (("agrees", "agree"), ("inconclusive", "inconclusive"),
+                                ("differs", "differ"))))
+    return summary, fams
 
 
 def _test_text(paper, res):
