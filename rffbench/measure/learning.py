@@ -488,22 +488,13 @@ def _exact_rows(ctx, cfg):
     cg = dict(solver=solver, tol=m.cg_tol, max_iter=m.cg_max_iter,
               precond_rank=m.precond_rank, precision=m.exact_precision,
               backend=ctx.backend if solver == "cg" else None, device=ctx.device)
-    lam, lam_note = m.lam, "fixed by model.lam"
-    if lam == "auto":
-        fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
-        preds = exact_select_lambda(ctx.kernel, Xtr[fit_i], Ytr[fit_i], Xtr[val_i], m.lam_grid,
-                                    m.center, random_state=ctx.rng("exact-preconditioner"), **cg)
-        score = _score_fn(task, data.y_train[val_i])
-        lam, lam_note = _choose(m.lam_grid, [p if isinstance(p, str) else
-                                              score(decode(p, task)) for p in preds])
+    lam, lam_note = _exact_lambda(ctx, Ytr, cg)
     # the same landmarks for every repeat: each fit solves the same system
     seed = int(ctx.rng("exact-preconditioner").integers(2**32))
     model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **cg)
 
     def warm():  # the same solver on a few rows: its numba code compiled before timing
-        few = min(Xtr.shape[0], 64)
-        short = dict(max_iter=2, precond_rank=None if m.precond_rank is None else
-                     min(m.precond_rank, few)) if solver == "cg" else {}
+        few, short = _warm_solver(m, solver, Xtr.shape[0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             warm_model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed,
@@ -537,35 +528,10 @@ def _exact_rows(ctx, cfg):
     if note:  # an unconverged solve is not the exact KRR: no test error, the reason instead
         rows = [record("learning", r["metric"], None, method="exact_krr", note=note)
                 for r in rows]
-    if solver == "cholesky":
-        rows += time_rows("exact_krr", ph, spread, n_rep, fit_why, [
-            ("train_time_s", lambda p: p["total"], lambda p: (
-                f"Gram {p['gram_time_s']:.3g} s + Cholesky {p['factor_time_s']:.3g} s + "
-                f"solve {p['solve_time_s']:.3g} s")),
-            ("gram_time_s", lambda p: p["gram_time_s"], "exact n x n Gram (numba)"),
-            ("solve_time_s", lambda p: p["factor_time_s"] + p["solve_time_s"],
-             "n x n Cholesky + solve")])
-    else:
-        rows += time_rows("exact_krr", ph, spread, n_rep, fit_why, [
-            ("train_time_s", lambda p: p["total"], lambda p: (
-                f"{CG_TRAIN_NOTE}: Nystrom preconditioner (rank {info['precond_rank']}) "
-                f"{p['precond_time_s']:.3g} s + {info['iterations']} iterations "
-                f"{p['solve_time_s']:.3g} s")),
-            ("precond_time_s", lambda p: p["precond_time_s"],
-             f"Nystrom preconditioner, rank {info['precond_rank']}"),
-            ("solve_time_s", lambda p: p["solve_time_s"], products_note(info))])
-        rows += [
-            record("learning", "cg_iterations", info["iterations"], method="exact_krr",
-                   note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
-            record("learning", "cg_residual", info["residual"], method="exact_krr",
-                   note="||y - (K + lam I) alpha|| / ||y||, largest over the target columns "
-                        "(and the intercept's column of ones), recomputed from alpha"),
-        ]
+    rows += _solver_rows(solver, m, info, note, ph, spread, n_rep, fit_why)
     rows += time_rows("exact_krr", pph, pspread, pn, pred_why, [
         ("predict_time_s", lambda p: p["total"], "K(test, train) alpha")])
-    few = min(Xtr.shape[0], 64)
-    short = dict(max_iter=2, precond_rank=None if m.precond_rank is None else
-                 min(m.precond_rank, few)) if solver == "cg" else {}
+    short = _warm_solver(m, solver, Xtr.shape[0])[1]
     rows = worker_rows("exact_krr", rows, in_workers(ctx, cfg, exact_cell, dict(
         model=ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **cg),
         warm_model=ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **dict(cg, **short)),
@@ -576,6 +542,56 @@ def _exact_rows(ctx, cfg):
                note=RSS_NOTE),
     ]
     return rows
+
+
+def _exact_lambda(ctx, Ytr, cg):
+    """(lam, how it was chosen): model.lam, or with lam=auto the grid's value whose fit on
+    the training rows less model.val_size scores best on those held out."""
+    m, data = ctx.cfg.model, ctx.data
+    if m.lam != "auto":
+        return m.lam, "fixed by model.lam"
+    Xtr, task = data.X_train, data.task
+    fit_i, val_i = _split(ctx, Xtr.shape[0], m.val_size)
+    preds = exact_select_lambda(ctx.kernel, Xtr[fit_i], Ytr[fit_i], Xtr[val_i], m.lam_grid,
+                                m.center, random_state=ctx.rng("exact-preconditioner"), **cg)
+    score = _score_fn(task, data.y_train[val_i])
+    return _choose(m.lam_grid, [p if isinstance(p, str) else score(decode(p, task))
+                                for p in preds])
+
+
+def _warm_solver(m, solver, n_train):
+    """(rows, solver settings) of a warm-up fit: at most 64 rows and, for cg, 2 iterations
+    and a preconditioner of at most that rank (its numba code compiled, nothing timed)."""
+    few = min(n_train, 64)
+    return few, (dict(max_iter=2, precond_rank=None if m.precond_rank is None else
+                      min(m.precond_rank, few)) if solver == "cg" else {})
+
+
+def _solver_rows(solver, m, info, note, ph, spread, n_rep, fit_why):
+    """The exact fit's time records by its solver's phases (Cholesky: Gram, factor and
+    solve; cg: preconditioner and iterations, with their count and final residual)."""
+    if solver == "cholesky":
+        return time_rows("exact_krr", ph, spread, n_rep, fit_why, [
+            ("train_time_s", lambda p: p["total"], lambda p: (
+                f"Gram {p['gram_time_s']:.3g} s + Cholesky {p['factor_time_s']:.3g} s + "
+                f"solve {p['solve_time_s']:.3g} s")),
+            ("gram_time_s", lambda p: p["gram_time_s"], "exact n x n Gram (numba)"),
+            ("solve_time_s", lambda p: p["factor_time_s"] + p["solve_time_s"],
+             "n x n Cholesky + solve")])
+    return time_rows("exact_krr", ph, spread, n_rep, fit_why, [
+        ("train_time_s", lambda p: p["total"], lambda p: (
+            f"{CG_TRAIN_NOTE}: Nystrom preconditioner (rank {info['precond_rank']}) "
+            f"{p['precond_time_s']:.3g} s + {info['iterations']} iterations "
+            f"{p['solve_time_s']:.3g} s")),
+        ("precond_time_s", lambda p: p["precond_time_s"],
+         f"Nystrom preconditioner, rank {info['precond_rank']}"),
+        ("solve_time_s", lambda p: p["solve_time_s"], products_note(info))]) + [
+        record("learning", "cg_iterations", info["iterations"], method="exact_krr",
+               note=note or f"converged: relative residual <= model.cg_tol={m.cg_tol:g}"),
+        record("learning", "cg_residual", info["residual"], method="exact_krr",
+               note="||y - (K + lam I) alpha|| / ||y||, largest over the target columns "
+                    "(and the intercept's column of ones), recomputed from alpha"),
+    ]
 
 
 def check_targets(data, dcfg):
