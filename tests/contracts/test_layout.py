@@ -4,7 +4,6 @@ and nothing another module defines), names nothing that is not there, no module 
 800-line rule of docs/architecture.md, and the test modules mirror the package."""
 import ast
 import re
-import subprocess
 from pathlib import Path
 
 from tests.helpers import ROOT
@@ -54,13 +53,17 @@ def test_every_module_is_on_the_map_and_nothing_else():
 
 
 def tracked_folders():
-    """The folders git tracks a file in under rffbench/ and tests/, each as 'a/b/'."""
-    files = subprocess.run(["git", "ls-files", "rffbench", "tests"], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.split()
+    """The folders under rffbench/ and tests/ that hold a file, each as 'a/b/' (not
+    __pycache__ nor hidden ones, nor rffbench/conf, the link to conf/)."""
     folders = set()
-    for f in files:
-        parts = Path(f).parts[:-1]
-        folders |= {"/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)}
+    for top in ("rffbench", "tests"):
+        for path in (ROOT / top).rglob("*"):
+            rel = path.relative_to(ROOT)
+            if path.is_file() and not any(p == "__pycache__" or p.startswith(".")
+                                          for p in rel.parts) and rel.parts[:2] != (
+                                              "rffbench", "conf"):
+                parts = rel.parts[:-1]
+                folders |= {"/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)}
     return folders
 
 
