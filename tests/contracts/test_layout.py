@@ -3,6 +3,7 @@ folder, says of each module what it defines (its names, its registered units: al
 and nothing another module defines), names nothing that is not there, no module is over the
 800-line rule of docs/architecture.md, and the test modules mirror the package."""
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -52,18 +53,30 @@ def test_every_module_is_on_the_map_and_nothing_else():
     assert not stale, f"docs/layout.md names what is not there: {stale}"
 
 
-def tracked_folders():
-    """The folders under rffbench/ and tests/ that hold a file, each as 'a/b/' (not
-    __pycache__ nor hidden ones, nor rffbench/conf, the link to conf/)."""
-    folders = set()
+@functools.lru_cache(maxsize=1)
+def _walk():
+    """(folders holding a file, folders holding a Python module) under rffbench/ and
+    tests/, each as 'a/b/', not __pycache__ nor hidden ones (their numba caches hold
+    thousands of files) nor rffbench/conf, the link to conf/."""
+    import os
+
+    files, modules = set(), set()
     for top in ("rffbench", "tests"):
-        for path in (ROOT / top).rglob("*"):
-            rel = path.relative_to(ROOT)
-            if path.is_file() and not any(p == "__pycache__" or p.startswith(".")
-                                          for p in rel.parts) and rel.parts[:2] != (
-                                              "rffbench", "conf"):
-                parts = rel.parts[:-1]
-                folders |= {"/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)}
+        for where, dirs, names in os.walk(ROOT / top):
+            dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")
+                       and not (where == str(ROOT / "rffbench") and d == "conf")]
+            rel = str(Path(where).relative_to(ROOT)) + "/"
+            files |= {rel} if names else set()
+            modules |= {rel} if any(n.endswith(".py") for n in names) else set()
+    return files, modules
+
+
+def tracked_folders():
+    """The folders under rffbench/ and tests/ that hold a file, and those above them."""
+    folders = set()
+    for f in _walk()[0]:
+        parts = f.rstrip("/").split("/")
+        folders |= {"/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)}
     return folders
 
 
@@ -78,7 +91,7 @@ def unlisted_folders(tree, folders):
     folder it is in, holds Python modules (in it or beneath it); a folder inside a folder of
     data only (shipped files, a stored sweep) is covered by that folder's entry."""
     def code(f):
-        return any((ROOT / f).rglob("*.py"))
+        return any(g.startswith(f) for g in _walk()[1])
 
     return sorted(f for f in folders if f not in tree
                   and (code(f) or code(str(Path(f).parent) + "/")))
@@ -104,6 +117,7 @@ def test_every_entry_is_there():
     assert not stale, f"docs/layout.md names what is not there: {stale}"
 
 
+@functools.lru_cache(maxsize=None)
 def bound_names(path):
     """The names a module binds at its top level: what it defines, and for a package's face
     (__init__.py) what it imports to show."""
@@ -116,9 +130,10 @@ def bound_names(path):
             names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         elif isinstance(node, (ast.Import, ast.ImportFrom)) and path.name == "__init__.py":
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
+    return frozenset(names)  # cached: read, never changed
 
 
+@functools.lru_cache(maxsize=1)
 def registered_units():
     """{module name: [the units it registers]} over the maps, kernels and dataset sources."""
     from rffbench.datasets import DATASETS
