@@ -96,21 +96,7 @@ def compare(points, level=0.95):
     import numpy as np
     from scipy.special import ndtri
 
-    prepared = []
-    pooled = {}  # group -> [sum of (s_b^2 - w), sum of dof]
-    for p in points:
-        p = dict(p, each=p.get("samples", "one") == "each")
-        m = np.asarray(p["means"], dtype=np.float64)
-        s = np.asarray(p["sds"], dtype=np.float64)
-        r = np.asarray(p["redraws"], dtype=np.float64)
-        L = np.log(m)
-        w = np.where(r > 1, (s / m) ** 2 / r, 0.0)  # each seed's log-mean noise (delta method)
-        prepared.append((p, m, L, w))
-        if m.size >= 2:
-            acc = pooled.setdefault(p["group"], [0.0, 0])
-            acc[0] += (m.size - 1) * (float(np.var(L, ddof=1)) - float(w.mean()))
-            acc[1] += m.size - 1
-    sigma2 = {g: max(0.0, a / k) for g, (a, k) in pooled.items() if k > 0}
+    prepared, sigma2 = _prepared(points)
     n_tests = sum(1 for p, m, _, _ in prepared
                   if (m.size >= 2 if p["each"] else p["group"] in sigma2))
     alpha = (1 - level) / (2 * max(n_tests, 1))  # one tail of each test, Bonferroni
@@ -155,6 +141,29 @@ def compare(points, level=0.95):
         for k in ("_d", "_var", "_shared"):
             r.pop(k, None)
     return out
+
+
+def _prepared(points):
+    """Each point as (point with ``each``, our means, their logs, each seed's log-mean redraw
+    noise w (the delta method)), and per group the pooled sample-to-sample variance of the
+    logs less the redraw noise (at least 0), over the points with >= 2 seeds."""
+    import numpy as np
+
+    prepared = []
+    pooled = {}  # group -> [sum of (s_b^2 - w), sum of dof]
+    for p in points:
+        p = dict(p, each=p.get("samples", "one") == "each")
+        m = np.asarray(p["means"], dtype=np.float64)
+        s = np.asarray(p["sds"], dtype=np.float64)
+        r = np.asarray(p["redraws"], dtype=np.float64)
+        L = np.log(m)
+        w = np.where(r > 1, (s / m) ** 2 / r, 0.0)  # each seed's log-mean noise (delta method)
+        prepared.append((p, m, L, w))
+        if m.size >= 2:
+            acc = pooled.setdefault(p["group"], [0.0, 0])
+            acc[0] += (m.size - 1) * (float(np.var(L, ddof=1)) - float(w.mean()))
+            acc[1] += m.size - 1
+    return prepared, {g: max(0.0, a / k) for g, (a, k) in pooled.items() if k > 0}
 
 
 def _verdict(within, detectable):
