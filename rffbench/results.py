@@ -235,47 +235,16 @@ def read_records(path, run_id=None):
 
     import pandas as pd
 
-    from .readers import MAX_TABLE_BYTES, DamagedFile, numbers, read_bytes
+    from .readers import numbers
 
     path = Path(path)
-    try:
-        raw = read_bytes(path, MAX_TABLE_BYTES)
-    except OSError as exc:
-        raise DamagedRecords(path, f"cannot read ({exc.strerror or exc})") from None
-    except DamagedFile as exc:
-        raise DamagedRecords(path, exc.reason) from None
-    if not raw:
-        raise DamagedRecords(path, "empty file")
-    if not raw.endswith(b"\n"):
-        raise DamagedRecords(path, "cut mid-line (the last line has no end): the write was "
-                             "interrupted")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DamagedRecords(path, f"not UTF-8 text (byte {exc.start})") from None
+    text = _records_text(path)
     rows = list(csv.reader(text.splitlines()))
     header = rows[0] if rows else []
     version = next((v for v, cols in OLDER_COLUMNS.items() if header == cols), SCHEMA_VERSION)
     columns = OLDER_COLUMNS.get(version, COLUMNS)
     if header != columns:
-        old = "schema" in header and len(rows) > 1 and len(rows[1]) == len(header)
-        if old:
-            v = rows[1][header.index("schema")]
-            try:
-                v = int(float(v))
-            except ValueError:
-                v = None
-            if v in OLD_SCHEMAS:
-                raise DamagedRecords(path, f"schema {v} records (an older rffbench); this one "
-                                     f"reads schema {SCHEMA_VERSION}: rerun the run",
-                                     status="outdated")
-        missing = [c for c in COLUMNS if c not in header]
-        extra = [c for c in header if c not in COLUMNS]
-        raise DamagedRecords(path, "not this schema's columns ("
-                             + ", ".join(filter(None, [
-                                 f"missing {', '.join(missing[:5])}" if missing else "",
-                                 f"unknown {', '.join(extra[:5])}" if extra else ""]))
-                             + ")")
+        _refuse_columns(path, header, rows)
     if len(rows) < 2:
         raise DamagedRecords(path, "no records (header only)")
     for i, r in enumerate(rows[1:], start=2):
@@ -311,3 +280,48 @@ def read_records(path, run_id=None):
         if df[col].isna().any():
             raise DamagedRecords(path, f"empty {col} at line {int(df[col].isna().argmax()) + 2}")
     return compat.upgrade_records(df, version, COLUMNS) if version != SCHEMA_VERSION else df
+
+
+def _records_text(path):
+    """The text of a records file, read bounded: DamagedRecords for a file that cannot be
+    read, is not a regular file, is empty, cut mid-line or not UTF-8."""
+    from .readers import MAX_TABLE_BYTES, DamagedFile, read_bytes
+
+    try:
+        raw = read_bytes(path, MAX_TABLE_BYTES)
+    except OSError as exc:
+        raise DamagedRecords(path, f"cannot read ({exc.strerror or exc})") from None
+    except DamagedFile as exc:
+        raise DamagedRecords(path, exc.reason) from None
+    if not raw:
+        raise DamagedRecords(path, "empty file")
+    if not raw.endswith(b"\n"):
+        raise DamagedRecords(path, "cut mid-line (the last line has no end): the write was "
+                             "interrupted")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DamagedRecords(path, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _refuse_columns(path, header, rows):
+    """DamagedRecords for a header that is no schema's columns: outdated where its schema
+    column names an older schema, else the columns missing and unknown."""
+    old = "schema" in header and len(rows) > 1 and len(rows[1]) == len(header)
+    if old:
+        v = rows[1][header.index("schema")]
+        try:
+            v = int(float(v))
+        except ValueError:
+            v = None
+        if v in OLD_SCHEMAS:
+            raise DamagedRecords(path, f"schema {v} records (an older rffbench); this one "
+                                 f"reads schema {SCHEMA_VERSION}: rerun the run",
+                                 status="outdated")
+    missing = [c for c in COLUMNS if c not in header]
+    extra = [c for c in header if c not in COLUMNS]
+    raise DamagedRecords(path, "not this schema's columns ("
+                         + ", ".join(filter(None, [
+                             f"missing {', '.join(missing[:5])}" if missing else "",
+                             f"unknown {', '.join(extra[:5])}" if extra else ""]))
+                         + ")")
