@@ -402,6 +402,15 @@ def _figures(paper, res, stem):
             log_axis(a, "x", sorted(grp.n_freq.unique()))
         ax.set_yscale("log")
         log_axis(ax, "y")
+    handles = _legend(res, colors, methods)
+    finish(fig, f"Reproduction of {paper.key}: published vs rffbench", None, {}, handles,
+           ncol=3)
+    return [Drawn(stem, fig, _caption(paper, res))]
+
+
+def _legend(res, colors, methods):
+    """The figure's legend: each method's colour, ours and published, the test's interval,
+    and the rings of the points that differ or are inconclusive where there are any."""
     handles = [proxy(color=colors[m], lw=6, label=f"{m} ({_map_of(res, m)})") for m in methods]
     handles += [proxy(color="k", marker="o", ms=4, label="ours: mean over seeds, 95% CI"),
                 proxy(color="k", ls="--", marker="s", mfc="none", ms=5,
@@ -415,8 +424,11 @@ def _figures(paper, res, stem):
         handles.append(proxy(color="none", marker="o", ms=10, mfc="none", mec="0.55",
                              mew=1.2, ls="none", label=f"inconclusive: could not detect "
                                                        f"{INCONCLUSIVE_RATIO:g}x"))
-    finish(fig, f"Reproduction of {paper.key}: published vs rffbench", None, {}, handles,
-           ncol=3)
+    return handles
+
+
+def _caption(paper, res):
+    """The figure's caption: what each panel draws and how many points agree."""
     n_ag = int((res.verdict == "agrees").sum())
     n_in = int((res.verdict == "inconclusive").sum())
     cap = (f"Top: {METRIC_LABEL.get(paper.metric, paper.metric)} against {paper.x_label} per "
@@ -433,7 +445,7 @@ def _figures(paper, res, stem):
            + ("; grey rings the inconclusive ones" if n_in else "")
            + ". Above each bottom panel: its family's verdict (the dataset and kernel's points "
              "tested together).")
-    return [Drawn(stem, fig, cap)]
+    return cap
 
 
 def _data_label(row):
