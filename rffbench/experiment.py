@@ -218,16 +218,7 @@ def run(cfg, threads=None, store=None, rid=None):
     check_plan(ctx, enabled, given)  # every allocation that grows with n, d, D, before any
     ctx.kernel = kernel = resolve_kernel(conf.kernel, ctx.fit_rows, conf.seed)
     check_kernel(conf.kernel.name, kernel, ctx.fit_rows)  # a plug-in's Gram on the data
-    if data.streamed:  # the training columns' range, from the loading pass
-        kernel.check_domain(np.vstack(data.col_range), f"dataset={data.name}: the training data")
-        # a bound on the rows' norms from the columns' ranges
-        radius = float(np.linalg.norm(np.maximum(np.abs(data.col_range[0]),
-                                                 np.abs(data.col_range[1]))))
-        kernel.check_values(radius, f"dataset={data.name}")
-    else:
-        for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
-            kernel.check_domain(part, f"dataset={data.name}: {what}")
-        kernel.check_values_on(data.X_train, data.X_test, what=f"dataset={data.name}")
+    check_kernel_on_data(kernel, data)
     check_frequency_range(kernel, data, conf)
     for m, block in enabled:  # every request checked before any measurement starts
         m.check(ctx, block)
@@ -243,12 +234,9 @@ def run(cfg, threads=None, store=None, rid=None):
              kernel.describe(), kernel.ls, conf.D)
     identity = dict(run_id=rid, experiment=conf.experiment, dataset=data.name,
                     task=data.task, n_train=data.X_train.shape[0], n_test=data.X_test.shape[0],
-                    d=data.d, kernel=kernel.name,
-                    nu=conf.kernel.nu if kernel.name == "matern" else None,
-                    kernel_params=params_text(conf.kernel.kernel_params()),
-                    lengthscale=kernel.ls, features=conf.features.name, D=conf.D, n_freq=n_freq,
-                    n_columns=n_columns,
-                    seed=conf.seed, dtype=conf.dtype, threads=threads, device=conf.device)
+                    d=data.d, **_kernel_identity(conf, kernel), features=conf.features.name,
+                    D=conf.D, n_freq=n_freq, n_columns=n_columns, seed=conf.seed,
+                    dtype=conf.dtype, threads=threads, device=conf.device)
     rows = []
     global _RUNS_IN_PROCESS
     _RUNS_IN_PROCESS += 1
@@ -269,6 +257,28 @@ def run(cfg, threads=None, store=None, rid=None):
     tables = {name: t.assign(run_id=identity["run_id"])[["run_id", *t.columns]]
               for name, t in ctx.tables.items()}
     return records_frame(identity, rows), tables
+
+
+def check_kernel_on_data(kernel, data):
+    """The kernel's domain and the size of its values on the data, before any measurement:
+    on the rows (in memory), or on the training columns' ranges from the loading pass
+    (streamed: a bound on the rows' norms)."""
+    if data.streamed:
+        kernel.check_domain(np.vstack(data.col_range), f"dataset={data.name}: the training data")
+        radius = float(np.linalg.norm(np.maximum(np.abs(data.col_range[0]),
+                                                 np.abs(data.col_range[1]))))
+        kernel.check_values(radius, f"dataset={data.name}")
+    else:
+        for part, what in ((data.X_train, "the training data"), (data.X_test, "the test data")):
+            kernel.check_domain(part, f"dataset={data.name}: {what}")
+        kernel.check_values_on(data.X_train, data.X_test, what=f"dataset={data.name}")
+
+
+def _kernel_identity(conf, kernel):
+    """The records' columns that name the kernel: its name, nu (Matern's), its parameters
+    and its resolved lengthscale."""
+    return dict(kernel=kernel.name, nu=conf.kernel.nu if kernel.name == "matern" else None,
+                kernel_params=params_text(conf.kernel.kernel_params()), lengthscale=kernel.ls)
 
 
 def check_device(device):
