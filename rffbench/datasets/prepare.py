@@ -97,37 +97,7 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
     if cfg.name not in DATASETS.builtins():
         where += f" ({DATASETS.describe(cfg.name)})"
     X, y, info = load_with(as_loader(DATASETS[cfg.name]), cfg, seed, where)
-    X, y = _as_array(X, where, "X"), _as_array(y, where, "y")
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise DataError(f"{where}: the loader returned X of shape {X.shape} and y of shape "
-                        f"{y.shape}; a loader returns X (n, d) and y (n,), one label per row")
-    missing = [k for k in ("task", "source", "licence") if k not in info]
-    if missing or info["task"] not in ("regression", "classification"):
-        raise DataError(f"{where}: the loader's info must name task (regression | "
-                        f"classification), source and licence; got {sorted(info)}")
-    if X.dtype.kind not in "iubf":
-        raise DataError(f"{where}: X is not real numbers (dtype {X.dtype}); encode or drop "
-                        "the non-numeric columns")
-    if y.dtype.kind not in "iubf" and info["task"] == "regression":
-        raise DataError(f"{where}: the regression target is not numbers (dtype {y.dtype}, "
-                        f"e.g. {y[0]!r}); class labels need info task=classification")
-    X = X.astype(np.float64, copy=False) if X.dtype.kind in "iub" else X
-    if X.shape[0] == 0:
-        raise DataError(f"{where}: no rows")
-    if X.shape[1] == 0:
-        raise DataError(f"{where}: no feature columns")
-    if X.shape[0] < 3:
-        raise DataError(f"{where}: {X.shape[0]} row(s); a run needs at least 3 (2 to train, 1 "
-                        "to test)")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise DataError(f"{where}: {int(bad.sum())} NaN/inf value(s) in the features "
-                        f"(first at row {i}, column {j}); clean or impute the data first")
-    if y.dtype.kind in "iubf" and not np.all(np.isfinite(y.astype(np.float64))):
-        raise DataError(f"{where}: NaN/inf value(s) in the target")
-    task = info["task"]
-    y = _checked_targets(y, task, where)
+    X, y, task = _checked_loaded(X, y, info, where)
     notes = []
     rng = np.random.default_rng([seed, 0xDA7A])
     ordered = cfg.split == "ordered"
@@ -180,6 +150,44 @@ def load_dataset(cfg, seed=0, dtype="float64") -> Dataset:
                    y_train=ytr, X_test=np.ascontiguousarray(Xte, dtype=dt), y_test=yte,
                    source=info["source"], licence=info["licence"], diameter=diameter,
                    notes=notes)
+
+
+def _checked_loaded(X, y, info, where):
+    """(X as float, y, task) of what a loader returned, or a DataError naming ``where`` and
+    what is wrong: shapes, info's task, source and licence, non-numeric values, too few rows
+    or columns, NaN/inf in the features or the target, targets unfit for the task."""
+    X, y = _as_array(X, where, "X"), _as_array(y, where, "y")
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise DataError(f"{where}: the loader returned X of shape {X.shape} and y of shape "
+                        f"{y.shape}; a loader returns X (n, d) and y (n,), one label per row")
+    missing = [k for k in ("task", "source", "licence") if k not in info]
+    if missing or info["task"] not in ("regression", "classification"):
+        raise DataError(f"{where}: the loader's info must name task (regression | "
+                        f"classification), source and licence; got {sorted(info)}")
+    if X.dtype.kind not in "iubf":
+        raise DataError(f"{where}: X is not real numbers (dtype {X.dtype}); encode or drop "
+                        "the non-numeric columns")
+    if y.dtype.kind not in "iubf" and info["task"] == "regression":
+        raise DataError(f"{where}: the regression target is not numbers (dtype {y.dtype}, "
+                        f"e.g. {y[0]!r}); class labels need info task=classification")
+    X = X.astype(np.float64, copy=False) if X.dtype.kind in "iub" else X
+    if X.shape[0] == 0:
+        raise DataError(f"{where}: no rows")
+    if X.shape[1] == 0:
+        raise DataError(f"{where}: no feature columns")
+    if X.shape[0] < 3:
+        raise DataError(f"{where}: {X.shape[0]} row(s); a run needs at least 3 (2 to train, 1 "
+                        "to test)")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise DataError(f"{where}: {int(bad.sum())} NaN/inf value(s) in the features "
+                        f"(first at row {i}, column {j}); clean or impute the data first")
+    if y.dtype.kind in "iubf" and not np.all(np.isfinite(y.astype(np.float64))):
+        raise DataError(f"{where}: NaN/inf value(s) in the target")
+    task = info["task"]
+    y = _checked_targets(y, task, where)
+    return X, y, task
 
 
 def _load_streamed(cfg, seed, dtype):
