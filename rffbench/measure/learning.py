@@ -493,8 +493,9 @@ def _exact_rows(ctx, cfg):
     seed = int(ctx.rng("exact-preconditioner").integers(2**32))
     model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **cg)
 
+    few, short = _warm_solver(m, solver, Xtr.shape[0])  # here and in the workers' cell
+
     def warm():  # the same solver on a few rows: its numba code compiled before timing
-        few, short = _warm_solver(m, solver, Xtr.shape[0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             warm_model = ExactKRR(ctx.kernel, lam, m.center, random_state=seed,
@@ -531,7 +532,6 @@ def _exact_rows(ctx, cfg):
     rows += _solver_rows(solver, m, info, note, ph, spread, n_rep, fit_why)
     rows += time_rows("exact_krr", pph, pspread, pn, pred_why, [
         ("predict_time_s", lambda p: p["total"], "K(test, train) alpha")])
-    short = _warm_solver(m, solver, Xtr.shape[0])[1]
     rows = worker_rows("exact_krr", rows, in_workers(ctx, cfg, exact_cell, dict(
         model=ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **cg),
         warm_model=ExactKRR(ctx.kernel, lam, m.center, random_state=seed, **dict(cg, **short)),

@@ -71,7 +71,7 @@ def _walk():
     return files, modules
 
 
-def tracked_folders():
+def folders_with_files():
     """The folders under rffbench/ and tests/ that hold a file, and those above them."""
     folders = set()
     for f in _walk()[0]:
@@ -82,7 +82,7 @@ def tracked_folders():
 
 def package_folders():
     """The folders of the package and of the tests (rffbench/conf is conf/, listed apart)."""
-    return {f for f in tracked_folders() if f.count("/") > 1 or f == "tests/"} - {
+    return {f for f in folders_with_files() if f.count("/") > 1 or f == "tests/"} - {
         "rffbench/conf/"}
 
 
