@@ -268,18 +268,19 @@ def test_a_killed_worker_is_rescheduled_and_counted():
     dask_backend = backends.DaskBackend(workers=2, threads_per_worker=1)  # its own cluster
     c = dask_backend.client
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((5000, 6))
-    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(5000)
+    X = rng.standard_normal((3000, 6))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(3000)
     k = make_kernel("gaussian", lengthscale=1.5).fit(X)
     tol, lam = 1e-6, 0.1
 
-    def solve(backend=dask_backend):  # ~64 iterations at rank 100: max_iter 500 converges
+    def solve(backend=dask_backend):  # at rank 100 max_iter 500 converges
         return exact.ExactKRR(k, lam, solver="cg", tol=tol, precond_rank=100, center=False,
                               max_iter=500, backend=backend).fit(X, y)
-    ref = solve(None)  # undisturbed, in this process: ~3 s where the cluster takes ~11
+    ref = solve(None)  # undisturbed, in this process: ~0.8 s where the cluster takes ~5
     K = k.gram(X)
-    # 5,000 rows at lam = 0.1: ~11 s a solve on the cluster (at 1e-2, 205 iterations and
-    # ~39 s: the test took 182 s in the slow suite), the kills at 0.1-1.5 s well inside it.
+    # 3,000 rows at lam = 0.1: ~5 s a solve on an idle 2-core machine's cluster (5,000
+    # rows: ~12 s; at lam = 1e-2, ~39 s: the test took 182 s in the slow suite), the
+    # kills at 0.1-1.5 s well inside it.
     # The nanny restarts a killed worker in ~4 s on an idle machine; under the slow suite's
     # load it once took over 60 s, so the wait for it is long (it costs only when needed).
     for delay in (0.1, 0.5, 1.5):  # in the first products, and later ones
@@ -310,7 +311,7 @@ def test_a_worker_killed_mid_ridge_accumulation_is_rescheduled():
     be = backends.DaskBackend(workers=2, threads_per_worker=1)  # its own cluster
     c = be.client
     rng = np.random.default_rng(8)
-    X = rng.standard_normal((200_000, 8))
+    X = rng.standard_normal((100_000, 8))
     Y = np.sin(X[:, :1])
     fmap = FEATURE_MAPS["rff"](n_components=512, lengthscale=2.0, random_state=0).fit(X[:5])
     import time

@@ -146,7 +146,8 @@ def test_no_compilation_inside_a_recorded_timing_with_an_empty_numba_cache(tmp_p
         "D=128", "features=rff,sorf", "model.exact_solver=cholesky,cg",
         "measure.bounds.trials=5", "measure.speed.enabled=true", "measure.speed.peers=[]",
         "measure.speed.gram_max_n=300", "measure.speed.train_max_n=300",
-        "measure.speed.repeats=5")
+        "measure.speed.repeats=5", "measure.speed.processes=1",  # one worker compiles
+        "measure.speed.maps=[rff,sorf]")  # a dense and a structured map (not all five)
     assert seen["spans"], "an empty cache compiles: the listener saw nothing"
     kept = [a for a in seen["attempts"] if a["kept"]]
     assert len(kept) > 50
