@@ -36,6 +36,36 @@ def _help_text():
 # conf/config.yaml's hydra.help.template: ${rffbench_help:}, the text of --help
 OmegaConf.register_new_resolver("rffbench_help", _help_text, replace=True)
 
+
+class _Deferred:
+    """A text computed when it is formatted (string.Template formats only the
+    placeholders its template names)."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __str__(self):
+        return self.make()
+
+
+def _config_groups_when_named():
+    """Hydra's --help lists every option of every config group for its template's
+    $APP_CONFIG_GROUPS and $HYDRA_CONFIG_GROUPS, whether the template names them or
+    not: 134 groups, each a fresh config repository (~5 s of a 10 s ``--help`` here).
+    rffbench's template (${rffbench_help:}) names neither: the listing is made only where
+    a template formats it (``--hydra-help``'s does)."""
+    from hydra._internal.hydra import Hydra
+
+    listing = Hydra.format_config_groups
+    if getattr(listing, "deferred", False):
+        return
+
+    def deferred(self, predicate, compact=True):
+        return _Deferred(lambda: listing(self, predicate, compact))
+
+    deferred.deferred = True
+    Hydra.format_config_groups = deferred
+
 # a log file on a full disk must not print "--- Logging error ---" tracebacks
 logging.raiseExceptions = False
 
@@ -300,6 +330,7 @@ def main():
     interrupts.install()  # Ctrl-C is remembered: a swallowed KeyboardInterrupt still stops
     _dead_job_is_one_line()
     _hydra_errors_are_one_line()
+    _config_groups_when_named()
     sys.argv[1:] = free_form_overrides(sys.argv[1:])
     try:
         _main()
