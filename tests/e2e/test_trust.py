@@ -397,19 +397,6 @@ def test_a_starting_directory_that_was_deleted_is_one_line(tmp_path):
             f"{prog}: error: the working directory is gone"), p.stderr
 
 
-def test_a_value_that_is_not_finite_is_never_recorded_as_one():
-    from rffbench.results import record
-
-    for bad in (float("inf"), float("-inf"), float("nan")):
-        r = record("variance", "mse_theory", bad, note="exact (a formula)")
-        assert r["value"] is None and r["note"].startswith("n/a: the value computed was")
-        assert "exact (a formula)" in r["note"]
-    assert record("bounds", "sigma_p2", float("inf"), infinite=True)["value"] == float("inf")
-    assert record("x", "y", float("nan"), infinite=True)["value"] is None
-    with pytest.raises(ValueError):
-        record("variance", "mse_empirical", 1.0, dist=float("inf"))
-
-
 # --------------------------------------------------------------------------
 # the bench and the extractor are commands like the others
 # --------------------------------------------------------------------------
