@@ -1,5 +1,4 @@
 """End to end: ``python run.py`` (default and -m sweep) and bad input, as a user runs them."""
-import sys
 
 import numpy as np
 import pandas as pd
@@ -8,7 +7,7 @@ import pytest
 from rffbench.experiment import main as run_main
 from rffbench.kernels import KERNELS
 from rffbench.results import COLUMNS, RECORDS_FILE
-from tests.helpers import ROOT, compose_config, installed_command, run_cli
+from tests.helpers import compose_config, installed_command, run_cli
 
 APPROX_METRICS = {"max_abs_error", "mean_abs_error", "rel_fro_error", "rel_spectral_error",
                   "expected_rel_fro_error"}
@@ -18,12 +17,6 @@ def _write(tmp_path, name, text):
     path = tmp_path / name
     path.write_text(text)
     return str(path)
-
-
-def _command(kind):
-    """How a user starts the command: python run.py in the checkout, or the installed one."""
-    return [sys.executable, str(ROOT / "run.py")] if kind == "run.py" else \
-        [installed_command(kind)]
 
 
 def test_default_run(tmp_path):
@@ -171,45 +164,6 @@ def test_installed_commands_work_from_any_directory(tmp_path):
                        timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert [ln for ln in p.stderr.splitlines() if ln.startswith("rffbench: error")]
-
-
-@pytest.mark.parametrize("kind", ["run.py", "rffbench", "rffbench-report"])
-@pytest.mark.parametrize("value", ["0", "-2", "abc"])
-def test_a_numba_setting_numba_refuses_is_one_line(tmp_path, kind, value):
-    """NUMBA_NUM_THREADS=0 printed numba's traceback from the imports."""
-    import os
-    import subprocess
-
-    p = subprocess.run(_command(kind), cwd=tmp_path, capture_output=True, text=True,
-                       env=dict(os.environ, NUMBA_NUM_THREADS=value), timeout=120)
-    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
-    assert p.stderr.strip().splitlines() == [
-        f"{'rffbench' if kind == 'run.py' else kind}: error: NUMBA_NUM_THREADS={value!r} is "
-        "not allowed: use a whole number >= 1 (the threads numba and BLAS may use; the "
-        "run's threads key picks fewer) or unset it"]
-
-
-@pytest.mark.parametrize("kind", ["run.py", "rffbench"])
-@pytest.mark.parametrize("delay", [0.3, 0.7, 1.2, 2.0])
-def test_ctrl_c_while_starting_is_one_line(tmp_path, kind, delay):
-    """Ctrl-C during the second or two of imports printed a KeyboardInterrupt traceback
-    from them.  At any moment of the start-up: one line, exit 130, nothing written."""
-    import signal
-    import subprocess
-    import time
-
-    p = subprocess.Popen(_command(kind) + ["dataset=wine", f"hydra.run.dir={tmp_path / 'r'}"],
-                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    time.sleep(delay)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=120)
-    assert "Traceback" not in err and "Exception ignored" not in err, err[-2000:]
-    if (tmp_path / "r" / RECORDS_FILE).exists():  # (a fast machine finished the run first)
-        return
-    assert p.returncode == 130, err[-2000:]
-    lines = [ln for ln in err.splitlines() if not ln.startswith("[")]  # (the run's log)
-    assert len(lines) == 1 and lines[0].startswith("rffbench: interrupted"), err[-2000:]
 
 
 def test_a_run_with_every_measurement_off_is_refused(tmp_path, capsys):
