@@ -219,14 +219,6 @@ def test_no_function_is_over_its_line_rule():
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
 
 
-#: modules whose tests live elsewhere (tests/e2e, tests/contracts, another module's tests)
-#: and have no test module of their name yet.  The list only shrinks: a module given its
-#: test module leaves it, and a new module cannot join it
-NOT_YET_MIRRORED = {
-    "rffbench/experiment.py",
-}
-
-
 def mirroring_tests(module):
     """The test modules that may hold ``module``'s tests by name: tests/P/test_X.py for
     rffbench/P/X.py (tests/test_X.py or tests/e2e/test_X.py at the top), or the package's
@@ -249,10 +241,8 @@ def test_every_module_has_a_test_module_of_its_name():
     name."""
     modules = [m for m in package_modules()
                if Path(m).name not in ("__init__.py", "__main__.py")]
-    missing = sorted(m for m in modules if not mirroring_tests(m) and m not in NOT_YET_MIRRORED)
+    missing = sorted(m for m in modules if not mirroring_tests(m))
     assert not missing, f"modules without a test module of their name: {missing}"
-    mirrored = sorted(m for m in NOT_YET_MIRRORED if mirroring_tests(m) or m not in modules)
-    assert not mirrored, f"mirrored (or gone) now: take them off NOT_YET_MIRRORED: {mirrored}"
 
 
 def test_the_test_of_a_module_is_found_by_its_name():

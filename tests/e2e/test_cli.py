@@ -166,20 +166,6 @@ def test_installed_commands_work_from_any_directory(tmp_path):
     assert [ln for ln in p.stderr.splitlines() if ln.startswith("rffbench: error")]
 
 
-def test_a_run_with_every_measurement_off_is_refused(tmp_path, capsys):
-    """It ran and wrote a records.csv holding only its compile time."""
-    from rffbench.experiment import main as run_main
-    from rffbench.measure import measurement_classes
-
-    off = [f"measure.{n}.enabled=false" for n in measurement_classes()]
-    out = tmp_path / "run"
-    assert run_main(compose_config(off), out) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("rffbench: error: nothing to measure: every measure.<name>.enabled "
-                          "is false") and "\n" not in err, err
-    assert not (out / RECORDS_FILE).exists()
-
-
 @pytest.mark.parametrize("args,match", [
     (["--readme-only", "--only", "bounds"], "--only has no effect with --readme-only"),
     (["--samples", "--only", "bounds"], "--only has no effect with --samples"),
