@@ -1,10 +1,9 @@
 """Measurements: ``MEASUREMENTS[name]`` is a :class:`Measurement` subclass (see
 :mod:`rffbench.measure.base` for what one declares).
 
-Built-ins are found in this package's modules (a new measurement is its module):
-approximation, bounds, learning, speed, timing, variance, in the order a run calls
-them (the modules' names); then the plug-ins' (entry points of
-``rffbench.measurements``).  Each block ``measure.<name>`` of the config is the
+Built-ins are found in this package's modules (a new measurement is its module), in
+the order a run calls them (the modules' names, alphabetical); then the plug-ins' (entry
+points of ``rffbench.measurements``).  Each block ``measure.<name>`` of the config is the
 class's ``Config``: :func:`measure_config_class` builds the schema from them.
 """
 from __future__ import annotations
