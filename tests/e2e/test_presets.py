@@ -26,7 +26,6 @@ def smallest(name):
 SMALLER = {
     "rahimi2007_adult": ["dataset.n_max=3000"],          # exact KRR on 32,561 rows: 74 s
     "choromanski2021": ["measure.variance.redraws=2000"],  # 20,000 redraws: 35 s
-    "speed": ["measure.speed.processes=2"],              # 3 x 6 calls of every impl: 65 s
     "wacker2022_fashion_mnist": ["dataset.n_max=6000",   # 70,000 images, 5,000 points: 25 s
                                  "measure.approximation.n_points=1000"],
     "learning": ["measure.learning.processes=2"],        # 3 worker processes: 16 s
