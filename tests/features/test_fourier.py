@@ -27,14 +27,14 @@ def estimates(map_name, kernel, n_maps, D=D_SMALL):
     n_pairs).  One map of n_maps * D features is drawn and cut into n_maps maps of D: its
     frequencies (and rff's offsets) are i.i.d. draws, so each block of D / 2 ... D
     frequencies is a D-feature map of its own, scaled by n_maps (sqrt(2 / D) against
-    sqrt(2 / (n_maps D))).  rff's features are its frequencies in order; rff_pairs' are
-    [cos of every frequency, sin of every frequency]."""
+    sqrt(2 / (n_maps D))).  rff's features are its frequencies in order; a pairs map's
+    (tags.variance "pairs": rff_pairs) are [cos of every frequency, sin of every frequency]."""
     P = np.vstack([PAIRS_X, PAIRS_Y])
     n = len(PAIRS_X)
-    Z = FEATURE_MAPS[map_name](kernel=kernel, n_components=n_maps * D,
-                               random_state=0).fit(P).transform(P)
+    cls = FEATURE_MAPS[map_name]
+    Z = cls(kernel=kernel, n_components=n_maps * D, random_state=0).fit(P).transform(P)
     prod = (Z[:n] * Z[n:]).T  # (features, pairs)
-    if map_name == "rff_pairs":
+    if cls.tags.variance == "pairs":  # the cos/sin pairs' variance family: rff_pairs
         half = prod.shape[0] // 2
         prod = prod[:half] + prod[half:]  # cos cos + sin sin, per frequency
     return n_maps * prod.reshape(n_maps, -1, n).sum(1)
