@@ -187,9 +187,13 @@ def test_rows(info):
     if not tests.is_dir():
         return [dict(info, kind="tests", impl="tests/cuda", note="not found (an installed "
                                                                    "package without tests/)")]
+    from ..cuda import simulated
+
+    # on the simulator the tests are Python threads: one process (no xdist workers to start)
+    serial = ["-n", "0"] if simulated() else []
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        str(tests)], cwd=ROOT, capture_output=True, text=True,
+                        *serial, str(tests)], cwd=ROOT, capture_output=True, text=True,
                        timeout=1800, env=dict(os.environ))
     summary = (p.stdout.strip().splitlines() or ["no output"])[-1]
     return [dict(info, kind="tests", impl="tests/cuda", device_s=time.perf_counter() - t,

@@ -230,7 +230,11 @@ def to_host(a, out=None):
 
 
 def _grid2(n, m):
-    return (max(1, -(-n // TILE)), max(1, -(-m // TILE))), (TILE, TILE)
+    # a small output gets a small block (one spare thread a side, so the bounds guard runs):
+    # on a GPU the same work; on numba's CUDA simulator, where each thread of a block is a
+    # Python thread, a 7 x 6 output starts 8 x 7 threads, not 16 x 16
+    bx, by = min(TILE, n + 1), min(TILE, m + 1)
+    return (max(1, -(-n // bx)), max(1, -(-m // by))), (bx, by)
 
 
 def _finish(result, host):
