@@ -2,16 +2,26 @@
 and the rule that a BLAS error message anywhere (the test's own output or a subprocess's)
 fails the test.  Helpers are in tests/helpers.py."""
 import importlib
+import os
 import subprocess
 import sys
 
-import rffbench  # noqa: F401  (thread-pool env defaults before numpy loads)
+# Bytecode is cached (Python's default) even where PYTHONDONTWRITEBYTECODE=1, as container
+# images often set: the suite starts hundreds of Python processes (its workers, run.py and
+# the launchers' jobs), and without the cache each one compiles rffbench from source
+# (~0.5 s) and each worker rewrites every test module's asserts afresh.  The caches are
+# __pycache__ folders, ignored by git; set before rffbench is imported and inherited by
+# every process the suite starts.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+import rffbench  # noqa: E402, F401  (thread-pool env defaults before numpy loads)
 
 # isort: split
-import numpy as np
-import pytest
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
-from tests.helpers import PLUGIN_DIR, blas_errors
+from tests.helpers import PLUGIN_DIR, blas_errors  # noqa: E402
 
 #: pytester: the tests of the suite's own rules (a BLAS message fails a test) run a test file
 pytest_plugins = ["pytester"]

@@ -17,8 +17,11 @@ def _kernel_cases():
                          ("matern", {"nu": 2.5}), ("arccos0", {}), ("arccos1", {}),
                          ("polynomial", {"degree": 3}), ("additive_chi2", {}),
                          ("skewed_chi2", {}), ("intersection", {})]:
+        kid = name + "".join(f"-{v}" for v in params.values())
+        # a kernel's cases in one pytest-xdist worker: on a cold numba cache its product is
+        # compiled once there, not in both workers at once (13.6 s twice for intersection)
         yield pytest.param(lambda name=name, params=params: make_kernel(name, **params),
-                           id=name + "".join(f"-{v}" for v in params.values()))
+                           id=kid, marks=pytest.mark.xdist_group(f"kernel_times-{kid}"))
 
 
 def _numpy_gram(kernel, X, Y):
