@@ -484,7 +484,7 @@ def test_a_job_process_killed_mid_sweep_then_the_same_command(tmp_path, launcher
     extra = {"joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
              "submitit_local": ["hydra/launcher=submitit_local",
                                 "hydra.launcher.cpus_per_task=1"]}[launcher]
-    p = _sweep_process(sweep, "16,24,32,40", extra)
+    p = _sweep_process(sweep, "16,24,32", extra)
     victim = {}
 
     def claimed_and_running():
@@ -510,11 +510,11 @@ def test_a_job_process_killed_mid_sweep_then_the_same_command(tmp_path, launcher
         errors[0], errors
     done_before = {rid: f.stat().st_mtime_ns for rid, f in _records(sweep).items()}
     assert victim["run"] not in done_before
-    r = _sweep_process(sweep, "16,24,32,40", extra)
+    r = _sweep_process(sweep, "16,24,32", extra)
     out2, err2 = r.communicate(timeout=600)
     assert r.returncode == 0, err2[-3000:]
     after = _records(sweep)
-    assert len(after) == 4 and victim["run"] in after
+    assert len(after) == 3 and victim["run"] in after
     assert {rid: f.stat().st_mtime_ns for rid, f in after.items()
             if rid in done_before} == done_before  # nothing recomputed, nothing lost
     assert not list(sweep.glob("runs/*/claim"))
