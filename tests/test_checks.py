@@ -105,3 +105,44 @@ def test_config_lists_become_plain_lists_and_nothing_else_changes():
     assert as_list((1, 2)) == [1, 2]
     for v in ("ab", b"ab", {"a": 1}, 3, None):
         assert as_list(v) is v
+
+
+def test_parameter_names_are_read_once_per_class_and_each_subclass_reads_its_own(
+        monkeypatch):
+    """ParamNamesOnce: the names scikit-learn reads from __init__, read once per class
+    (get_params and clone read no signature again), for every class of its own (a
+    subclass's read does not replace its base's; a caller's change to the list does not
+    reach the next), and for every registered map and kernel."""
+    import inspect
+
+    from sklearn.base import BaseEstimator, clone
+
+    from rffbench.checks import ParamNamesOnce
+    from rffbench.features import FEATURE_MAPS
+    from rffbench.kernels import KERNELS
+
+    class A(ParamNamesOnce, BaseEstimator):
+        def __init__(self, a=1, b=2):
+            self.a, self.b = a, b
+
+    class B(A):
+        def __init__(self, a=1, b=2, c=3):
+            super().__init__(a, b)
+            self.c = c
+
+    def sklearns(cls):
+        return BaseEstimator._get_param_names.__func__(cls)
+
+    assert A._get_param_names() == ["a", "b"] == sklearns(A)
+    assert B._get_param_names() == ["a", "b", "c"] == sklearns(B)
+    assert A._get_param_names() == ["a", "b"]
+    A._get_param_names().append("x")
+    assert A._get_param_names() == ["a", "b"]
+    read = []
+    signature = inspect.signature
+    monkeypatch.setattr(inspect, "signature", lambda *a, **k: read.append(a) or signature(*a, **k))
+    assert clone(B(c=5)).set_params(a=4).get_params() == {"a": 4, "b": 2, "c": 5}
+    assert read == []
+    monkeypatch.undo()
+    for cls in [*FEATURE_MAPS.values(), *KERNELS.values()]:
+        assert cls._get_param_names() == sklearns(cls), cls

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..checks import BOOL, Check, Int, Key, declared, require
+from ..checks import BOOL, Check, Int, Key, ParamNamesOnce, declared, require
 from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with, make_kernel
 from .formulas import VARIANCE_TERMS
@@ -111,7 +111,8 @@ RETIRED_FLAGS = {"variance": "variance", "BIAS": "bias", "DETERMINISTIC": "deter
                  "sparse_output": "sparse_output"}
 
 
-class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ParamNamesOnce,
+                 BaseEstimator):
     """Base of every rffbench feature map (and of plug-in maps: see rffbench.registry).
 
     Parameters

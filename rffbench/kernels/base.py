@@ -15,7 +15,7 @@ from scipy.spatial.distance import pdist
 from sklearn.base import BaseEstimator
 
 from .. import _numba as nbk
-from ..checks import Int, check_constraints, declared
+from ..checks import Int, ParamNamesOnce, check_constraints, declared
 from ..errors import ConfigError, DataError
 
 #: d at or below which the squared Euclidean distance is computed directly
@@ -106,7 +106,7 @@ def max_row_norm(X):
     return math.sqrt(top)
 
 
-class Kernel(BaseEstimator):
+class Kernel(ParamNamesOnce, BaseEstimator):
     """Base class.  Subclasses set ``name``, ``metric`` and implement the
     spectral pieces.  Estimator-style so that feature maps can hold a kernel
     as a parameter and be cloned.
