@@ -40,16 +40,24 @@ def pytest_runtest_makereport(item, call):
                            f"e.g. {found[0]!r}): its output was left unwritten")
 
 
+#: session fixtures shared by tests of several modules: their tests run in one worker
+ONCE_PER_SESSION = {"default_runs_once"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups off the items
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``--dist loadgroup``): the tests that share a module-scoped
     fixture (a sweep made once for its module's tests) run in one worker, so the fixture is
     made once; those of the example plug-in in one worker for all its modules (its install
-    is per worker).  The other tests go to whichever worker is free."""
+    is per worker), and so those of each fixture made once per session for tests of
+    several modules (:data:`ONCE_PER_SESSION`).  The other tests go to whichever worker
+    is free."""
     for item in items:
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if "plugin" in defs:
             item.add_marker(pytest.mark.xdist_group("plugin"))
+        elif ONCE_PER_SESSION & set(defs):
+            item.add_marker(pytest.mark.xdist_group(min(ONCE_PER_SESSION & set(defs))))
         elif any(d.scope == "module" for fds in defs.values() for d in fds):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
@@ -108,6 +116,16 @@ def _restore_thread_limits():
     yield
     numba.set_num_threads(n)
     threadpool_limits(limits=n)
+
+
+@pytest.fixture(scope="session")
+def default_runs_once():
+    """The default run once cold and once warm, each in its own process
+    (rffbench.bench.default_runs(1), ~25 s): shared by the startup benchmark's command and
+    the README's samples, which read the same two runs."""
+    from rffbench.bench import default_runs
+
+    return default_runs(1)
 
 
 @pytest.fixture(scope="session")

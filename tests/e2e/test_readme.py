@@ -131,12 +131,18 @@ def test_every_sample_of_the_docs_is_written_by_the_reference_script(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_samples_come_from_this_versions_default_run():
-    """samples() runs the default run cold and warm: its log is this version's (no
-    absolute path of this checkout), its summary is the printed one, its times numbers."""
+def test_the_samples_come_from_this_versions_default_run(default_runs_once, monkeypatch):
+    """samples() from the default run cold and warm (rffbench.bench.default_runs; the runs
+    of the session's fixture): its log is this version's (no absolute path of this
+    checkout), its summary is the printed one, its times numbers."""
+    import rffbench.bench
     from rffbench import reference
 
+    asked = []
+    monkeypatch.setattr(rffbench.bench, "default_runs",
+                        lambda repeats=3: asked.append(repeats) or default_runs_once)
     values = reference.samples(repeats=1)
+    assert asked == [1]
     assert set(values) == set(reference.SAMPLE_NAMES)
     log, summary = values["default-log"], values["default-summary"]
     assert str(ROOT) not in log and "results/runs/<date>/<time>" in log

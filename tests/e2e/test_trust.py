@@ -482,11 +482,19 @@ def test_save_then_compare_works_for_every_kind_of_benchmark(tmp_path, kind):
 
 
 @pytest.mark.slow
-def test_save_then_compare_the_startup_benchmark(tmp_path):
-    """One run (two cold and warm default runs of their own: ~35 s) both saves its table and
-    compares with a table saved before, written here with the rows' keys: every row matched,
-    the ratios new / saved printed; the saved table reads back as the rows printed."""
+def test_save_then_compare_the_startup_benchmark(tmp_path, default_runs_once, monkeypatch):
+    """One run (a cold and a warm default run: those of the session's fixture, which
+    rffbench.bench.default_runs made) both saves its table and compares with a table saved
+    before, written here with the rows' keys: every row matched, the ratios new / saved
+    printed; the saved table reads back as the rows printed."""
+    import importlib
+
     import pandas as pd
+
+    startup = importlib.import_module("rffbench.bench.startup")  # the module, not the function
+    asked = []
+    monkeypatch.setattr(startup, "default_runs",
+                        lambda repeats=3: asked.append(repeats) or default_runs_once)
 
     before = tmp_path / "before.csv"
     pd.DataFrame(dict(method=["startup/cold", "startup/warm", "startup/cold_over_warm"],
@@ -496,6 +504,7 @@ def test_save_then_compare_the_startup_benchmark(tmp_path):
     p = _bench("--startup", "--repeats", "1", "--save", str(saved), "--compare", str(before),
                "--factor", "1")
     assert p.returncode == 0 and "new_over_saved" in p.stdout, p.stderr[-2000:]
+    assert asked == [1]
     table = p.stdout[p.stdout.index("new_over_saved"):]
     assert all(m in table for m in ("startup/cold", "startup/warm", "startup/cold_over_warm"))
     df = pd.read_csv(saved)
