@@ -195,11 +195,11 @@ def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
 
     def report():
-        """A report of the same folder while the sweeps run: it reads only complete runs
-        (never a partial file); (its exit code, what it printed)."""
-        r = subprocess.run([sys.executable, "-m", "rffbench.report", str(sweep), "--no-pdf",
-                            "--out", str(tmp_path / "live")], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=300)
+        """A report of the same folder while the sweeps run (in this process, beside the
+        sweeps' two): it reads only complete runs (never a partial file); (its exit code,
+        what it printed)."""
+        r = run_module("rffbench.report", str(sweep), "--no-pdf", "--out",
+                       str(tmp_path / "live"))
         assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr[-2000:]
         live = tmp_path / "live" / "results.csv"
         if live.exists():
