@@ -213,7 +213,12 @@ def test_two_identical_sweeps_at_once_compute_each_run_once(tmp_path):
             assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
             assert time.time() - t0 < 600, "timed out"
             report()
-        code, said = report()  # the held run: in flight, said so, the report incomplete
+        # the held run: in flight once a sweep has reached it (a moment after the third
+        # run's records: until then it is "never started"), said so, the report incomplete
+        code, said = report()
+        while "1 running" not in said and time.time() - t0 < 600:
+            time.sleep(0.2)
+            code, said = report()
         assert code == 1 and "3 complete, 1 running" in said, said
         assert "D=64" in said and f"claimed by pid {os.getpid()}" in said, said
     finally:
