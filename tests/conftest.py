@@ -56,8 +56,8 @@ def pytest_collection_modifyitems(config, items):
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if "plugin" in defs:
             item.add_marker(pytest.mark.xdist_group("plugin"))
-        elif ONCE_PER_SESSION & set(defs):
-            item.add_marker(pytest.mark.xdist_group(min(ONCE_PER_SESSION & set(defs))))
+        elif shared := ONCE_PER_SESSION & set(defs):
+            item.add_marker(pytest.mark.xdist_group(min(shared)))
         elif any(d.scope == "module" for fds in defs.values() for d in fds):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
