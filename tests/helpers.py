@@ -259,6 +259,19 @@ def _restore(environ, argv, path, cwd, sigint, handlers, level):
         sys.modules["matplotlib.pyplot"].close("all")
 
 
+def assert_sweep_reported(p, sweep):
+    """The claim of tests/e2e/test_presets.py, that the report never fails on a sweep
+    rffbench wrote: the command ``p`` (``run_cli``'s result) that swept into ``sweep``
+    exited 0, raised nothing, ended with its report with every job complete, and every
+    figure was drawn.  Checked there for each preset, and by the tests that run a whole
+    preset already (test_presets.REPORTED_BY)."""
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Traceback" not in p.stderr and "raised" not in p.stderr, p.stderr[-3000:]
+    assert re.search(r"rffbench report: .*index.html \(complete: \d+ complete\)", p.stdout), \
+        p.stdout[-2000:]
+    assert "failed to draw" not in (Path(sweep) / "report" / "index.html").read_text()
+
+
 def compose_config(overrides=()):
     """Compose conf/config.yaml with overrides (no Hydra run) -> DictConfig."""
     from hydra import compose, initialize_config_dir

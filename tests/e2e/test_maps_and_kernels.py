@@ -10,7 +10,7 @@ from rffbench.errors import ConfigError
 from rffbench.experiment import run
 from rffbench.features import FEATURE_MAPS
 from rffbench.kernels import make_kernel
-from tests.helpers import compose_config, run_cli
+from tests.helpers import assert_sweep_reported, compose_config, run_cli
 
 #: the peer libraries' kernels (their references: tests/references.py)
 FAMILY_KERNELS = ("linear", "exp_dot", "intersection", "anova")
@@ -80,7 +80,7 @@ def test_the_maps_preset_pairs_each_new_map_with_its_kernel_and_draws_a_figure_p
     p = run_cli("-m", "experiment=maps", "seed=0", "measure.bounds.trials=4",
                 "+map_row=exp_dot_maclaurin,exp_dot_maclaurin_h01,linear_srht,linear_countsketch",
                 f"hydra.sweep.dir={sweep}", timeout=900)
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert_sweep_reported(p, sweep)
     df = pd.read_csv(sweep / "report" / "results.csv", low_memory=False)
     h01 = df["features.params.h01"].astype(object).where(df["features.params.h01"].notna(), False)
     got = df.assign(h01=h01).groupby(["kernel", "features", "h01"]).D.unique()

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import needs_fetched, run_cli
+from tests.helpers import assert_sweep_reported, needs_fetched, run_cli
 from tests.published.common import (
     B24,
     B24M,
@@ -82,7 +82,7 @@ def quad_sweep(tmp_path_factory):
                 "+quffka_method=gaussian_B,arccos0_Gort",
                 "D_n=1", "seed=0,1,2", "measure.approximation.redraws=30",
                 f"hydra.sweep.dir={sweep}", timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert_sweep_reported(p, sweep)
     return sweep
 
 
@@ -120,7 +120,7 @@ def test_the_standardised_variant_is_not_compared_and_the_report_says_why(tmp_pa
     p = run_cli("-m", "experiment=quadrature_standardized", "+quad_data=letter",
                 "+quad_method=gaussian_ssr", "D_n=1", "seed=0",
                 f"hydra.sweep.dir={sweep}", timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert_sweep_reported(p, sweep)
     md = (sweep / "report" / "summary.md").read_text()
     assert "no run follows the paper's protocol" in md
     assert "dataset.scale=standardize (the paper: dataset.scale=xmax" in md
@@ -198,7 +198,7 @@ def test_formula_presets_through_run_py(tmp_path):
         sweep = tmp_path / preset
         p = run_cli("-m", f"experiment={preset}", *extra, f"hydra.sweep.dir={sweep}",
                     timeout=600)
-        assert p.returncode == 0, p.stderr[-3000:]
+        assert_sweep_reported(p, sweep)
         rep = sweep / "report"
         rows = pd.read_csv(rep / f"formula_{preset}.csv")
         assert rows.mse_theory.notna().all()
@@ -227,7 +227,7 @@ def test_yu2016_preset_ratio_through_run_py(tmp_path):
     sweep = tmp_path / "yu"
     p = run_cli("-m", "experiment=yu2016", "D=16,64", "measure.variance.redraws=300",
                 "measure.variance.n_pairs=20", f"hydra.sweep.dir={sweep}", timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert_sweep_reported(p, sweep)
     md = (sweep / "report" / "summary.md").read_text()
     assert "2 of 2 ratios agree with the exact ORF variance" in md
     rows = pd.read_csv(sweep / "report" / "formula_yu2016.csv")
@@ -263,7 +263,7 @@ def test_the_buechel_preset_reproduces_through_run_py(tmp_path):
     sweep = tmp_path / "s"
     p = run_cli("-m", "experiment=buechel2024", "+buechel_method=gaussian_rff,arccos0_sorf",
                 "D=31", "seed=0,1,2", f"hydra.sweep.dir={sweep}", timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert_sweep_reported(p, sweep)
     res = pd.read_csv(sweep / "report" / "reproduction_buechel2024.csv")
     assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos0", "sorf")}
     assert (res.verdict != "differs").all() and (res.seeds == 3).all()
@@ -306,7 +306,7 @@ def test_the_wacker_preset_reproduces_through_run_py(tmp_path):
     sweep = tmp_path / "s"
     p = run_cli("-m", "experiment=wacker2022", "wacker_data=letter", "+wacker_method=rff,srht",
                 "D=8,16", "seed=0,1,2,3", f"hydra.sweep.dir={sweep}", timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert_sweep_reported(p, sweep)
     res = pd.read_csv(sweep / "report" / "reproduction_wacker2022.csv")
     assert set(zip(res.method, res.n)) == {
         ("rff_gaussian", 16), ("rff_gaussian", 32), ("rff_gaussian_complex", 16),
@@ -345,7 +345,7 @@ def test_their_magic_accuracies_reproduce_through_run_py(tmp_path):
     sweep = tmp_path / "s"
     p = run_cli("-m", "experiment=buechel2024_magic", "+buechel_method=gaussian_rff,arccos0_sorf",
                 "D=19", "seed=0,1,2", f"hydra.sweep.dir={sweep}", timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert_sweep_reported(p, sweep)
     res = pd.read_csv(sweep / "report" / "reproduction_buechel2024_accuracy.csv")
     assert set(zip(res.kernel, res.method)) == {("gaussian", "rff"), ("arccos0", "sorf")}
     assert (res.seeds == 3).all() and (res.verdict != "differs").all(), res.to_string()
