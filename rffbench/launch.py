@@ -140,8 +140,9 @@ class RffbenchCallback(_callback_base()):
 
     * before a run or a sweep: its output directory must be creatable and
       writable (one line and exit 2 otherwise, before Hydra writes anything);
-    * at the end of a multirun: the report (``SWEEP/report``); exit 1 when the
-      sweep is incomplete (failed, missing or damaged runs).
+    * at the end of a multirun: the report (``SWEEP/report``, its figures also as PDF
+      unless ``report.pdf=false``); exit 1 when the sweep is incomplete (failed, missing
+      or damaged runs).
     """
 
     def __init__(self, report=True):
@@ -260,6 +261,8 @@ class RffbenchCallback(_callback_base()):
     def on_multirun_end(self, config, **kwargs):
         import sys
 
+        from omegaconf import OmegaConf
+
         from .errors import RffbenchError, os_error_text
         from .report import make_report
 
@@ -267,7 +270,7 @@ class RffbenchCallback(_callback_base()):
             return
         sweep = config.hydra.sweep.dir
         try:
-            rep = make_report(sweep)
+            rep = make_report(sweep, pdf=OmegaConf.select(config, "report.pdf", default=True))
         except RffbenchError as exc:
             print(f"rffbench report: error: {exc}", file=sys.stderr)
             raise SystemExit(1)

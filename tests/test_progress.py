@@ -97,7 +97,7 @@ def test_streaming_pass_and_report_log_progress(monkeypatch, caplog, tmp_path):
 @pytest.mark.slow
 def test_a_sweep_logs_job_i_of_n_with_the_time_left(tmp_path):
     p = run_cli("-m", "dataset=synthetic", "dataset.n=200", "dataset.d=3", "D=16,24,32",
-                "measure.bounds.trials=4", "measure.learning.repeats=1",
+                "measure.bounds.trials=4", "measure.learning.repeats=1", "report.pdf=false",
                 f"hydra.sweep.dir={tmp_path / 's'}")
     assert p.returncode == 0, p.stderr[-2000:]
     jobs = [ln.split("[INFO] - ")[1] for ln in (p.stdout + p.stderr).splitlines()

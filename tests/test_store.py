@@ -14,7 +14,7 @@ from tests.helpers import run_cli, run_module
 
 TINY = ["dataset=synthetic", "dataset.n=200", "dataset.d=3", "measure.bounds.trials=8",
         "measure.learning.repeats=1", "measure.timing.repeats=3", "model.exact_max_n=400"]
-CLASSES = [*TINY, "dataset.task=classification"]
+CLASSES = [*TINY, "dataset.task=classification", "report.pdf=false"]  # sweeps: PNGs will do
 
 
 # --------------------------------------------------------------------------

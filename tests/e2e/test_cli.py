@@ -48,7 +48,7 @@ def test_multirun_sweep_one_records_file_per_job(tmp_path):
     sweep = tmp_path / "sweep"
     p = run_cli("-m", "kernel=gaussian,laplacian", "D=16,64", "dataset=synthetic",
                 "dataset.n=200", "dataset.d=2,5", "measure.approximation.n_points=60",
-                f"hydra.sweep.dir={sweep}")
+                "report.pdf=false", f"hydra.sweep.dir={sweep}")
     assert p.returncode == 0, p.stderr
     files = sorted(sweep.glob(f"runs/*/{RECORDS_FILE}"))  # stored by run identity
     assert len(files) == 8

@@ -115,6 +115,10 @@ CASES = [
      r"leverage_lam, oversample \(did you mean features.params.fit_rows\?\)"),
     (["report.center=mean"], 2, r"report.center='mean' is not allowed: it has no effect here "
                                 r"\(one run alone has no report"),
+    (["report.pdf=false"], 2, r"report.pdf=False is not allowed: it has no effect here "
+                              r"\(one run alone has no report"),
+    (["-m", "report.pdf=maybe"], 2, r"report.pdf=maybe is not allowed: Value 'maybe' is not a "
+                                    r"valid bool"),
     (["measure.speed.enabled=true", "measure.speed.parts=[gram]", "measure.speed.maps=[rff]"],
      2, r"measure.speed.maps=\['rff'\] is not allowed: it has no effect here \(measure.speed"
         r".parts=\['gram'\] leaves out maps\)"),
