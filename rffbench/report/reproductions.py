@@ -66,7 +66,7 @@ def published_section(paper, ctx, runs):
         sec.text.append("Not compared: " + _reasons_text(unmatched, unmatched_runs))
         return sec
     ours = pd.DataFrame(matched)
-    res = _compared(paper, ours)
+    res = compared(paper, ours)
     sec.summary, fams = _summary(res)
     sec.text.append(_test_text(paper, res))
     sec.text.append(_power_text(res, fams))
@@ -104,48 +104,56 @@ def published_section(paper, ctx, runs):
 
 
 def _matched(paper, ctx, runs):
-    """The runs that follow the paper's protocol, as rows (published point, run, seed, our
-    value, its spread and redraws, the variance formula's value); the reasons the others do
-    not (a Counter), how many they are, and how many of those run one of the paper's maps."""
-    import pandas as pd
-
+    """The runs that follow the paper's protocol, as rows (:func:`run_rows`); the reasons
+    the others do not (a Counter), how many they are, and how many of those run one of the
+    paper's maps."""
     matched, unmatched, unmatched_runs = [], Counter(), 0
     maps = {m.features for m in paper.methods}
-    metric = paper.record_metric or paper.metric  # our record of the paper's quantity
     near = 0  # unmatched runs of one of the paper's maps: worth saying why they differ
     for r in runs:
-        ident = run_identity(r.records)
         cfg = (ctx.configs or {}).get(r.run_id)
         if cfg is None:
             continue  # written by an rffbench without config.json: cannot be matched
-        points, reasons = paper.match(cfg, ident)
-        if not points:
-            if reasons:
-                unmatched_runs += 1
-                unmatched.update(reasons)
-                near += ident["features"] in maps
-            continue
-        rec = r.records
-        v = rec[(rec.measurement == paper.measurement) & (rec.metric == metric)
-                & (rec.method.fillna("") == paper.record_method) & rec.value.notna()]
-        if v.empty:
+        rows, reasons = run_rows(paper, cfg, r.records, r.run_id)
+        matched += rows
+        if not rows and reasons:
             unmatched_runs += 1
-            unmatched[f"no {metric} record (measure.{paper.measurement} disabled?)"] += 1
-            continue
-        v = v.iloc[0]
-        R = int(v.n_repeats) if not pd.isna(v.n_repeats) else 1
-        formula = rec[(rec.measurement == paper.measurement) & (rec.metric == FORMULA.get(
-            paper.metric, "")) & (rec.method.fillna("") == "theory") & rec.value.notna()]
-        matched += [dict(point, run_id=r.run_id, seed=ident["seed"],
-                         features=ident["features"], n_freq=int(ident["n_freq"]),
-                         value=paper.ours(float(v.value)),
-                         sd=float(v.spread) if R > 1 else 0.0, R=R,
-                         formula=float(formula.value.iloc[0]) if len(formula) else math.nan)
-                    for point in points]
+            unmatched.update(reasons)
+            near += run_identity(r.records)["features"] in maps
     return matched, unmatched, unmatched_runs, near
 
 
-def _compared(paper, ours):
+def run_rows(paper, cfg, records, run_id, value_of=None):
+    """(rows, reasons): one run's rows for the paper's points it follows the protocol of
+    (published point, run, seed, our value, its spread and redraws, the variance formula's
+    value), or [] and why not.  ``cfg``: the run's flattened config; ``records``: its
+    records; ``value_of``: other records whose value stands for this run's at the same
+    points (a map made wrong on purpose, matched as the right one: tests/contracts/
+    test_mutants.py)."""
+    import pandas as pd
+
+    ident = run_identity(records)
+    points, reasons = paper.match(cfg, ident)
+    if not points:
+        return [], reasons
+    rec = records if value_of is None else value_of
+    metric = paper.record_metric or paper.metric  # our record of the paper's quantity
+    v = rec[(rec.measurement == paper.measurement) & (rec.metric == metric)
+            & (rec.method.fillna("") == paper.record_method) & rec.value.notna()]
+    if v.empty:
+        return [], [f"no {metric} record (measure.{paper.measurement} disabled?)"]
+    v = v.iloc[0]
+    R = int(v.n_repeats) if not pd.isna(v.n_repeats) else 1
+    formula = rec[(rec.measurement == paper.measurement) & (rec.metric == FORMULA.get(
+        paper.metric, "")) & (rec.method.fillna("") == "theory") & rec.value.notna()]
+    return [dict(point, run_id=run_id, seed=ident["seed"], features=ident["features"],
+                 n_freq=int(ident["n_freq"]), value=paper.ours(float(v.value)),
+                 sd=float(v.spread) if R > 1 else 0.0, R=R,
+                 formula=float(formula.value.iloc[0]) if len(formula) else math.nan)
+            for point in points], []
+
+
+def compared(paper, ours):
     """One row per published point with its runs' values (``ours``): the point, the test's
     verdict, its detectable ratio and its family's (rffbench.published.compare)."""
     import pandas as pd

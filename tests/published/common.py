@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from rffbench.config import validate
 from rffbench.published import PAPERS
@@ -13,6 +14,14 @@ from rffbench.report.grouping import with_added_defaults
 from tests.helpers import ROOT, compose_config, run_module
 
 PAPER = PAPERS["munkhoeva2018"]
+
+
+# ---- the mlbench .rda files (LETTER): optional data, extracted in CI ---------------------
+HAVE_LETTER = any(os.path.isfile(os.path.join(os.path.expanduser(d), "LetterRecognition.rda"))
+                  for d in __import__("rffbench.datasets", fromlist=["x"]).MLBENCH_DIRS)
+needs_letter = pytest.mark.skipif(not HAVE_LETTER and not os.environ.get("CI"),
+                                  reason="mlbench .rda files (docs/quickstart.md; CI extracts "
+                                         "them)")
 
 
 # ---- reading pickles without running them ----------------------------------------------

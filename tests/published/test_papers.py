@@ -1,6 +1,5 @@
 """rffbench/published/papers.py: each paper's presets match its published points, and
 reproduce them through run.py (slow)."""
-import os
 import re
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ from tests.published.common import (
     WACKER2022,
     flat,
     ij_ident,
+    needs_letter,
 )
 
 
@@ -66,13 +66,6 @@ def test_each_quffka_dataset_file_matches_its_points(data, d, n_train, paper_dat
 
 
 # ---- end to end ----------------------------------------------------------------------------
-HAVE_LETTER = any(os.path.isfile(os.path.join(os.path.expanduser(d), "LetterRecognition.rda"))
-                  for d in __import__("rffbench.datasets", fromlist=["x"]).MLBENCH_DIRS)
-
-
-needs_letter = pytest.mark.skipif(not HAVE_LETTER and not os.environ.get("CI"),
-                                  reason="mlbench .rda files (docs/quickstart.md; CI extracts "
-                                         "them)")
 
 
 @pytest.fixture(scope="module")
