@@ -150,3 +150,11 @@ def test_the_decoupled_covariance_error_is_linear_in_the_gram_error():
     F = np.vstack([Z, Zs])
     B = np.hstack([-M, np.eye(len(Xs))])
     np.testing.assert_allclose(cov - sigma, B @ (F @ F.T - k.gram(J)) @ B.T, atol=1e-10)
+
+
+def test_a_gram_that_is_not_positive_semi_definite_is_one_line():
+    from rffbench.errors import RangeError
+
+    with pytest.raises(RangeError, match=r"K \+ noise I is not positive definite at "
+                                         r"noise=0.01: the kernel's Gram is not"):
+        post.update(-np.eye(3), np.zeros((2, 3)), 0.01)
