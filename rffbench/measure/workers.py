@@ -155,13 +155,14 @@ class _Worker:
                                      stderr=self.errors, text=True, env=env, bufsize=1)
         self.cells = 0
         self.said = 0  # how much of its stderr was passed on
+        self.timed_out = False  # its last task took longer than it was given
 
     def alive(self):
         return self.proc.poll() is None
 
     def run(self, path, timeout):
-        """The worker's answer to the task at ``path`` (a dict), or None when it died or took
-        longer than ``timeout`` s (it is then stopped)."""
+        """The worker's answer to the task at ``path`` (a dict), or None when it died, or
+        took longer than ``timeout`` s (it is then killed, and :attr:`timed_out` set)."""
         answer = []
 
         def read():
@@ -178,10 +179,15 @@ class _Worker:
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(timeout)
-        self.pass_on()
         if not answer:
+            self.timed_out = reader.is_alive()
+            if self.timed_out:  # still at work on the task: nothing to wait for
+                self.proc.kill()
+                self.proc.wait()
+            self.pass_on()
             self.stop()
             return None
+        self.pass_on()
         self.cells += 1
         return answer[0]
 
@@ -291,8 +297,8 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
         for w in workers:
             res = w.run(path, WORKER_TIMEOUT_S)
             if res is None:
-                why = (f"took more than {WORKER_TIMEOUT_S} s" if w.proc.returncode in
-                       (None, -9) else f"failed (exit {w.proc.returncode}): {w.last_error()}")
+                why = (f"took more than {WORKER_TIMEOUT_S} s" if w.timed_out
+                       else f"failed (exit {w.proc.returncode}): {w.last_error()}")
                 raise RffbenchError(f"{task['build']}: a timing worker {why}")
             if "times" not in res:
                 raise RffbenchError(f"{task['build']}: a timing worker failed: "

@@ -32,6 +32,32 @@ def failing_cell():
     raise ZeroDivisionError("planted in the builder")
 
 
+def dying_cell():
+    """A cell whose builder ends its worker process after a line on stderr (test helper)."""
+    import os
+    import sys
+
+    sys.stderr.write("planted: the worker ends here\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+def stuck_cell():
+    """A cell whose one implementation never returns in time (test helper)."""
+    import time
+
+    return {"stuck": lambda: time.sleep(60)}
+
+
+def unmeasured_cell():
+    """A cell whose builder raises the one-line error of a call that could not be timed
+    (test helper)."""
+    from rffbench.clock import UNMEASURED
+    from rffbench.errors import RffbenchError
+
+    raise RffbenchError(f"planted: {UNMEASURED}")
+
+
 def planted_cell(folder, fast_s, slow_s):
     """A cell whose first worker process sleeps ``fast_s`` per call, every later one
     ``slow_s`` (a planted slow worker; test helper)."""
@@ -138,3 +164,62 @@ def test_the_pool_times_every_later_cell_in_the_same_workers(tmp_path, pool):
         procs = [w.proc for w in pool.workers]
         pool.close()
     assert all(p.poll() is not None for p in procs)
+
+
+def test_a_worker_that_dies_or_hangs_is_one_line_and_replaced(capsys, monkeypatch):
+    """A worker that exits mid-cell: its exit status and last stderr line (its stderr also
+    passed on); one past the timeout: killed at once and said so; inputs that cannot be
+    pickled: refused before any worker is asked.  The next cell gets a fresh worker."""
+    from rffbench.errors import RffbenchError
+    from rffbench.measure import workers
+
+    pool = workers.WorkerPool()  # its own: its workers are counted
+    with pytest.raises(RffbenchError, match=r"dying_cell: a timing worker failed \(exit 3\): "
+                                            r"planted: the worker ends here$"):
+        workers.time_in_processes(dying_cell, {}, 2, processes=1, threads=1, pool=pool)
+    assert "planted: the worker ends here" in capsys.readouterr().err
+    dead = pool.workers[0]
+    monkeypatch.setattr(workers, "WORKER_TIMEOUT_S", 1)
+    with pytest.raises(RffbenchError, match=r"stuck_cell: a timing worker took more than 1 s$"):
+        workers.time_in_processes(stuck_cell, {}, 2, processes=1, threads=1, pool=pool)
+    assert [w.proc.returncode for w in pool.workers] == [-9]  # killed, not waited for
+    assert pool.workers[0] is not dead and not dead.alive()
+    before = list(pool.workers)
+    with pytest.raises(RffbenchError, match=r"pid_cell: its inputs cannot be sent to a timing "
+                                            r"worker process \(.*lambda"):
+        workers.time_in_processes(pid_cell, dict(folder=lambda: 0), 2, processes=1, pool=pool)
+    assert pool.workers == before
+    pool.close()
+
+
+def test_the_worker_side_answers_each_task_with_one_json_line(tmp_path):
+    """serve() in this process: a cell's times, a builder's one-line error, and a
+    ZeroDivisionError's type and line, one JSON line each, in order."""
+    import io
+    import json
+    import pickle
+
+    from rffbench.clock import UNMEASURED
+    from rffbench.measure.workers import serve
+
+    paths = []
+    for i, build in enumerate(["pid_cell", "unmeasured_cell", "failing_cell"]):
+        task = dict(build=f"{__name__}:{build}", repeats=2, threads=1, warmups=1,
+                    kwargs=dict(folder=str(tmp_path)) if build == "pid_cell" else {})
+        paths.append(tmp_path / f"task{i}.pkl")
+        paths[-1].write_bytes(pickle.dumps(task))
+    out = io.StringIO()
+    serve(io.StringIO("".join(f"{p}\n" for p in paths) + "\n"), out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(answers) == 3 and len(answers[0]["times"]["pid"]) == 2
+    assert answers[1] == {"error": f"planted: {UNMEASURED}"}
+    assert answers[2] == {"error": "ZeroDivisionError: planted in the builder"}
+
+
+def test_the_worker_entry_refuses_anything_but_serve(monkeypatch):
+    import runpy
+    import sys
+
+    monkeypatch.setattr(sys, "argv", ["rffbench.measure"])
+    with pytest.raises(SystemExit, match="usage: python -m rffbench.measure --serve"):
+        runpy.run_module("rffbench.measure", run_name="__main__")
