@@ -128,12 +128,13 @@ class RunContext:
         key = "dataset.n" if "n" in keys else "dataset.n_max"
         return key, total, (lambda rows: rows - int(round(ts * rows)))
 
-    def make_map(self, seed=None, name=None, kernel=None):
-        """An unfitted feature map with this run's D: the run's map and its configured
-        parameters, or map ``name`` with its defaults (seed: the run's by default)."""
+    def make_map(self, seed=None, name=None, kernel=None, D=None):
+        """An unfitted feature map with this run's D (or ``D``): the run's map and its
+        configured parameters, or map ``name`` with its defaults (seed: the run's by
+        default)."""
         cls, params = (self.map_cls, self.cfg.features.map_params()) if name is None \
             else (checked_map_class(name), {})
-        fmap = cls(kernel=kernel or self.kernel, n_components=self.cfg.D,
+        fmap = cls(kernel=kernel or self.kernel, n_components=self.cfg.D if D is None else D,
                    random_state=self.cfg.seed if seed is None else seed,
                    chunk_rows=self.cfg.features.chunk_rows, **params)
         # the run's device (a map named by a measurement, the speed one's, stays on the CPU)

@@ -15,7 +15,8 @@ K the kernel's Gram matrices and Z, Z_s one draw of a map's features of X and X_
   any map) and cov = (Z_s - M Z)(Z_s - M Z)^T + noise M M^T.  Its covariance less the exact
   one is B (G - K) B^T, linear in the features' Gram error G - K on the joint points
   [X; X_s], with B = [-M, I]: for an unbiased map its expectation is the exact covariance;
-* :func:`w2`: the 2-Wasserstein distance between two Gaussians.
+* :func:`w2`: the 2-Wasserstein distance between two Gaussians (:func:`sqrt_psd`: the
+  covariance's square root it takes).
 
 Each sampler's distribution is a closed form given the features: no Monte Carlo is needed
 to measure its distance from the exact posterior (tests/test_posterior.py draws 10^4
@@ -50,9 +51,10 @@ def update(K_nn, K_sn, noise):
     return cho_solve(c, K_sn.T).T, c
 
 
-def exact(K_nn, K_sn, K_ss, y, noise):
-    """The exact GP posterior at the test points: (mean (m,), cov (m, m))."""
-    M, (L, lower) = update(K_nn, K_sn, noise)
+def exact(K_nn, K_sn, K_ss, y, noise, factored=None):
+    """The exact GP posterior at the test points: (mean (m,), cov (m, m)); ``factored``:
+    :func:`update`'s answer for these matrices, when it is already computed."""
+    M, (L, lower) = factored or update(K_nn, K_sn, noise)
     V = solve_triangular(L, K_sn.T, lower=lower)
     return M @ y, _psd_sym(K_ss - V.T @ V)
 
@@ -76,17 +78,20 @@ def decoupled(Z, Z_s, M, y, noise):
     return M @ y, _psd_sym(R @ R.T + noise * (M @ M.T))
 
 
-def _sqrt_psd(S):
+def sqrt_psd(S):
+    """The symmetric square root of a covariance (negative rounding clipped to 0)."""
     w, V = np.linalg.eigh(_psd_sym(S))
     return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
 
 
-def w2(mean_a, cov_a, mean_b, cov_b):
+def w2(mean_a, cov_a, mean_b, cov_b, sqrt_b=None):
     """The 2-Wasserstein distance between N(mean_a, cov_a) and N(mean_b, cov_b):
     sqrt(|mean_a - mean_b|^2 + tr(cov_a + cov_b - 2 (cov_a^1/2 cov_b cov_a^1/2)^1/2)), the
     last trace as the sum of the singular values of cov_a^1/2 cov_b^1/2 (their product's
     eigenvalues would square its condition number).  Its rounding: about
-    sqrt(m eps (tr cov_a + tr cov_b)) for m points, ~1e-7 for traces of order 1."""
-    cross = np.linalg.svd(_sqrt_psd(cov_a) @ _sqrt_psd(cov_b), compute_uv=False)
+    sqrt(m eps (tr cov_a + tr cov_b)) for m points, ~1e-7 for traces of order 1.  ``sqrt_b``:
+    :func:`sqrt_psd` of cov_b, when one cov_b is compared with many."""
+    sqrt_b = sqrt_psd(cov_b) if sqrt_b is None else sqrt_b
+    cross = np.linalg.svd(sqrt_psd(cov_a) @ sqrt_b, compute_uv=False)
     bures = np.trace(cov_a) + np.trace(cov_b) - 2.0 * float(np.sum(cross))
     return float(np.sqrt(max(float(np.sum((mean_a - mean_b) ** 2)) + bures, 0.0)))

@@ -28,6 +28,8 @@ TRIALS_FILE = "bounds_trials.csv"
 REDRAWS_FILE = "approximation_redraws.csv"
 #: per-pair values of the variance measurement
 VARIANCE_FILE = "variance_pairs.csv"
+#: per-redraw values of the posterior measurement (measure.posterior.redraws > 1)
+POSTERIOR_FILE = "posterior_redraws.csv"
 #: bump when the columns or the meaning of a metric change (3: cpu and blas columns; records
 #: of a sweep live in runs/<run_id>/ next to config.json; 4: kernel_params, every parameter
 #: of the kernel as NAME=value; 5: device; older versions: rffbench.compat)

@@ -1,0 +1,154 @@
+"""rffbench/measure/posterior.py: the posterior measurement's records, its expectation
+against redraws, the sampler bugs it must flag, and its refusals (the closed forms against
+sampled functions: tests/test_posterior.py)."""
+import math
+
+import numpy as np
+import pytest
+
+from tests.helpers import compose_config, one_line_error
+
+#: a small problem, every other measurement off
+SMALL = ["dataset=synthetic", "dataset.n=400", "dataset.d=3", "measure.bounds.enabled=false",
+         "measure.learning.enabled=false", "measure.timing.enabled=false",
+         "measure.approximation.enabled=false", "measure.posterior.enabled=true",
+         "measure.posterior.n_train=100", "measure.posterior.n_test=60"]
+
+
+def _run(*overrides):
+    from rffbench.experiment import run
+
+    df, tables = run(compose_config([*SMALL, *overrides]))
+    return df[df.measurement == "posterior"], tables
+
+
+def _w2(df):
+    return df[df.metric == "w2"].set_index("method").value.to_dict()
+
+
+@pytest.mark.parametrize("features", ["rff_pairs", "rff"])
+def test_the_expected_covariance_error_is_the_mean_over_redraws(features):
+    """E ||C - Sigma||_F^2 of the decoupled sampler (a Monte Carlo over 20,000 frequencies)
+    against the mean over 400 draws of the map, within 4.5 standard errors of both; noise 1
+    keeps ||C - Sigma||^2's tail light enough for a sample mean (at noise 1e-3 its tail is
+    heavy: means of 400 draws fall 10-50% under it).  A formula with the frequencies
+    miscounted (D instead of D / 2) would be 2x off: ~20 standard errors."""
+    df, tables = _run(f"features={features}", "D=64", "measure.posterior.n_train=40",
+                      "measure.posterior.n_test=25", "measure.posterior.noise=1",
+                      "measure.posterior.redraws=400",
+                      "measure.posterior.expectation_frequencies=20000")
+    r = tables["posterior_redraws.csv"]
+    sq = r[(r.sampler == "decoupled") & (r.metric == "cov_rel_fro_error")].value.to_numpy() ** 2
+    e = df[df.metric == "expected_cov_rel_fro_error"].iloc[0]
+    se = math.hypot(sq.std(ddof=1) / math.sqrt(sq.size), 2 * e.value * e.spread)
+    assert abs(sq.mean() - e.value ** 2) <= 4.5 * se, (sq.mean(), e.value ** 2, se)
+    assert se < 0.1 * e.value ** 2  # the comparison could have said no
+    mean = df[(df.metric == "cov_rel_fro_error") & (df.method == "decoupled")].iloc[0]
+    assert mean.n_repeats == 400 and mean.spread > 0
+
+
+def test_planted_sampler_bugs_raise_w2_by_an_order_of_magnitude(monkeypatch):
+    """The bugs libraries shipped: the targets ignored (BoTorch #2337) and a scaling applied
+    to one argument only (GPJax #326, here the test points' inputs scaled by 1.5): each
+    sampler's W2 at least 10x the correct one's."""
+    from rffbench import posterior as gp
+    from rffbench.measure import posterior as mp
+
+    good = _w2(_run("D=1024")[0])
+    dec, ws = gp.decoupled, gp.weight_space
+    with monkeypatch.context() as m:
+        m.setattr(gp, "decoupled", lambda Z, Zs, M, y, noise: dec(Z, Zs, M, 0 * y, noise))
+        m.setattr(gp, "weight_space", lambda Z, Zs, y, noise: ws(Z, Zs, 0 * y, noise))
+        ignored = _w2(_run("D=1024")[0])
+    feats = mp.dense_features
+    with monkeypatch.context() as m:  # the 60 test points' features, of inputs scaled
+        m.setattr(mp, "dense_features",
+                  lambda fmap, X: feats(fmap, X * 1.5 if X.shape[0] == 60 else X))
+        scaled = _w2(_run("D=1024")[0])
+    for sampler in ("weight_space", "decoupled"):
+        assert ignored[sampler] > 10 * good[sampler], (sampler, good, ignored)
+        assert scaled[sampler] > 10 * good[sampler], (sampler, good, scaled)
+
+
+def test_records_say_what_each_sampler_was_and_the_exact_scale():
+    """One record per (sampler, metric); the decoupled mean is the exact one; the
+    weight-space sampler's D + n features (matched) and D (same) are in its notes; a map
+    without i.i.d. frequencies records the expectation as n/a, saying why."""
+    df, tables = _run("D=64", "features=orf", "measure.posterior.weight_space_features=same")
+    got = df.groupby("method").metric.apply(sorted).to_dict()
+    samp = sorted(["w2", "mean_rmse", "cov_rel_fro_error", "starvation_ratio"])
+    assert got == {"weight_space": samp, "decoupled": sorted(samp + ["expected_cov_rel_fro_"
+                                                                      "error"]),
+                   "exact": ["far_variance_fraction", "n_conditioned", "n_test_points",
+                             "posterior_sd_rms"]}
+    rec = df.set_index(["method", "metric"])
+    assert rec.loc[("decoupled", "mean_rmse"), "value"] < 1e-10
+    assert "weight-space: 64 features" in rec.loc[("weight_space", "w2"), "note"]
+    assert "not i.i.d." in rec.loc[("decoupled", "expected_cov_rel_fro_error"), "note"]
+    assert np.isnan(rec.loc[("decoupled", "expected_cov_rel_fro_error"), "value"])
+    assert 0 < rec.loc[("exact", "far_variance_fraction"), "value"] <= 1
+    assert rec.loc[("exact", "n_conditioned"), "value"] == 100
+    assert rec.loc[("exact", "n_test_points"), "value"] == 60
+    assert "posterior_redraws.csv" not in tables  # one draw: the records are it
+    df, _ = _run("D=64", "features=rff_pairs")
+    note = df[(df.metric == "w2") & (df.method == "weight_space")].note.iloc[0]
+    assert note.startswith("weight-space: 164 features (D + n_train: the decoupled")
+
+
+#: Wilson et al.'s problem (Matern-5/2, lengthscale 0.1 sqrt(d), X uniform on [0, 1]^8)
+WILSON = ["dataset=friedman1", "dataset.d=8", "dataset.n=1000", "dataset.scale=none",
+          "kernel=matern", "kernel.nu=2.5", "kernel.lengthscale=0.2828"]
+
+
+def test_the_weight_space_sampler_starves_far_from_the_data_and_decoupled_does_not():
+    """Wilson et al.'s variance starvation at one size (n = 256, D = 128): far from the
+    data the weight-space sampler's variance falls under 0.8 of the exact one's (0.49
+    measured), the decoupled one's stays within 0.1 of it (1.00), and its W2 is the
+    smaller (6.4 against 15.8 at D = 256)."""
+    df, _ = _run(*WILSON, "D=128", "measure.posterior.n_train=256",
+                 "measure.posterior.n_test=100")
+    rec = df.set_index(["method", "metric"])
+    ws, dec = rec.loc["weight_space"], rec.loc["decoupled"]
+    assert rec.loc[("exact", "far_variance_fraction"), "value"] > 0.8  # far from the data
+    assert ws.loc["starvation_ratio", "value"] < 0.8
+    assert abs(dec.loc["starvation_ratio", "value"] - 1) < 0.1
+    assert dec.loc["w2", "value"] < ws.loc["w2", "value"]
+
+
+@pytest.mark.parametrize("overrides,words", [
+    (["measure.posterior.noise=0"], "measure.posterior.noise=0"),
+    (["measure.posterior.noise=-1"], "use a number > 0"),
+    (["measure.posterior.noise=nan"], "measure.posterior.noise=nan"),
+    (["measure.posterior.n_train=301"], "has 300 training points; use 1..300 or null"),
+    (["measure.posterior.n_test=101"], "has 100 test points; use 1..100 or null"),
+    (["measure.posterior.n_train=0"], "measure.posterior.n_train=0"),
+    (["measure.posterior.targets=data", "dataset.task=classification"],
+     "measure.posterior.targets=data is not allowed with dataset=synthetic: its task is "
+     "classification"),
+    (["measure.posterior.targets=posterior"], "measure.posterior.targets='posterior'"),
+    (["measure.posterior.weight_space_features=double"], "weight_space_features='double'"),
+    (["measure.posterior.far_fraction=0"], "measure.posterior.far_fraction=0"),
+    (["measure.posterior.redraws=0"], "measure.posterior.redraws=0"),
+    (["measure.posterior.expectation_frequencies=1"], "expectation_frequencies=1"),
+])
+def test_bad_posterior_settings_are_one_line(tmp_path, capsys, overrides, words):
+    err = one_line_error(tmp_path, capsys, ["measure.posterior.enabled=true", "dataset=synthetic",
+                                            "dataset.n=400", "dataset.d=3", *overrides])
+    assert words in err, err
+
+
+@pytest.mark.parametrize("overrides,words", [
+    (["dataset.n=400000", "measure.posterior.n_test=90000", "measure.posterior.n_train=10"],
+     r"measure.posterior.n_test=90000 is not allowed: the posterior measurement .* needs .* "
+     r"at its peak, more than 80% of the .* available; measure.posterior.n_test <= \d+ fits"),
+    (["dataset.n=14000", "measure.posterior.n_train=10001"],
+     "measure.posterior.n_train=10001 is not allowed: the exact posterior is solved by "
+     "Cholesky, up to 10000 training points"),
+])
+def test_a_posterior_past_memory_or_cholesky_is_refused_before_work(tmp_path, capsys, overrides,
+                                                                     words):
+    import re
+
+    err = one_line_error(tmp_path, capsys, ["measure.posterior.enabled=true", "dataset=synthetic",
+                                            "dataset.d=2", *overrides])
+    assert re.search(words, err), err
