@@ -104,9 +104,10 @@ def published_section(paper, ctx, runs):
 
 
 def _matched(paper, ctx, runs):
-    """The runs that follow the paper's protocol, as rows (:func:`run_rows`); the reasons
-    the others do not (a Counter), how many they are, and how many of those run one of the
-    paper's maps."""
+    """The runs that follow the paper's protocol, as rows (:func:`point_rows`); the reasons
+    the others are not compared (a Counter: another protocol, or the protocol without a
+    record of the paper's quantity), how many they are, and how many of those run one of
+    the paper's maps (a section then says why they are not compared)."""
     matched, unmatched, unmatched_runs = [], Counter(), 0
     maps = {m.features for m in paper.methods}
     near = 0  # unmatched runs of one of the paper's maps: worth saying why they differ
@@ -114,12 +115,16 @@ def _matched(paper, ctx, runs):
         cfg = (ctx.configs or {}).get(r.run_id)
         if cfg is None:
             continue  # written by an rffbench without config.json: cannot be matched
-        rows, reasons = run_rows(paper, cfg, r.records, r.run_id)
-        matched += rows
-        if not rows and reasons:
+        ident = run_identity(r.records)
+        points, reasons = paper.match(cfg, ident)
+        rows = []
+        if points:
+            rows, reasons = point_rows(paper, points, ident, r.records, r.run_id)
+            matched += rows
+        if not rows and reasons:  # another protocol, or the protocol without the record
             unmatched_runs += 1
             unmatched.update(reasons)
-            near += run_identity(r.records)["features"] in maps
+            near += ident["features"] in maps
     return matched, unmatched, unmatched_runs, near
 
 
@@ -130,13 +135,19 @@ def run_rows(paper, cfg, records, run_id, value_of=None):
     records; ``value_of``: other records whose value stands for this run's at the same
     points (a map made wrong on purpose, matched as the right one: tests/contracts/
     test_mutants.py)."""
-    import pandas as pd
-
     ident = run_identity(records)
     points, reasons = paper.match(cfg, ident)
     if not points:
         return [], reasons
-    rec = records if value_of is None else value_of
+    return point_rows(paper, points, ident, records if value_of is None else value_of, run_id)
+
+
+def point_rows(paper, points, ident, rec, run_id):
+    """(rows, reasons) of a run that follows the protocol at ``points`` (its identity
+    ``ident``, its records ``rec``): [] and why when it has no record of the paper's
+    quantity."""
+    import pandas as pd
+
     metric = paper.record_metric or paper.metric  # our record of the paper's quantity
     v = rec[(rec.measurement == paper.measurement) & (rec.metric == metric)
             & (rec.method.fillna("") == paper.record_method) & rec.value.notna()]

@@ -35,12 +35,18 @@ def _scaled(conf, ls, r):
     return replace(conf, kernel=replace(conf.kernel, lengthscale=ls * r, median_subsample=1000))
 
 
+def _every_protocols(conf, ls, half):
+    """The mutants of every protocol: the lengthscale off by 1.25x either way, and ``half``
+    (the config with half the frequencies: how a protocol counts them is its own)."""
+    return {"lengthscale x1.25": _scaled(conf, ls, 1.25),
+            "lengthscale x0.8": _scaled(conf, ls, 0.8),
+            "half the frequencies": half}
+
+
 def _wacker_mutants(conf, method, ls):
     f = conf.features
     return {
-        "lengthscale x1.25": _scaled(conf, ls, 1.25),
-        "lengthscale x0.8": _scaled(conf, ls, 0.8),
-        "half the frequencies": replace(conf, D=max(1, conf.D // 2)),
+        **_every_protocols(conf, ls, replace(conf, D=max(1, conf.D // 2))),
         # as many outputs as the pairs' 2 D: 2 D frequencies, one cos(wx + b) each
         "cos(wx + b), not pairs": replace(conf, D=2 * conf.D, features=(
             replace(f, name="rff") if method == "rff" else replace(f, pairs=False))),
@@ -53,9 +59,7 @@ def _quffka_mutants(conf, method, ls):
     """quffka sizes its maps by D_n (n_freq = 2 n (d + 1) frequency vectors): a mutant of
     another size gives D in frequencies instead."""
     f, n_freq = conf.features, 2 * conf.D_n * (4 + 1)  # Powerplant: d = 4
-    out = {"lengthscale x1.25": _scaled(conf, ls, 1.25),
-           "lengthscale x0.8": _scaled(conf, ls, 0.8),
-           "half the frequencies": replace(conf, D_n=None, D=n_freq // 2)}
+    out = _every_protocols(conf, ls, replace(conf, D_n=None, D=n_freq // 2))
     if method == "gaussian_G":
         out["cos(wx + b), not pairs"] = replace(conf, D_n=None, D=2 * n_freq,
                                                 features=replace(f, name="rff"))
@@ -71,9 +75,7 @@ def _quffka_mutants(conf, method, ls):
 def _buechel_mutants(conf, method, ls):
     """Büchel et al.'s Gaussian methods on LETTER (D counts frequency vectors)."""
     f = conf.features
-    out = {"lengthscale x1.25": _scaled(conf, ls, 1.25),
-           "lengthscale x0.8": _scaled(conf, ls, 0.8),
-           "half the frequencies": replace(conf, D=max(1, conf.D // 2))}
+    out = _every_protocols(conf, ls, replace(conf, D=max(1, conf.D // 2)))
     if method == "gaussian_rff":
         out["cos(wx + b), not pairs"] = replace(conf, D=2 * conf.D,
                                                 features=replace(f, name="rff"))

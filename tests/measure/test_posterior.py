@@ -152,3 +152,30 @@ def test_a_posterior_past_memory_or_cholesky_is_refused_before_work(tmp_path, ca
     err = one_line_error(tmp_path, capsys, ["measure.posterior.enabled=true", "dataset=synthetic",
                                             "dataset.d=2", *overrides])
     assert re.search(words, err), err
+
+
+@pytest.mark.slow
+def test_the_wilson_preset_orders_the_samplers_as_they_found(tmp_path):
+    """experiment=wilson2020 through the command (two of its Matern rows, D = 256, three n,
+    256 test points): per map the weight-space W2 grows with n (by more than 2x from 4 to
+    1024) while the decoupled one stays flat (within 1.3x), below it at every n > 4."""
+    import pandas as pd
+
+    from tests.helpers import assert_sweep_reported, run_cli
+
+    sweep = tmp_path / "wilson2020"
+    p = run_cli("-m", "experiment=wilson2020", "+map_row=matern_rff,matern_qmc", "D=256",
+                "measure.posterior.n_train=4,64,1024", "measure.posterior.n_test=256",
+                "measure.posterior.redraws=1", "report.pdf=false", f"hydra.sweep.dir={sweep}")
+    assert_sweep_reported(p, sweep)
+    df = pd.read_csv(sweep / "report" / "results.csv")
+    df = df[df.measurement == "posterior"]
+    n = df[df.metric == "n_conditioned"].set_index("run_id").value
+    w2 = df[df.metric == "w2"].assign(n=lambda r: r.run_id.map(n))
+    for feat, grp in w2.groupby("features"):
+        ws = grp[grp.method == "weight_space"].set_index("n").value.sort_index()
+        dec = grp[grp.method == "decoupled"].set_index("n").value.sort_index()
+        assert list(ws.index) == [4, 64, 1024]
+        assert ws.is_monotonic_increasing and ws[1024] > 2 * ws[4], (feat, ws)
+        assert dec.max() < 1.3 * dec.min(), (feat, dec)
+        assert (dec[[64, 1024]] < ws[[64, 1024]]).all(), (feat, dec, ws)
