@@ -176,7 +176,12 @@ def problem(ctx, cfg):
     else:
         K = ctx.kernel.gram(Xn).astype(np.float64)
         K.flat[::n + 1] += cfg.noise
-        L = np.linalg.cholesky(K)
+        try:
+            L = np.linalg.cholesky(K)
+        except np.linalg.LinAlgError:
+            raise RangeError(f"K + noise I is not positive definite at measure.posterior.noise="
+                             f"{cfg.noise:g}: the kernel's Gram is not (numerically) positive "
+                             "semi-definite; use a larger noise") from None
         y = L @ ctx.rng("posterior-targets").standard_normal(n)
         what = "targets drawn from the GP prior with the noise"
     note = (f"n = {n} training and m = {m} test points, noise variance {cfg.noise:g}, {what}")
@@ -214,7 +219,7 @@ class Exact:
 
 
 def dense_features(fmap, X):
-    """The fitted map's features of X in float64, dense, with a column sqrt(c) for a map's
+    """The fitted map's features of X (in the run's dtype) in float64, dense, with a column sqrt(c) for a map's
     kernel_offset_ c > 0 (z.z' + c = [z, sqrt c].[z', sqrt c]); RangeError for c < 0 (no real
     feature adds it)."""
     Z = fmap.transform(X)
@@ -234,7 +239,7 @@ def draw(ctx, ex, Xn, Xs, y, seed, D_ws, noise):
     for sampler, D in (("decoupled", ctx.cfg.D), ("weight_space", D_ws)):
         rng = seed if isinstance(seed, int) else np.random.default_rng(seed)
         fmap = ctx.make_map(seed=rng, D=D).fit(ctx.fit_rows)
-        Z, Zs = dense_features(fmap, Xn), dense_features(fmap, Xs)
+        Z, Zs = (dense_features(fmap, X.astype(ctx.cfg.dtype, copy=False)) for X in (Xn, Xs))
         if sampler == "decoupled":
             mean, cov = gp.decoupled(Z, Zs, ex.M, y, noise)
         else:
@@ -253,7 +258,7 @@ def expected_error(ctx, cfg, ex, Xn, Xs):
     F = cfg.expectation_frequencies
     fmap = ctx.make_map(seed=ctx.rng("posterior-expectation"), D=group * F).fit(ctx.fit_rows)
     S = ex.cov - ex.noise * (ex.M @ ex.M.T)  # B K B^T
-    Zn, Zs = dense_features(fmap, Xn), dense_features(fmap, Xs)
+    Zn, Zs = (dense_features(fmap, X.astype(ctx.cfg.dtype, copy=False)) for X in (Xn, Xs))
     q = np.empty(F)
     for s in range(0, F, EXPECTATION_BLOCK):
         e = min(F, s + EXPECTATION_BLOCK)

@@ -130,6 +130,8 @@ def test_the_weight_space_sampler_starves_far_from_the_data_and_decoupled_does_n
     (["measure.posterior.far_fraction=0"], "measure.posterior.far_fraction=0"),
     (["measure.posterior.redraws=0"], "measure.posterior.redraws=0"),
     (["measure.posterior.expectation_frequencies=1"], "expectation_frequencies=1"),
+    (["kernel=linear", "features=gaussian_rp", "measure.posterior.noise=1e-300"],
+     "K + noise I is not positive definite at measure.posterior.noise=1e-300"),
 ])
 def test_bad_posterior_settings_are_one_line(tmp_path, capsys, overrides, words):
     err = one_line_error(tmp_path, capsys, ["measure.posterior.enabled=true", "dataset=synthetic",
