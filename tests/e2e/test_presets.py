@@ -29,6 +29,8 @@ SMALLER = {
     "wacker2022_fashion_mnist": ["dataset.n_max=6000",   # 70,000 images, 5,000 points: 25 s
                                  "measure.approximation.n_points=1000"],
     "learning": ["measure.learning.processes=2"],        # 3 worker processes: 16 s
+    "wilson2020_defaults": ["measure.posterior.n_test=256",  # 3 W2s of 1024 points: 15 s
+                            "measure.posterior.redraws=1"],
 }
 
 
