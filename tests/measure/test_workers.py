@@ -217,9 +217,15 @@ def test_the_worker_side_answers_each_task_with_one_json_line(tmp_path):
 
 
 def test_the_worker_entry_refuses_anything_but_serve(monkeypatch):
+    """Run as a command without --serve: its usage line; imported (as the measurements'
+    registry never does, but a tool walking the package may): nothing runs."""
+    import importlib
     import runpy
     import sys
 
     monkeypatch.setattr(sys, "argv", ["rffbench.measure"])
     with pytest.raises(SystemExit, match="usage: python -m rffbench.measure --serve"):
         runpy.run_module("rffbench.measure", run_name="__main__")
+    monkeypatch.setattr(sys, "stdin", None)  # serve() would read it
+    module = importlib.import_module("rffbench.measure.__main__")
+    assert module.serve.__module__ == "rffbench.measure.workers"
