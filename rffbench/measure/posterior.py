@@ -219,9 +219,9 @@ class Exact:
 
 
 def dense_features(fmap, X):
-    """The fitted map's features of X (in the run's dtype) in float64, dense, with a column sqrt(c) for a map's
-    kernel_offset_ c > 0 (z.z' + c = [z, sqrt c].[z', sqrt c]); RangeError for c < 0 (no real
-    feature adds it)."""
+    """The fitted map's features of X (in the run's dtype) in float64, dense, with a column
+    sqrt(c) for a map's kernel_offset_ c > 0 (z.z' + c = [z, sqrt c].[z', sqrt c]);
+    RangeError for c < 0 (no real feature adds it)."""
     Z = fmap.transform(X)
     Z = np.asarray(Z.toarray() if hasattr(Z, "toarray") else Z, dtype=np.float64)
     c = float(getattr(fmap, "kernel_offset_", 0.0))
