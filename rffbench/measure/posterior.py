@@ -138,7 +138,8 @@ def _sizes(ctx, cfg):
 
 def weight_space_size(ctx, cfg, n):
     """The weight-space sampler's number of features: D, or (matched) the first size from
-    D + n on that the run's map takes (ConfigError if none up to twice that)."""
+    D + n on that the run's map takes on this data (ssr: a multiple of 2 (d + 1);
+    ConfigError if none up to twice that)."""
     D = ctx.cfg.D
     if cfg.weight_space_features == "same":
         return D
@@ -147,6 +148,7 @@ def weight_space_size(ctx, cfg, n):
     for size in range(D + n, 2 * (D + n) + 1):
         try:
             ctx.map_cls.check_params(size, kernel=ctx.kernel, **params)
+            ctx.map_cls.check_data(size, ctx.n_train, ctx.data.d, **ctx.map_params)
             return size
         except ConfigError as exc:
             last = exc
@@ -373,7 +375,8 @@ class Posterior(Measurement):
         def cols(sampler, D):
             got = widths[sampler]
             return f"{got} features" if got == D else \
-                f"{got} feature columns (the map's output for n_components={D})"
+                f"{got} feature columns for n_components={D} (the map's own count; a " \
+                "kernel_offset_ is one more)"
 
         ws = f"weight-space: {cols('weight_space', D_ws)}"
         if cfg.weight_space_features == "matched":

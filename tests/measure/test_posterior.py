@@ -93,6 +93,11 @@ def test_records_say_what_each_sampler_was_and_the_exact_scale():
     df, _ = _run("D=64", "features=rff_pairs")
     note = df[(df.metric == "w2") & (df.method == "weight_space")].note.iloc[0]
     assert note.startswith("weight-space: 164 features (D + n_train: the decoupled")
+    df, _ = _run("D=64", "features=ssr")  # d = 3: a multiple of 2 (d + 1) = 8 from 164 on
+    note = df[(df.metric == "w2") & (df.method == "weight_space")].note.iloc[0]
+    assert note.startswith("weight-space: 169 feature columns for n_components=168 (the "
+                           "map's own count; a kernel_offset_ is one more) (D + n_train = 164, "
+                           "rounded up to a size the map takes"), note
 
 
 #: Wilson et al.'s problem (Matern-5/2, lengthscale 0.1 sqrt(d), X uniform on [0, 1]^8)
