@@ -9,7 +9,8 @@ variance ``noise`` and targets y: ``targets=prior`` (the default, Wilson et al.'
 draws y = f(X) + e from the exact GP prior with that noise (seeded); ``targets=data`` takes
 the data's regression targets, centred on their mean (the GP's prior mean is 0).  The
 exact posterior at ``n_test`` test points X_s (a seeded subsample of the test rows) has mean
-mu and covariance Sigma, by Cholesky of K + noise I.  For each of ``redraws`` independent
+mu and covariance Sigma, by Cholesky of K + noise I (past CHOLESKY_MAX training points by
+preconditioned conjugate gradients, K never stored).  For each of ``redraws`` independent
 draws of the map (the run seed's, then seeds spawned from it):
 
 * ``weight_space``: Bayesian linear regression on the map's features, with D + n features
@@ -64,8 +65,13 @@ SAMPLERS = ("weight_space", "decoupled")
 METRICS = ("w2", "mean_rmse", "cov_rel_fro_error", "starvation_ratio")
 TARGETS = ("prior", "data")
 WEIGHT_SPACE_FEATURES = ("matched", "same")
-#: the exact posterior is solved by Cholesky up to this many training points
-MAX_TRAIN = 10000
+#: the exact posterior is a Cholesky of K + noise I up to this many training points; past
+#: it, preconditioned conjugate gradients (rffbench.exact.pcg) with the test points' kernel
+#: columns as right-hand sides, never storing K
+CHOLESKY_MAX = 10000
+#: cg's relative residual per column, its iterations and its Nystrom preconditioner's rank
+#: (None: rffbench.exact.default_rank, min(n, 2000)), past CHOLESKY_MAX
+CG_TOL, CG_MAX_ITER, CG_RANK = 1e-8, 2000, None
 #: frequencies per block of the expectation's Monte Carlo
 EXPECTATION_BLOCK = 512
 #: feature columns per i.i.d. frequency of a variance family
@@ -130,9 +136,11 @@ def _sizes(ctx, cfg):
             raise ConfigError(f"measure.posterior.{key}=null is not allowed here: dataset="
                               f"{ctx.data.name} has no {what} points")
         out.append(v)
-    if out[0] > MAX_TRAIN:
-        raise ConfigError(f"measure.posterior.n_train={out[0]} is not allowed: the exact "
-                          f"posterior is solved by Cholesky, up to {MAX_TRAIN} training points")
+    if out[0] > CHOLESKY_MAX and cfg.targets == "prior":
+        raise ConfigError(f"measure.posterior.n_train={out[0]} is not allowed with targets=prior:"
+                          f" a draw from the prior needs a Cholesky factor of K + noise I, made "
+                          f"up to {CHOLESKY_MAX} training points (past it use targets=data: the "
+                          "posterior is then solved by conjugate gradients)")
     return tuple(out)
 
 
@@ -195,12 +203,15 @@ class Exact:
     mu, Sigma, the prior variances and the far points."""
 
     def __init__(self, kernel, Xn, Xs, y, noise, far_fraction):
-        K_nn = kernel.gram(Xn).astype(np.float64)
         K_sn = kernel.gram(Xs, Xn).astype(np.float64)
         K_ss = kernel.gram(Xs).astype(np.float64)
-        factored = gp.update(K_nn, K_sn, noise)
-        self.M = factored[0]
-        self.mean, self.cov = gp.exact(K_nn, K_sn, K_ss, y, noise, factored)
+        if Xn.shape[0] <= CHOLESKY_MAX:
+            K_nn = kernel.gram(Xn).astype(np.float64)
+            factored = gp.update(K_nn, K_sn, noise)
+            self.M = factored[0]
+            self.mean, self.cov = gp.exact(K_nn, K_sn, K_ss, y, noise, factored)
+        else:
+            self.M, self.mean, self.cov = _by_cg(kernel, Xn, K_sn, K_ss, y, noise)
         self.sqrt = gp.sqrt_psd(self.cov)
         self.prior_var = np.diag(K_ss).copy()
         self.var = np.clip(np.diag(self.cov), 0.0, None)
@@ -218,6 +229,24 @@ class Exact:
                     mean_rmse=float(np.sqrt(np.mean((mean - self.mean) ** 2))),
                     cov_rel_fro_error=float(np.linalg.norm(cov - self.cov)) / self.fro,
                     starvation_ratio=float(np.mean(var[self.far] / self.var[self.far])))
+
+
+def _by_cg(kernel, Xn, K_sn, K_ss, y, noise):
+    """(M, mean, cov) of the exact posterior past CHOLESKY_MAX training points: A = (K_nn +
+    noise I)^-1 K_ns by preconditioned cg (one kernel product per iteration for all m
+    columns), M = A^T, cov = K_ss - K_sn A; RangeError when cg does not converge."""
+    from ..exact import cg_parts, pcg
+
+    op, precond = cg_parts(kernel, Xn, precond_rank=CG_RANK, random_state=0)
+    A, info = pcg(op, K_sn.T, noise, precond, tol=CG_TOL, max_iter=CG_MAX_ITER)
+    if not info["converged"]:
+        raise RangeError(f"the exact posterior at measure.posterior.n_train={Xn.shape[0]} "
+                         f"(conjugate gradients past {CHOLESKY_MAX} training points) stopped at "
+                         f"relative residual {info['residual']:.3g} > {CG_TOL:g} after "
+                         f"{info['iterations']} iterations; use a larger measure.posterior.noise "
+                         f"or n_train <= {CHOLESKY_MAX}")
+    M = A.T
+    return M, M @ y, 0.5 * ((K_ss - K_sn @ A) + (K_ss - K_sn @ A).T)
 
 
 def dense_features(fmap, X):
@@ -311,7 +340,8 @@ class Posterior(Measurement):
         weight_space_size(ctx, cfg, n)
 
     def needs(self, ctx, cfg):
-        """K_nn and its factor, K_sn and M, seven m x m matrices (K_ss, Sigma, C, the W2's
+        """K_nn and its factor (past CHOLESKY_MAX: cg's vectors and preconditioner), K_sn and
+        M, seven m x m matrices (K_ss, Sigma, C, the W2's
         square roots and product), both samplers' features and the weight-space system, the
         expectation's block of features."""
         n, m = _sizes(ctx, cfg)
@@ -322,7 +352,9 @@ class Posterior(Measurement):
         def nbytes(v):
             n, m, D = v[nk], v[mk], v["D"]
             Dw = D + n if cfg.weight_space_features == "matched" else D
-            return 8.0 * (2 * n * n + 3 * m * n + 7 * m * m + 2 * (n + m) * (D + Dw)
+            # past CHOLESKY_MAX cg's vectors (5 x n x m) and its rank-2000 preconditioner
+            exact = 2 * n * n if n <= CHOLESKY_MAX else 5 * n * m + 3 * n * min(n, 2000)
+            return 8.0 * (exact + 3 * m * n + 7 * m * m + 2 * (n + m) * (D + Dw)
                           + 2 * Dw * Dw + Dw * m + 2 * (n + m) * 2 * F
                           + 4 * EXPECTATION_BLOCK * (n + m)) \
                 + ctx.map_cls.memory_bytes(n + m, d, Dw, it, train_rows=ctx.n_train,

@@ -149,8 +149,8 @@ def test_bad_posterior_settings_are_one_line(tmp_path, capsys, overrides, words)
      r"measure.posterior.n_test=90000 is not allowed: the posterior measurement .* needs .* "
      r"at its peak, more than 80% of the .* available; measure.posterior.n_test <= \d+ fits"),
     (["dataset.n=14000", "measure.posterior.n_train=10001"],
-     "measure.posterior.n_train=10001 is not allowed: the exact posterior is solved by "
-     "Cholesky, up to 10000 training points"),
+     "measure.posterior.n_train=10001 is not allowed with targets=prior: a draw from the "
+     "prior needs a Cholesky factor of K \\+ noise I, made up to 10000 training points"),
 ])
 def test_a_posterior_past_memory_or_cholesky_is_refused_before_work(tmp_path, capsys, overrides,
                                                                      words):
@@ -186,3 +186,26 @@ def test_the_wilson_preset_orders_the_samplers_as_they_found(tmp_path):
         assert ws.is_monotonic_increasing and ws[1024] > 2 * ws[4], (feat, ws)
         assert dec.max() < 1.3 * dec.min(), (feat, dec)
         assert (dec[[64, 1024]] < ws[[64, 1024]]).all(), (feat, dec, ws)
+
+
+def test_past_the_cholesky_limit_cg_gives_the_same_records(monkeypatch):
+    """With the Cholesky limit lowered to 50 points, 100 training points are solved by cg
+    (its preconditioner of rank 20, so that it iterates): every record within 1e-5
+    (relative: cg's residual is 1e-8 per column, and Sigma = K_ss - K_sn A loses digits to
+    the cancellation; measured 1.5e-6) of the Cholesky run's; a cg that cannot reach its
+    tolerance is one line."""
+    from rffbench.errors import RangeError
+    from rffbench.measure import posterior as mp
+
+    args = ("D=64", "measure.posterior.targets=data", "measure.posterior.n_test=30")
+    chol = _run(*args)[0].set_index(["method", "metric"]).value
+    monkeypatch.setattr(mp, "CHOLESKY_MAX", 50)
+    monkeypatch.setattr(mp, "CG_RANK", 20)
+    cg = _run(*args)[0].set_index(["method", "metric"]).value
+    assert chol.index.equals(cg.index)
+    np.testing.assert_allclose(cg.to_numpy(), chol.to_numpy(), rtol=1e-5, atol=1e-9)
+    monkeypatch.setattr(mp, "CG_MAX_ITER", 1)
+    monkeypatch.setattr(mp, "CG_TOL", 1e-30)
+    with pytest.raises(RangeError, match=r"conjugate gradients past 50 training points\) "
+                                         r"stopped at relative residual .* after 1 iterations"):
+        _run(*args)
