@@ -5,7 +5,8 @@ The data: y = f(X) + e, e ~ N(0, noise I), f a GP with kernel k; the test points
 K the kernel's Gram matrices and Z, Z_s one draw of a map's features of X and X_s
 (z(x) . z(x') estimates k(x, x')):
 
-* :func:`exact`: mean = K_sn (K_nn + noise I)^-1 y, cov = K_ss - K_sn (K_nn + noise I)^-1 K_ns;
+* :func:`exact`: mean = K_sn (K_nn + noise I)^-1 y, cov = K_ss - K_sn (K_nn + noise I)^-1 K_ns
+  (:func:`exact_cov`: the covariance alone, from :func:`update`'s factor);
 * :func:`weight_space`: Bayesian linear regression on the features, prior w ~ N(0, I_D):
   with A = Z^T Z + noise I_D, mean = Z_s A^-1 Z^T y and cov = noise Z_s A^-1 Z_s^T, the
   distribution of f_s = Z_s w for w from its posterior;
@@ -51,12 +52,18 @@ def update(K_nn, K_sn, noise):
     return cho_solve(c, K_sn.T).T, c
 
 
-def exact(K_nn, K_sn, K_ss, y, noise, factored=None):
-    """The exact GP posterior at the test points: (mean (m,), cov (m, m)); ``factored``:
-    :func:`update`'s answer for these matrices, when it is already computed."""
-    M, (L, lower) = factored or update(K_nn, K_sn, noise)
+def exact(K_nn, K_sn, K_ss, y, noise):
+    """The exact GP posterior at the test points: (mean (m,), cov (m, m))."""
+    M, factor = update(K_nn, K_sn, noise)
+    return M @ y, exact_cov(K_sn, K_ss, factor)
+
+
+def exact_cov(K_sn, K_ss, factor):
+    """The exact posterior's covariance K_ss - K_sn (K_nn + noise I)^-1 K_ns from the
+    Cholesky factor :func:`update` returns (no targets needed)."""
+    L, lower = factor
     V = solve_triangular(L, K_sn.T, lower=lower)
-    return M @ y, _psd_sym(K_ss - V.T @ V)
+    return _psd_sym(K_ss - V.T @ V)
 
 
 def weight_space(Z, Z_s, y, noise):

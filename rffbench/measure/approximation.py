@@ -47,7 +47,7 @@ from ..memory import Need
 from ..progress import Progress
 from ..results import REDRAWS_FILE, record
 from .base import Measurement
-from .points import resolve_n_points, sample_points
+from .points import redraw_seeds, resolve_n_points, sample_points
 
 log = logging.getLogger(__name__)
 
@@ -215,11 +215,6 @@ def points(ctx, cfg):
     return M, M, note
 
 
-def redraw_seeds(seed, redraws):
-    """The run seed, then redraws - 1 seeds spawned from it (independent maps)."""
-    return [seed] + list(np.random.SeedSequence([seed, 0xA991]).spawn(redraws - 1))
-
-
 def redraws_table(values, offsets):
     """Long per-redraw table: redraw, metric, value (and the map's kernel_offset_)."""
     import pandas as pd
@@ -271,7 +266,7 @@ class Approximation(Measurement):
         offsets = np.empty(R)
         progress = Progress("approximation", R, "redraws") if R > 1 else None
         fmap = None
-        for r, seed in enumerate(redraw_seeds(ctx.cfg.seed, R)):
+        for r, seed in enumerate(redraw_seeds(ctx.cfg.seed, R, 0xA991)):
             fmap = ctx.make_map(seed=seed if r == 0 else np.random.default_rng(seed))
             fmap.fit(ctx.fit_rows)
             if r == 0:

@@ -4,7 +4,9 @@ the data's order.
 
 ``n_points`` is explicit (an error if larger than the rows it is taken from, before any
 work) or null (``DEFAULT_N_POINTS`` of the block, capped at that size, with a note
-saying so).
+saying so).  Also what every measurement draws from the run seed the same way: a seeded
+subsample's indices (:func:`sample_index`) and the seeds of its redraws of the map
+(:func:`redraw_seeds`).
 """
 from __future__ import annotations
 
@@ -36,10 +38,21 @@ def resolve_n_points(ctx, name, cfg):
     return n, f"M = {first}{n} {what} points"
 
 
+def sample_index(ctx, name, n, have):
+    """The sorted indices of n of ``have`` rows, a subsample seeded by the run seed and
+    ``name`` (all of them, in order, when n == have)."""
+    if n == have:
+        return np.arange(have)
+    return np.sort(ctx.rng(name).choice(have, n, replace=False))
+
+
 def sample_points(ctx, name, n):
     """M: n training points, a subsample seeded by the run seed and ``name``."""
     X = ctx.data.X_train
-    if n == X.shape[0]:
-        return X
-    idx = np.sort(ctx.rng(name).choice(X.shape[0], n, replace=False))
-    return X[idx]
+    return X if n == X.shape[0] else X[sample_index(ctx, name, n, X.shape[0])]
+
+
+def redraw_seeds(seed, redraws, salt):
+    """The run seed, then redraws - 1 seeds spawned from it and a measurement's ``salt``
+    (independent maps, a measurement's own)."""
+    return [seed] + list(np.random.SeedSequence([seed, salt]).spawn(redraws - 1))

@@ -58,6 +58,7 @@ from ..memory import Need
 from ..progress import Progress
 from ..results import POSTERIOR_FILE, record
 from .base import Measurement
+from .points import redraw_seeds, sample_index
 
 log = logging.getLogger(__name__)
 
@@ -165,53 +166,54 @@ def weight_space_size(ctx, cfg, n):
                       f"to {2 * (D + n)} ({last}); use same")
 
 
-def _rows(ctx, part, name, k):
-    """k rows of ``part`` (a seeded subsample, all of them when k is its size) and their
-    indices."""
-    X = getattr(ctx.data, part)
-    idx = np.arange(X.shape[0]) if k == X.shape[0] else \
-        np.sort(ctx.rng(name).choice(X.shape[0], k, replace=False))
-    return idx, np.asarray(X[idx], dtype=np.float64)
-
-
 def problem(ctx, cfg):
-    """(Xn, Xs, y, note): the training points, the test points and the targets."""
+    """(idx, Xn, Xs): the training points (and their indices in the training rows) and the
+    test points."""
     n, m = _sizes(ctx, cfg)
-    idx, Xn = _rows(ctx, "X_train", "posterior-train", n)
-    _, Xs = _rows(ctx, "X_test", "posterior-test", m)
+    idx = sample_index(ctx, "posterior-train", n, ctx.n_train)
+    test = sample_index(ctx, "posterior-test", m, ctx.data.X_test.shape[0])
+    return (idx, np.asarray(ctx.data.X_train[idx], dtype=np.float64),
+            np.asarray(ctx.data.X_test[test], dtype=np.float64))
+
+
+def targets(ctx, cfg, ex, idx):
+    """(y, note): the data's targets at the rows ``idx``, centred, or (targets=prior) a draw
+    of f(X) + e from the GP prior: L z with L the Cholesky factor of K + noise I the exact
+    posterior ``ex`` was solved with."""
+    n = len(idx)
     if cfg.targets == "data":
         y = np.asarray(ctx.data.y_train[idx], dtype=np.float64)
-        y = y - y.mean()
         what = "the data's targets, centred"
-    else:
-        K = ctx.kernel.gram(Xn).astype(np.float64)
-        K.flat[::n + 1] += cfg.noise
-        try:
-            L = np.linalg.cholesky(K)
-        except np.linalg.LinAlgError:
-            raise RangeError(f"K + noise I is not positive definite at measure.posterior.noise="
-                             f"{cfg.noise:g}: the kernel's Gram is not (numerically) positive "
-                             "semi-definite; use a larger noise") from None
-        y = L @ ctx.rng("posterior-targets").standard_normal(n)
+        y = y - y.mean()
+    else:  # (_sizes refuses prior past CHOLESKY_MAX: the factor is there)
+        L, lower = ex.factor
+        y = (np.tril(L) if lower else np.triu(L).T) @ ctx.rng("posterior-targets") \
+            .standard_normal(n)
         what = "targets drawn from the GP prior with the noise"
-    note = (f"n = {n} training and m = {m} test points, noise variance {cfg.noise:g}, {what}")
-    return Xn, Xs, y, note
+    return y, (f"n = {n} training and m = {ex.cov.shape[0]} test points, noise variance "
+               f"{cfg.noise:g}, {what}")
 
 
 class Exact:
     """The exact posterior at the test points and what the samplers share: the update M,
-    mu, Sigma, the prior variances and the far points."""
+    Sigma, the Cholesky factor of K + noise I (None past CHOLESKY_MAX), the prior variances
+    and the far points; mu once :meth:`condition` is given the targets."""
 
-    def __init__(self, kernel, Xn, Xs, y, noise, far_fraction):
+    def __init__(self, kernel, Xn, Xs, noise, far_fraction):
         K_sn = kernel.gram(Xs, Xn).astype(np.float64)
         K_ss = kernel.gram(Xs).astype(np.float64)
+        self.factor, self.mean = None, None
         if Xn.shape[0] <= CHOLESKY_MAX:
             K_nn = kernel.gram(Xn).astype(np.float64)
-            factored = gp.update(K_nn, K_sn, noise)
-            self.M = factored[0]
-            self.mean, self.cov = gp.exact(K_nn, K_sn, K_ss, y, noise, factored)
+            try:
+                self.M, self.factor = gp.update(K_nn, K_sn, noise)
+            except RangeError:
+                raise RangeError(f"K + noise I is not positive definite at measure.posterior."
+                                 f"noise={noise:g}: the kernel's Gram is not (numerically) "
+                                 "positive semi-definite; use a larger noise") from None
+            self.cov = gp.exact_cov(K_sn, K_ss, self.factor)
         else:
-            self.M, self.mean, self.cov = _by_cg(kernel, Xn, K_sn, K_ss, y, noise)
+            self.M, self.cov = _by_cg(kernel, Xn, K_sn, K_ss, noise)
         self.sqrt = gp.sqrt_psd(self.cov)
         self.prior_var = np.diag(K_ss).copy()
         self.var = np.clip(np.diag(self.cov), 0.0, None)
@@ -222,6 +224,10 @@ class Exact:
         self.fro = float(np.linalg.norm(self.cov))
         self.noise = noise
 
+    def condition(self, y):
+        """The posterior mean for the targets y: M y."""
+        self.mean = self.M @ y
+
     def metrics(self, mean, cov):
         """The sampler's metrics against this posterior."""
         var = np.diag(cov)
@@ -231,8 +237,8 @@ class Exact:
                     starvation_ratio=float(np.mean(var[self.far] / self.var[self.far])))
 
 
-def _by_cg(kernel, Xn, K_sn, K_ss, y, noise):
-    """(M, mean, cov) of the exact posterior past CHOLESKY_MAX training points: A = (K_nn +
+def _by_cg(kernel, Xn, K_sn, K_ss, noise):
+    """(M, cov) of the exact posterior past CHOLESKY_MAX training points: A = (K_nn +
     noise I)^-1 K_ns by preconditioned cg (one kernel product per iteration for all m
     columns), M = A^T, cov = K_ss - K_sn A; RangeError when cg does not converge."""
     from ..exact import cg_parts, pcg
@@ -245,8 +251,8 @@ def _by_cg(kernel, Xn, K_sn, K_ss, y, noise):
                          f"relative residual {info['residual']:.3g} > {CG_TOL:g} after "
                          f"{info['iterations']} iterations; use a larger measure.posterior.noise "
                          f"or n_train <= {CHOLESKY_MAX}")
-    M = A.T
-    return M, M @ y, 0.5 * ((K_ss - K_sn @ A) + (K_ss - K_sn @ A).T)
+    cov = K_ss - K_sn @ A
+    return A.T, 0.5 * (cov + cov.T)
 
 
 def dense_features(fmap, X):
@@ -365,15 +371,17 @@ class Posterior(Measurement):
                      {nk: (n, 1), mk: (m, 1), "D": (ctx.cfg.D, 1)})]
 
     def run(self, ctx, cfg):
-        Xn, Xs, y, note = problem(ctx, cfg)
+        idx, Xn, Xs = problem(ctx, cfg)
         n = Xn.shape[0]
         D_ws = weight_space_size(ctx, cfg, n)
-        ex = Exact(ctx.kernel, Xn, Xs, y, cfg.noise, cfg.far_fraction)
+        ex = Exact(ctx.kernel, Xn, Xs, cfg.noise, cfg.far_fraction)
+        y, note = targets(ctx, cfg, ex, idx)
+        ex.condition(y)
         R = cfg.redraws
         log.info("posterior: %s (D=%d; weight-space D=%d) vs the exact GP, %s, %d redraws",
                  ctx.map_cls.name, ctx.cfg.D, D_ws, note, R)
         progress = Progress("posterior", R, "redraws") if R > 1 else None
-        seeds = [ctx.cfg.seed] + list(np.random.SeedSequence([ctx.cfg.seed, 0x9057]).spawn(R - 1))
+        seeds = redraw_seeds(ctx.cfg.seed, R, 0x9057)
         values = []
         for seed in seeds:
             per, widths = draw(ctx, ex, Xn, Xs, y, seed, D_ws, cfg.noise)

@@ -37,6 +37,7 @@ from ..memory import Need
 from ..progress import Progress
 from ..results import VARIANCE_FILE, record
 from .base import Measurement
+from .points import redraw_seeds
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +225,7 @@ class Variance(Measurement):
         exact = np.array([kernel.gram(X[i:i + 1], Y[i:i + 1])[0, 0] for i in range(n)])
         R = cfg.redraws
         est = np.empty((R, n))
-        seeds = [ctx.cfg.seed] + list(np.random.SeedSequence([ctx.cfg.seed, 0x7A91]).spawn(R - 1))
+        seeds = redraw_seeds(ctx.cfg.seed, R, 0x7A91)
         log.info("variance: %d redraws of %s (D=%d) at %d pairs (%s)", R, ctx.map_cls.name,
                  ctx.cfg.D, n, cfg.pairs)
         progress = Progress("variance", R, "redraws")
