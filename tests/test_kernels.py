@@ -371,3 +371,19 @@ def test_the_packages_kernel_table_has_every_shift_invariant_kernel():
     table = doc[doc.index("==="):doc.index("(sigma_p^2 = E|w|^2.)")].splitlines()[3:]
     names = {line.split()[0] for line in table if line[:1] not in ("", " ", "=")}
     assert names == {n for n in KERNELS.builtins() if KERNELS[n].shift_invariant}
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS.builtins()))
+@pytest.mark.parametrize("d", [3, DIRECT_SQDIST_MAX_D + 9], ids=["direct", "gemm"])
+def test_kernel_rows_against_fixed_rows_are_gram_into_bit_for_bit(name, d, dtype, rng):
+    """Kernel.against(Y) (Y's own numbers made once, for the pivoted Cholesky rules'
+    rounds) gives _gram_into's values exactly, block after block of rows."""
+    k = make_kernel(name, lengthscale=LS * math.sqrt(d))
+    Y = k.inputs(np.abs(rng.normal(size=(41, d))).astype(dtype))
+    rows = k.against(Y)
+    for idx in ([0], [5, 2, 40], list(range(0, 41, 3))):
+        X = np.ascontiguousarray(Y[idx])
+        want, got = np.empty((len(idx), 41), dtype), np.full((len(idx), 41), np.nan, dtype)
+        k._gram_into(X, Y, want)
+        rows(X, got)
+        np.testing.assert_array_equal(got, want)

@@ -8,6 +8,7 @@
   per kernel (``literally``: only the code a kernel uses);
 * :mod:`~rffbench._numba.products`: kernel-times-matrix products and Grams by tiles (each
   tile in one thread's cache), the intersection kernel's through sorted coordinates;
+* :mod:`~rffbench._numba.pivots`: the pivoted Cholesky rules' pivots, one round at a time;
 * :mod:`~rffbench._numba.reductions`: maxima and sums of the approximation errors;
 * :mod:`~rffbench._numba.hadamard`: the structured maps' fast Walsh-Hadamard transforms;
 * :mod:`~rffbench._numba.binning`: random binning's hashes, the intersection kernel's unary
@@ -90,6 +91,7 @@ from .passes import (
     scale_inplace,
     sincos_pairs_inplace,
 )
+from .pivots import pivot_round
 from .products import kernel_gram_tiles, kernel_times, sorted_minima_times
 from .reductions import abs_max_sum_sq, max_abs_diff_upper
 

@@ -466,6 +466,27 @@ class Kernel(ParamNamesOnce, BaseEstimator):
         else:
             _dot_gram(X, Y, out, spec)
 
+    def against(self, Y):
+        """``rows(X, out)``: out <- K(X, Y) (C-contiguous), as ``_gram_into(X, Y, out)``
+        gives it (bit for bit), for rows Y prepared by ``inputs`` that many calls take
+        kernel rows against (the pivoted Cholesky rules' rounds): Y's transpose and
+        per-row numbers (squared norms; the dot-product kernels' scaled rows and norms) are
+        made once here, not once per call (0.021 s of RPCholesky's 0.17 s at 4,000 x 784
+        rows, 10 rounds, and as many 25 MB transposes).  A kernel with its own
+        ``_gram_into`` (no tile spec) gets ``_gram_into`` itself."""
+        spec = self.tile_spec() if type(self)._gram_into is Kernel._gram_into else None
+        if spec is None:
+            return lambda X, out: self._gram_into(X, Y, out)
+        Yt = np.ascontiguousarray(Y.T)
+        if spec.tile == nbk.TILE_COORD:
+            return lambda X, out: nbk.coordinate_gram(X, Yt, out, spec.kind, spec.profile,
+                                                      spec.a)
+        if spec.tile == nbk.TILE_SQDIST:
+            right = (Yt, spec.aux(Y, np.float64))
+            return lambda X, out: sqdist_gram(X, Y, out, spec, right)
+        right = _dot_right(Y, spec)
+        return lambda X, out: _dot_gram(X, Y, out, spec, right)
+
 
 #: data rule values already computed in this process: (rule, metric, shape, digest of the
 #: points' bytes) -> value, the most recent DATA_RULE_MEMO of them
@@ -534,29 +555,36 @@ class TileSpec(NamedTuple):
         return sq.astype(dtype or X.dtype, copy=False)
 
 
-def _dot_gram(X, Y, out, spec):
+def _dot_gram(X, Y, out, spec, right=None):
     """The profile's argument by a GEMM of the scaled rows (``nbk.dot_gemm_rows``: the
-    fused products' tiles take the same), then the profile."""
+    fused products' tiles take the same), then the profile.  ``right``: Y's transposed
+    scaled rows and per-row numbers, if already made (:meth:`Kernel.against`)."""
     L = nbk.dot_gemm_rows(X, spec.profile, spec.a)[0]
-    Rt = np.ascontiguousarray(nbk.dot_gemm_rows(Y, spec.profile, spec.a)[1].T)
+    Rt, yaux = right if right is not None else _dot_right(Y, spec)
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
         np.matmul(L[s:s + GRAM_BLOCK_ROWS], Rt, out=out[s:s + GRAM_BLOCK_ROWS])
-    nbk.dot_profile_inplace(out, spec.aux(X, np.float64), spec.aux(Y, np.float64),
-                            spec.profile, spec.b, spec.p)
+    nbk.dot_profile_inplace(out, spec.aux(X, np.float64), yaux, spec.profile, spec.b, spec.p)
 
 
-def sqdist_gram(X, Y, out, spec):
+def _dot_right(Y, spec):
+    return (np.ascontiguousarray(nbk.dot_gemm_rows(Y, spec.profile, spec.a)[1].T),
+            spec.aux(Y, np.float64))
+
+
+def sqdist_gram(X, Y, out, spec, right=None):
     """Squared Euclidean distances followed by the spec's profile, into ``out``: exact
     (the coordinate loop) up to DIRECT_SQDIST_MAX_D coordinates, else |x|^2 + |y|^2 -
     2 x.y through a GEMM, whose cancellation error (~1e-16 |x|^2) is harmless for
     profiles smooth in s = d^2 (Matern 1/2, which is not, takes the coordinate loop
-    through its spec at every d)."""
+    through its spec at every d).  ``right``: Y.T (C-contiguous) and Y's squared norms,
+    if already made (:meth:`Kernel.against`)."""
     if X.shape[1] <= DIRECT_SQDIST_MAX_D:
-        nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, nbk.SQDIST, spec.profile,
-                            spec.a)
+        Yt = np.ascontiguousarray(Y.T) if right is None else right[0]
+        nbk.coordinate_gram(X, Yt, out, nbk.SQDIST, spec.profile, spec.a)
         return
-    xsq, ysq = spec.aux(X, np.float64), spec.aux(Y, np.float64)
-    Yt = np.ascontiguousarray(Y.T)  # X @ Y.T through GEMM, not SYRK + symmetrisation
+    # X @ Y.T through GEMM, not SYRK + symmetrisation
+    Yt, ysq = (np.ascontiguousarray(Y.T), spec.aux(Y, np.float64)) if right is None else right
+    xsq = spec.aux(X, np.float64)
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
         e = min(s + GRAM_BLOCK_ROWS, X.shape[0])
         np.matmul(X[s:e], Yt, out=out[s:e])

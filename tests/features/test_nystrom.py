@@ -67,6 +67,32 @@ def test_greedy_pivots_are_the_largest_residual_diagonal(rng):
                                atol=1e-8)
 
 
+@pytest.mark.parametrize("rule", ["greedy", "rpcholesky"])
+def test_the_rounds_give_the_factor_of_one_pivot_at_a_time(rule, rng):
+    """Over many rounds (150 pivots of 400 rows: candidates kept from round to round,
+    rank updates by BLAS): F is the Cholesky factor on its pivots (F F^T = K_:P K_PP^-1
+    K_P:, F[p_j, i] = 0 for i > j, to rounding), and greedy's pivots are those of plain pivoted
+    Cholesky one pivot at a time (numpy, the largest residual each time)."""
+    X = _data(rng, n=400, d=8)
+    kern = _kernel("exp_dot", 2.0)  # full rank, a diagonal that varies
+    K = kern.gram(X)
+    piv, F = pivoted_cholesky(kern, X, 150, np.random.default_rng(3), rule)
+    assert len(piv) == 150 == len(set(piv.tolist()))
+    np.testing.assert_allclose(F @ F.T, _nystrom_ref(K[:, piv], K[np.ix_(piv, piv)]),
+                               atol=1e-8 * np.abs(K).max())
+    assert np.abs(np.triu(F[piv], 1)).max() <= 1e-8 * np.sqrt(np.abs(K).max())
+    if rule == "greedy":
+        resid, G, want = np.diag(K).copy(), np.zeros((400, 150)), []
+        for t in range(150):
+            s = int(np.argmax(resid))
+            g = K[:, s] - G[:, :t] @ G[s, :t]
+            G[:, t] = g / np.sqrt(g[s])
+            resid -= G[:, t] ** 2
+            resid[s] = 0.0
+            want.append(s)
+        np.testing.assert_array_equal(piv, want)
+
+
 def test_rpcholesky_draws_its_first_pivot_by_the_diagonal():
     """RPCholesky's first pivot is drawn with probability k(x_i, x_i) / tr K: over 4000
     seeded draws the counts pass a chi-square test (p > 1e-4) on a kernel whose diagonal
