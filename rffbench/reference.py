@@ -47,13 +47,17 @@ TIMES = Path("results") / "reference" / "times.csv"
 #: presets' stated times (the comment at the top of each conf/experiment/NAME.yaml)
 ESTIMATE = "~3 h on 2 cores, the sum of the presets' own times"
 #: the pages holding samples, and a sample's markers
-SAMPLE_PAGES = ["README.md", "docs/quickstart.md"]
+SAMPLE_PAGES = ["README.md", "docs/quickstart.md", "docs/reproductions.md"]
 SAMPLE = re.compile(r"<!-- sample (?P<name>[\w-]+) -->(?P<body>.*?)<!-- /sample -->", re.S)
 #: what each sample is (the names ``samples()`` writes)
 SAMPLE_NAMES = {"default-log": "the default run's log and summary (warm)",
                 "default-summary": "the default run's printed summary",
                 "default-times": "the default run's wall time, cold and warm",
-                "default-compile": "the default run's compile_time_s, cold and warm"}
+                "default-compile": "the default run's compile_time_s, cold and warm",
+                "reproductions": "the committed reproductions' verdicts, counted from "
+                                 "results/reference/*/reproduction_*.csv"}
+#: the samples made from committed tables, not from a run: rewritten with the README
+TABLE_SAMPLES = ("reproductions",)
 
 
 def question(name):
@@ -85,7 +89,7 @@ def main(argv=None):
         ap.error(f"--only has no effect with {modes[0]}: it names the presets to run and "
                  "report (alone, or with --report-only)")
     if args.samples:
-        write_samples(samples())
+        write_samples({**samples(), **table_samples()})
         return 0
     names = [] if args.readme_only else (args.only or PRESETS)
     ref = ROOT / "results" / "reference"
@@ -111,15 +115,17 @@ def main(argv=None):
         if not args.report_only:
             record_time(name, t1 - t0, time.monotonic() - t1)
     write_readme(ref)
+    values = table_samples()
     if not (args.readme_only or args.only or args.report_only):
-        write_samples(samples())
+        values.update(samples())
+    write_samples(values)
     return 0
 
 
 def samples(repeats=3):
-    """{name: text} of every sample (SAMPLE_NAMES) from ``repeats`` interleaved cold and
-    warm default runs (rffbench.bench.default_runs): the last warm run's output, the
-    medians' times."""
+    """{name: text} of every sample of a run (SAMPLE_NAMES but TABLE_SAMPLES) from
+    ``repeats`` interleaved cold and warm default runs (rffbench.bench.default_runs): the
+    last warm run's output, the medians' times."""
     import numpy as np
 
     from .bench import default_runs
@@ -147,18 +153,71 @@ def samples(repeats=3):
     }
 
 
+def table_samples(ref=None):
+    """{name: text} of the TABLE_SAMPLES, from the committed tables in ``ref`` (default
+    results/reference)."""
+    return {"reproductions": "\n\n" + reproduction_counts(ref or ROOT / "results" / "reference")
+            + "\n"}
+
+
+#: the verdicts a reproduction table counts, and their words
+VERDICTS = (("agrees", "agree"), ("inconclusive", "inconclusive"), ("differs", "differ"))
+
+
+def reproduction_counts(ref):
+    """The verdicts of every committed reproduction table (``ref/PRESET/reproduction_KEY
+    .csv``) as a Markdown table: per paper, preset and dataset the points compared, how
+    many agree, are inconclusive (could not detect the inconclusive ratio) or differ, and
+    the verdicts of its families (dataset, kernel: their points tested together); a table
+    made before the power and family tests (no ``detectable`` column) says so instead of
+    counting its points as agreeing."""
+    import pandas as pd
+
+    rows, total = [], dict.fromkeys(("points", "agrees", "inconclusive", "differs"), 0)
+    families = dict.fromkeys((v for v, _ in VERDICTS), 0)
+    for path in sorted(ref.glob("*/reproduction_*.csv")):
+        key = path.stem[len("reproduction_"):]
+        df = pd.read_csv(path)
+        for dataset, g in df.groupby("dataset", sort=True):
+            head = f"| {key} | {path.parent.name} | {dataset} | {len(g)} |"
+            if "detectable" not in df:
+                rows.append(head + " made before the power and family tests: "
+                            f"{int((g.verdict == 'agrees').sum())} within, not counted | | | | |")
+                continue
+            n = {v: int((g.verdict == v).sum()) for v, _ in VERDICTS}
+            total["points"] += len(g)
+            for v in n:
+                total[v] += n[v]
+            fams = g.dropna(subset=["family_verdict"]).groupby("kernel").family_verdict.first()
+            for v in families:
+                families[v] += int((fams == v).sum())
+            fam = ", ".join(f"{int((fams == v).sum())} {w}" for v, w in VERDICTS
+                            if (fams == v).any()) or "none tested"
+            untested = len(g) - sum(n.values())
+            cells = [str(n[v]) for v, _ in VERDICTS] + [str(untested or ""), fam]
+            rows.append(head + "".join(f" {c} |" for c in cells))
+    head = ("| paper | preset | dataset | points | agree | inconclusive | differ | "
+            "untested (< 2 seeds) | families (dataset, kernel) |\n|" + "---|" * 9)
+    foot = (f"| all | | | {total['points']} | {total['agrees']} | {total['inconclusive']} | "
+            f"{total['differs']} | | " + ", ".join(f"{families[v]} {w}" for v, w in VERDICTS)
+            + " |")
+    return "\n".join([head, *rows, foot]) + "\n"
+
+
 def write_samples(values, pages=None):
-    """Replace the body of every sample marker of the SAMPLE_PAGES by ``values``; an
-    unknown name is an error (every sample is this script's)."""
-    for page in pages or [ROOT / p for p in SAMPLE_PAGES]:
+    """Replace the body of every sample marker of the SAMPLE_PAGES named in ``values``
+    (the others are left as they are); a name that is not in SAMPLE_NAMES is an error
+    (every sample is this script's)."""
+    for page in pages or [ROOT / p for p in SAMPLE_PAGES if (ROOT / p).is_file()]:
         text = page.read_text()
 
         def body(m):
             name = m.group("name")
-            if name not in values:
+            if name not in SAMPLE_NAMES:
                 raise SystemExit(f"rffbench reference: {page}: unknown sample {name!r} "
-                                 f"(known: {', '.join(sorted(values))})")
-            return f"<!-- sample {name} -->{values[name]}<!-- /sample -->"
+                                 f"(known: {', '.join(sorted(SAMPLE_NAMES))})")
+            return f"<!-- sample {name} -->{values[name]}<!-- /sample -->" \
+                if name in values else m.group(0)
 
         new = SAMPLE.sub(body, text)
         if new != text:

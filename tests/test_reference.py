@@ -40,3 +40,43 @@ def test_each_presets_time_is_recorded_and_the_readme_states_the_measured_total(
         reference.record_time(name, 600.0, 0.0)
     n = len(reference.PRESETS)
     assert reference.times_text().startswith(f"{n / 6:.1f} h measured on {reference._cores()}")
+
+
+def test_the_pages_reproduction_counts_are_the_committed_tables():
+    """The verdict counts the README and docs/reproductions.md show are what the committed
+    reference reports' tables give (the docs cannot drift from them)."""
+    want = reference.table_samples()["reproductions"]
+    pages = [p for p in reference.SAMPLE_PAGES
+             if "<!-- sample reproductions -->" in (reference.ROOT / p).read_text()]
+    assert pages == ["README.md", "docs/reproductions.md"]
+    for page in pages:
+        bodies = [m.group("body") for m in
+                  reference.SAMPLE.finditer((reference.ROOT / page).read_text())
+                  if m.group("name") == "reproductions"]
+        assert bodies == [want], f"{page}: run python -m rffbench.reference --readme-only"
+
+
+def test_reproduction_counts_count_each_verdict_and_mark_tables_made_before_them(tmp_path):
+    """Per paper, preset and dataset: the points' verdicts and the families' (one per
+    kernel); a table without the power column is marked, its points not counted."""
+    import pandas as pd
+
+    new = tmp_path / "p1" / "reproduction_paperA.csv"
+    new.parent.mkdir()
+    pd.DataFrame({"dataset": ["d1"] * 5 + ["d2"],
+                  "kernel": ["g", "g", "a", "a", "a", "g"],
+                  "verdict": ["agrees", "inconclusive", "differs", "agrees", None, "agrees"],
+                  "detectable": [1.1, 1.4, 1.1, 1.2, None, 1.1],
+                  "family_verdict": ["agrees", "agrees", "differs", "differs", "differs",
+                                     "inconclusive"]}).to_csv(new, index=False)
+    old = tmp_path / "p2" / "reproduction_paperB_accuracy.csv"
+    old.parent.mkdir()
+    pd.DataFrame({"dataset": ["d3"] * 3, "kernel": ["g"] * 3,
+                  "verdict": ["agrees", "agrees", "differs"]}).to_csv(old, index=False)
+    lines = reference.reproduction_counts(tmp_path).splitlines()
+    assert lines[2] == "| paperA | p1 | d1 | 5 | 2 | 1 | 1 | 1 | 1 agree, 1 differ |"
+    assert lines[3] == "| paperA | p1 | d2 | 1 | 1 | 0 | 0 |  | 1 inconclusive |"
+    assert lines[4].startswith("| paperB_accuracy | p2 | d3 | 3 | made before the power and "
+                               "family tests: 2 within, not counted |")
+    assert lines[5] == "| all | | | 6 | 3 | 1 | 1 | | 1 agree, 1 inconclusive, 1 differ |"
+    assert all(ln.count("|") == 10 for ln in lines)  # every row has the header's 9 cells
