@@ -109,6 +109,18 @@ def test_every_group_option_composes(group, name):
     (["dataset=ijcnn1", "dataset.encoding=onehot"], r"dataset.encoding='onehot' is not "
                                                     r"allowed: use one of libsvm, pulse_index"),
     (["report.center=mode"], r"report.center='mode' is not allowed: use one of median, mean"),
+    (["report.center=mean", "report.interval=wilson"], r"report.interval='wilson' is not "
+                                                       r"allowed: use one of lognormal, t, "),
+    (["report.center=mean", "report.level=1"], r"report.level=1 is not allowed: use a "
+                                               r"number in \[0.5, 1\)"),
+    (["report.center=mean", "report.level=0.2"], r"report.level=0.2 is not allowed"),
+    (["report.center=mean", "report.interval=bca", "report.resamples=50"],
+     r"report.resamples=50 is not allowed: use an integer >= 100"),
+    (["report.interval=t"], r"report.interval='t' is not allowed: it has no effect here "
+                            r"\(report.center=median: the band is the seeds' min to max\)"),
+    (["report.center=mean", "report.resamples=500"], r"report.resamples=500 is not allowed: "
+                                                     r"it has no effect here \(report.interval="
+                                                     r"lognormal resamples nothing\)"),
     (["kernel.lengthscale=knn0"], r"kernel.lengthscale='knn0' is not allowed: use a number in "
                                   r"1e-100..1e\+100, 'median' or 'knn<k>'"),
     (["measure.variance.redraws=1"], r"measure.variance.redraws=1 is not allowed"),

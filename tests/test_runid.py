@@ -45,6 +45,8 @@ def test_run_id_hashes_only_what_differs_from_the_defaults():
         assert legacy_run_id(newer) is None  # 0.1 could not have run it
     assert changes(validate(compose_config(["D=64"]))) == {"D": 64}
     assert changes(validate(compose_config(["report.center=mean"]))) == {}
+    assert changes(validate(compose_config(["report.center=mean", "report.interval=bca",
+                                            "report.resamples=500", "report.level=0.9"]))) == {}
 
 
 def test_a_changed_default_is_caught_by_the_stored_config():

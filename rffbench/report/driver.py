@@ -173,7 +173,7 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
             rep.notes.append("the runs disagree on report.center: seeds are summarised by "
                              "their median")
         with summarising(rep.center, {r.run_id: r.config and with_added_defaults(r.config)
-                                      for r in good}):
+                                      for r in good}, _interval(ctx, df, rep)):
             rep.reproductions = reproduction_sections(ctx, good)
             rep.tables = all_tables(df, origins)
             _draw(rep, ctx, out, pdf, dpi)
@@ -188,6 +188,22 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
     write_text_atomic(rep.summary, render_markdown(rep, col, env))
     write_text_atomic(rep.index, render_html(rep, col, env))
     return rep
+
+
+def _interval(ctx, df, rep):
+    """(method, level, resamples) of the runs' report.interval, .level, .resamples (the
+    defaults where they disagree, said in the notes)."""
+    from ..config import ReportConfig
+
+    default = ReportConfig()
+    chosen = []
+    for key in ("interval", "level", "resamples"):
+        values = ctx.config_values(df.run_id, f"report.{key}", getattr(default, key))
+        if len(values) > 1:
+            rep.notes.append(f"the runs disagree on report.{key}: the default "
+                             f"{getattr(default, key)} is used")
+        chosen.append(next(iter(values)) if len(values) == 1 else getattr(default, key))
+    return tuple(chosen)
 
 
 def check_asked(df, delta=None, tail_D=None):

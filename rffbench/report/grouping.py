@@ -3,7 +3,8 @@
 A figure or a table never aggregates over a condition that varies in the
 data, except ``seed``: the runs that differ only in their seed give the median
 and the min-max band, or (``report.center=mean``, as papers that report means)
-the mean and its 95% t interval: :func:`summarising` sets which for a report.  Every other
+the mean and its confidence interval (``report.interval``, ``.level``, ``.resamples``:
+:mod:`~rffbench.report.intervals`): :func:`summarising` sets which for a report.  Every other
 condition that varies among the rows a figure or
 table draws becomes a panel, a line, a table row or a separate file.
 
@@ -32,49 +33,70 @@ from ..compat import FALLBACK_COLUMNS
 #: how runs that differ only in their seed are summarised: "median" (min-max band) or
 #: "mean" (95% t interval); set for a whole report by :func:`summarising`
 CENTER = contextvars.ContextVar("rffbench_report_center", default="median")
-#: the interval of report.center=mean
-LEVEL = 0.95
+#: the interval of report.center=mean: (method, level, resamples), set for a whole report by
+#: :func:`summarising`
+INTERVAL = contextvars.ContextVar("rffbench_report_interval",
+                                  default=("lognormal", 0.95, 2000))
 #: run_id -> its flattened config (None: not recorded), for the captions' claims about
 #: what a value pools (:func:`pooled_text`); set for a whole report by :func:`summarising`
 CONFIGS = contextvars.ContextVar("rffbench_report_configs", default={})
 
 
 @contextlib.contextmanager
-def summarising(center, configs=None):
-    """Within this block figures and tables summarise seeds by ``center``; ``configs``
+def summarising(center, configs=None, interval=None):
+    """Within this block figures and tables summarise seeds by ``center`` (the mean's
+    interval: ``interval`` = (method, level, resamples), default INTERVAL's); ``configs``
     (run_id -> flattened config or None) let captions say what pooled runs differ in."""
     token = CENTER.set(center)
     ctoken = CONFIGS.set(configs or {})
+    itoken = INTERVAL.set(tuple(interval) if interval else INTERVAL.get())
     try:
         yield
     finally:
         CENTER.reset(token)
         CONFIGS.reset(ctoken)
+        INTERVAL.reset(itoken)
 
 
 def summary(values):
     """(center, low, high) of the values of the runs that differ only in their seed: median,
-    min, max; or mean and its 95% t interval (one value: low = high = it)."""
+    min, max; or the mean and its interval (INTERVAL; lognormal falls back to t where a
+    value is not positive); low = high = the mean where there are too few values for an
+    interval (one seed), so no band is drawn."""
+    from .intervals import mean_interval
+
     v = np.asarray(values, dtype=np.float64)
     v = v[~np.isnan(v)]
     if v.size == 0:
         return math.nan, math.nan, math.nan
     if CENTER.get() == "median":
         return float(np.median(v)), float(v.min()), float(v.max())
-    m = float(v.mean())
-    if v.size < 2:
-        return m, m, m
-    from scipy.stats import t
+    method, level, resamples = INTERVAL.get()
+    if method == "lognormal" and v.min() <= 0:
+        method = "t"
+    m, lo, hi = mean_interval(v, method, level, resamples)
+    return (m, m, m) if lo is None else (m, lo, hi)
 
-    half = float(t.ppf(0.5 + LEVEL / 2, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
-    return m, m - half, m + half
+
+def interval_words():
+    """The mean's interval in words (captions): its level, method and exceptions."""
+    method, level, resamples = INTERVAL.get()
+    from .intervals import MIN_SEEDS
+
+    name = {"lognormal": "lognormal (Cox) interval, t where a value is not positive",
+            "t": "t interval", "percentile": f"percentile bootstrap ({resamples} resamples)",
+            "bca": f"BCa bootstrap ({resamples} resamples)",
+            "expanded": f"expanded percentile bootstrap ({resamples} resamples)"}[method]
+    return f"its {level:.0%} {name}; none under {MIN_SEEDS[method]} seeds"
 
 
 def center_words(band=True):
     """How a point summarises its seeds, in words (for legends and captions)."""
     if CENTER.get() == "median":
         return "median" + (", band min-max over seeds" if band else " over seeds")
-    return "mean" + (f", band its {LEVEL:.0%} t interval over seeds" if band else " over seeds")
+    return "mean" + (f", band {interval_words()}" if band else " over seeds")
+
+
 #: config key -> the record column that carries the same condition
 KEY_COLUMN = {"kernel.name": "kernel", "features.name": "features", "dataset.name": "dataset",
               "dataset.d": "d", "D": "D", "D_n": "D", "dtype": "dtype", "experiment": "experiment",
@@ -400,5 +422,5 @@ def pooled_text(rows, by, what="point", band=True):
     mean = CENTER.get() == "mean"
     return (f"{'mean' if mean else 'median'} over the seeds: {runs} runs per {what} ({seedtxt})"
             + (same_seed_text(rows, by) if dup else "")
-            + ((f"; band: its {LEVEL:.0%} t interval" if mean else
+            + ((f"; band: {interval_words()}" if mean else
                 "; band: min to max over the seeds") if band else ""))

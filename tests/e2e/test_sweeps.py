@@ -611,3 +611,16 @@ def test_a_ctrl_c_that_code_swallows_still_stops_the_run(tmp_path, multirun):
     assert not list(tmp_path.glob("**/records.csv"))
     if multirun:
         assert list((tmp_path / "s").glob("runs/*/interrupted.txt"))
+
+
+def test_a_sweep_reports_the_mean_with_the_interval_it_asked_for(tmp_path):
+    """``python run.py -m ... report.center=mean report.interval=bca``: the report draws the
+    mean over the seeds with the BCa bootstrap's interval and says so in its captions (the
+    default interval's words: tests/test_report.py)."""
+    sweep = tmp_path / "sweep"
+    p = run_cli("-m", *TINY, PNG_ONLY, "measure.bounds.enabled=false",
+                "measure.learning.enabled=false", "D=16,32", "seed=0,1,2", "report.center=mean",
+                "report.interval=bca", "report.resamples=400", f"hydra.sweep.dir={sweep}")
+    assert p.returncode == 0, p.stderr[-3000:]
+    text = (sweep / "report" / "summary.md").read_text()
+    assert "band: its 95% BCa bootstrap (400 resamples); none under 3 seeds" in text
