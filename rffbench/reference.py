@@ -55,9 +55,11 @@ SAMPLE_NAMES = {"default-log": "the default run's log and summary (warm)",
                 "default-times": "the default run's wall time, cold and warm",
                 "default-compile": "the default run's compile_time_s, cold and warm",
                 "reproductions": "the committed reproductions' verdicts, counted from "
-                                 "results/reference/*/reproduction_*.csv"}
+                                 "results/reference/*/reproduction_*.csv",
+                "landmarks": "the landmark study's numbers, from the tables of "
+                             "results/reference/landmarks/summary.md"}
 #: the samples made from committed tables, not from a run: rewritten with the README
-TABLE_SAMPLES = ("reproductions",)
+TABLE_SAMPLES = ("reproductions", "landmarks")
 
 
 def question(name):
@@ -155,9 +157,62 @@ def samples(repeats=3):
 
 def table_samples(ref=None):
     """{name: text} of the TABLE_SAMPLES, from the committed tables in ``ref`` (default
-    results/reference)."""
-    return {"reproductions": "\n\n" + reproduction_counts(ref or ROOT / "results" / "reference")
-            + "\n"}
+    results/reference); a sample whose tables are not there is left out."""
+    ref = ref or ROOT / "results" / "reference"
+    out = {"reproductions": "\n\n" + reproduction_counts(ref) + "\n"}
+    if (ref / "landmarks" / "summary.md").is_file():
+        out["landmarks"] = "\n\n" + landmark_numbers(ref / "landmarks" / "summary.md") + "\n"
+    return out
+
+
+def summary_tables(path):
+    """{heading: DataFrame of strings} of the Markdown tables of a report's summary.md (the
+    ``###`` heading above each)."""
+    import pandas as pd
+
+    tables, heading, rows = {}, None, []
+    for line in path.read_text().splitlines() + [""]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+            continue
+        if rows:
+            tables[heading] = pd.DataFrame(rows[2:], columns=rows[0])
+            rows = []
+        if line.startswith("### "):
+            heading = line[4:].strip()
+    return tables
+
+
+def landmark_numbers(path):
+    """The landmark study's numbers as a Markdown table, from its report's tables: per
+    dataset and landmark rule the Gram error over uniform's at D = 16, 64, 512, the test
+    error at D = 16 and 512 (exact kernel ridge's in the dataset's first row) and the
+    ridge's train time at D = 512 (the map's fit included); medians over the seeds."""
+    tabs = summary_tables(path)
+    err = tabs["Gram-matrix error (approximation)"]
+    err = err[err.metric == "rel_fro_error"].set_index(["dataset", "features.params.landmarks"])
+    learn = tabs["Learning: test error and train time"]
+    lines = ["| dataset | rule | Gram error / uniform's, D = 16, 64, 512 | test error, D = 16 "
+             "| test error, D = 512 | train time (s), D = 512 |", "|" + "---|" * 6]
+    for dataset, rules in err.groupby(level=0, sort=True):
+        lx = learn[learn.dataset == dataset]
+        metric = "test_error_rate" if (lx["test_error_rate / ridge"] != "").any() \
+            else "test_rel_rmse"
+
+        def cell(rule, D, col):
+            row = lx[(lx.D == str(D)) & (lx["features.params.landmarks"] == rule)]
+            return row[col].iloc[0] if len(row) else "n/a"
+
+        exact = lx[f"{metric} / exact_krr"].iloc[0]
+        for i, rule in enumerate(rules.index.get_level_values(1)):
+            mine, base = err.loc[(dataset, rule)], err.loc[(dataset, "uniform")]
+            ratios = ", ".join(f"{float(mine[c]) / float(base[c]):.2g}"
+                               for c in ("D=16", "D=64", "D=512"))
+            label = f"{dataset} ({metric}; exact KRR {exact})" if i == 0 else ""
+            lines.append(f"| {label} | {rule} | {ratios} | {cell(rule, 16, metric + ' / ridge')} "
+                         f"| {cell(rule, 512, metric + ' / ridge')} "
+                         f"| {cell(rule, 512, 'train_time_s / ridge')} |")
+    return "\n".join(lines) + "\n"
 
 
 #: the verdicts a reproduction table counts, and their words

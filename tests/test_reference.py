@@ -42,18 +42,31 @@ def test_each_presets_time_is_recorded_and_the_readme_states_the_measured_total(
     assert reference.times_text().startswith(f"{n / 6:.1f} h measured on {reference._cores()}")
 
 
-def test_the_pages_reproduction_counts_are_the_committed_tables():
-    """The verdict counts the README and docs/reproductions.md show are what the committed
-    reference reports' tables give (the docs cannot drift from them)."""
-    want = reference.table_samples()["reproductions"]
-    pages = [p for p in reference.SAMPLE_PAGES
-             if "<!-- sample reproductions -->" in (reference.ROOT / p).read_text()]
-    assert pages == ["README.md", "docs/reproductions.md"]
-    for page in pages:
-        bodies = [m.group("body") for m in
-                  reference.SAMPLE.finditer((reference.ROOT / page).read_text())
-                  if m.group("name") == "reproductions"]
-        assert bodies == [want], f"{page}: run python -m rffbench.reference --readme-only"
+def test_the_pages_numbers_are_the_committed_tables():
+    """The verdict counts (README, docs/reproductions.md) and the landmark study's numbers
+    (docs/reproductions.md) are what the committed reference reports' tables give: the
+    docs cannot drift from them."""
+    want = reference.table_samples()
+    assert set(want) == set(reference.TABLE_SAMPLES)
+    where = {}
+    for page in reference.SAMPLE_PAGES:
+        for m in reference.SAMPLE.finditer((reference.ROOT / page).read_text()):
+            if m.group("name") in want:
+                where.setdefault(m.group("name"), []).append(page)
+                assert m.group("body") == want[m.group("name")], \
+                    f"{page}: run python -m rffbench.reference --readme-only"
+    assert where == {"reproductions": ["README.md", "docs/reproductions.md"],
+                     "landmarks": ["docs/reproductions.md"]}
+
+
+def test_summary_tables_reads_each_table_under_its_heading(tmp_path):
+    md = tmp_path / "summary.md"
+    md.write_text("# t\n\n### First\n\ntext\n\n| a | b |\n|---|---|\n| 1 | x |\n| 2 |  |\n"
+                  "\n### Second (two)\n| c |\n|---|\n| 3 |\n")
+    tabs = reference.summary_tables(md)
+    assert list(tabs) == ["First", "Second (two)"]
+    assert tabs["First"].to_dict("list") == {"a": ["1", "2"], "b": ["x", ""]}
+    assert tabs["Second (two)"].c.tolist() == ["3"]
 
 
 def test_reproduction_counts_count_each_verdict_and_mark_tables_made_before_them(tmp_path):
