@@ -225,7 +225,8 @@ def reproduction_counts(ref):
     many agree, are inconclusive (could not detect the inconclusive ratio) or differ, and
     the verdicts of its families (dataset, kernel: their points tested together); a table
     made before the power and family tests (no ``detectable`` column) says so instead of
-    counting its points as agreeing."""
+    counting its points as agreeing.  A family's cell: its kernel, verdict, common ratio
+    ours / published with its interval, and the ratio its test could detect."""
     import pandas as pd
 
     rows, total = [], dict.fromkeys(("points", "agrees", "inconclusive", "differs"), 0)
@@ -243,20 +244,29 @@ def reproduction_counts(ref):
             total["points"] += len(g)
             for v in n:
                 total[v] += n[v]
-            fams = g.dropna(subset=["family_verdict"]).groupby("kernel").family_verdict.first()
+            fams = g.dropna(subset=["family_verdict"]).groupby("kernel").first()
             for v in families:
-                families[v] += int((fams == v).sum())
-            fam = ", ".join(f"{int((fams == v).sum())} {w}" for v, w in VERDICTS
-                            if (fams == v).any()) or "none tested"
+                families[v] += int((fams.family_verdict == v).sum())
+            fam = "; ".join(_family_text(k, f) for k, f in fams.iterrows()) or "none tested"
             untested = len(g) - sum(n.values())
             cells = [str(n[v]) for v, _ in VERDICTS] + [str(untested or ""), fam]
             rows.append(head + "".join(f" {c} |" for c in cells))
     head = ("| paper | preset | dataset | points | agree | inconclusive | differ | "
-            "untested (< 2 seeds) | families (dataset, kernel) |\n|" + "---|" * 9)
+            "untested (< 2 seeds) | families (kernel: verdict, common ratio [95%], detectable) |\n|"
+            + "---|" * 9)
     foot = (f"| all | | | {total['points']} | {total['agrees']} | {total['inconclusive']} | "
             f"{total['differs']} | | " + ", ".join(f"{families[v]} {w}" for v, w in VERDICTS)
             + " |")
     return "\n".join([head, *rows, foot]) + "\n"
+
+
+def _family_text(kernel, f):
+    """A family's verdict: 'gaussian agrees: 1.01 [0.95, 1.07], detects 1.12x'."""
+    words = dict(VERDICTS).get(f.family_verdict, f.family_verdict)
+    if "family_ratio" not in f or not f.family_ratio == f.family_ratio:  # not NaN
+        return f"{kernel} {words}"
+    return (f"{kernel} {words}: {f.family_ratio:.3g} [{f.family_lo:.3g}, {f.family_hi:.3g}], "
+            f"detects {f.family_detectable:.3g}x")
 
 
 def write_samples(values, pages=None):

@@ -81,14 +81,19 @@ def test_reproduction_counts_count_each_verdict_and_mark_tables_made_before_them
                   "verdict": ["agrees", "inconclusive", "differs", "agrees", None, "agrees"],
                   "detectable": [1.1, 1.4, 1.1, 1.2, None, 1.1],
                   "family_verdict": ["agrees", "agrees", "differs", "differs", "differs",
-                                     "inconclusive"]}).to_csv(new, index=False)
+                                     "inconclusive"],
+                  "family_ratio": [1.0, 1.0, 1.3, 1.3, 1.3, None],
+                  "family_lo": [0.9, 0.9, 1.2, 1.2, 1.2, None],
+                  "family_hi": [1.1, 1.1, 1.4, 1.4, 1.4, None],
+                  "family_detectable": [1.2, 1.2, 1.1, 1.1, 1.1, None]}).to_csv(new, index=False)
     old = tmp_path / "p2" / "reproduction_paperB_accuracy.csv"
     old.parent.mkdir()
     pd.DataFrame({"dataset": ["d3"] * 3, "kernel": ["g"] * 3,
                   "verdict": ["agrees", "agrees", "differs"]}).to_csv(old, index=False)
     lines = reference.reproduction_counts(tmp_path).splitlines()
-    assert lines[2] == "| paperA | p1 | d1 | 5 | 2 | 1 | 1 | 1 | 1 agree, 1 differ |"
-    assert lines[3] == "| paperA | p1 | d2 | 1 | 1 | 0 | 0 |  | 1 inconclusive |"
+    assert lines[2] == ("| paperA | p1 | d1 | 5 | 2 | 1 | 1 | 1 | a differ: 1.3 [1.2, 1.4], "
+                        "detects 1.1x; g agree: 1 [0.9, 1.1], detects 1.2x |")
+    assert lines[3] == "| paperA | p1 | d2 | 1 | 1 | 0 | 0 |  | g inconclusive |"
     assert lines[4].startswith("| paperB_accuracy | p2 | d3 | 3 | made before the power and "
                                "family tests: 2 within, not counted |")
     assert lines[5] == "| all | | | 6 | 3 | 1 | 1 | | 1 agree, 1 inconclusive, 1 differ |"
