@@ -1,5 +1,6 @@
 """The report's pages: summary.md (Markdown) and index.html (one self-contained page:
-its style, ``page.css`` beside this module, and the figures are inlined), from what
+its style, ``page.css``, its tables' sorting and filtering, ``tables.js``, beside this module,
+and the figures are inlined), from what
 :func:`rffbench.report.make_report` gathered.
 """
 from __future__ import annotations
@@ -14,6 +15,8 @@ from .collect import BAD
 
 #: the page's style sheet, inlined into every index.html
 CSS_FILE = Path(__file__).with_name("page.css")
+#: the data tables' sorting and filtering (tables.js beside this module), inlined
+SCRIPT_FILE = Path(__file__).with_name("tables.js")
 
 
 def _what_was_run(rep, col):
@@ -130,7 +133,7 @@ def _html_table(frame, n_keys):
     body = "".join("<tr>" + "".join(f"<td class='{c}'>{e(str(v))}</td>"
                                     for c, v in zip(cls, row.values)) + "</tr>"
                    for _, row in frame.iterrows())
-    return f"<table>{head}{body}</table>"
+    return f"<table class='data'><thead>{head}</thead><tbody>{body}</tbody></table>"
 
 
 def _html_figure(rep, d):
@@ -189,7 +192,7 @@ def render_html(rep, col, env):
                          f"<p class='caption'>{e(t.caption)}</p>{_html_table(t.frame, t.n_keys)}")
     parts.append("<h2 id='environment'>Environment</h2><table>")
     parts += [f"<tr><th class='l'>{e(k)}</th><td class='l'>{e(v)}</td></tr>" for k, v in env]
-    parts.append("</table></body></html>")
+    parts.append(f"</table><script>{SCRIPT_FILE.read_text()}</script></body></html>")
     return "\n".join(parts)
 
 
