@@ -79,11 +79,14 @@ def test_speed_records_vocabulary_and_consistency():
     assert v["transform/rff_out", "fraction_of_limit"] == pytest.approx(
         v["transform/rff_out", "limit_time_s"] / t["transform/rff_out"], rel=1e-12) \
         if ("transform/rff_out", "fraction_of_limit") in v else True
-    # every rffbench implementation has a limit
+    # every rffbench implementation has a limit, and a fraction of it but where a fresh
+    # output's first touch outlasted the call (a loaded machine: then the note says so)
     for m in ("transform/rff", "transform/sorf", "gram/rffbench_gaussian",
               "gram/rffbench_laplacian",
               "train/rffbench_ridge", "train/rffbench_exact_krr"):
-        assert v[m, "fraction_of_limit"] > 0 and v[m, "limit_time_s"] > 0, m
+        assert v[m, "limit_time_s"] > 0, m
+        frac = sp[(sp.method == m) & (sp.metric == "fraction_of_limit")]
+        assert frac.value.item() > 0 or "first touch took longer" in frac.note.item(), m
     # a pair map's GEMM has D/2 columns: its limit is below the rff map's
     assert v["transform/rff_pairs", "limit_time_s"] < v["transform/rff", "limit_time_s"]
     assert v["transform/rff", "throughput_rows_per_s"] == pytest.approx(

@@ -39,7 +39,8 @@ def test_the_html_table_has_a_head_and_a_body():
 def test_clicking_a_header_sorts_and_the_box_filters_in_chromium(tmp_path):
     """Numbers sort as numbers (1e-05 < 0.25 < 3 < 20 (n=2)), n/a and empty cells last
     both ways, a second click reverses, text sorts as text, ties keep their order; the
-    filter keeps the rows containing its text (any case)."""
+    filter keeps the rows containing its text (any case).  The browser is the point: it
+    starts a process (one of the default suite's budgeted sites, ~2 s)."""
     frame = pd.DataFrame({"map": ["alpha", "Beta", "gamma", "delta", "bet"],
                           "kernel": ["g"] * 5,
                           "error": ["3", "20 (n=2)", "n/a", "1e-05", "0.25"]})
