@@ -261,12 +261,15 @@ def reproduction_counts(ref):
 
 
 def _family_text(kernel, f):
-    """A family's verdict: 'gaussian agrees: 1.01 [0.95, 1.07], detects 1.12x'."""
+    """A family's verdict: 'gaussian agree: 1.01 [0.95, 1.07], detects 1.12x', and when its
+    points scatter more than their noise (Cochran's Q), that."""
     words = dict(VERDICTS).get(f.family_verdict, f.family_verdict)
     if "family_ratio" not in f or not f.family_ratio == f.family_ratio:  # not NaN
         return f"{kernel} {words}"
+    spread = " (its points scatter: Cochran's Q above its critical value)" \
+        if "family_q" in f and f.family_q > f.family_q_crit else ""
     return (f"{kernel} {words}: {f.family_ratio:.3g} [{f.family_lo:.3g}, {f.family_hi:.3g}], "
-            f"detects {f.family_detectable:.3g}x")
+            f"detects {f.family_detectable:.3g}x{spread}")
 
 
 def write_samples(values, pages=None):

@@ -85,14 +85,17 @@ def test_reproduction_counts_count_each_verdict_and_mark_tables_made_before_them
                   "family_ratio": [1.0, 1.0, 1.3, 1.3, 1.3, None],
                   "family_lo": [0.9, 0.9, 1.2, 1.2, 1.2, None],
                   "family_hi": [1.1, 1.1, 1.4, 1.4, 1.4, None],
-                  "family_detectable": [1.2, 1.2, 1.1, 1.1, 1.1, None]}).to_csv(new, index=False)
+                  "family_detectable": [1.2, 1.2, 1.1, 1.1, 1.1, None],
+                  "family_q": [1.0, 1.0, 9.0, 9.0, 9.0, None],
+                  "family_q_crit": [5.0, 5.0, 5.0, 5.0, 5.0, None]}).to_csv(new, index=False)
     old = tmp_path / "p2" / "reproduction_paperB_accuracy.csv"
     old.parent.mkdir()
     pd.DataFrame({"dataset": ["d3"] * 3, "kernel": ["g"] * 3,
                   "verdict": ["agrees", "agrees", "differs"]}).to_csv(old, index=False)
     lines = reference.reproduction_counts(tmp_path).splitlines()
     assert lines[2] == ("| paperA | p1 | d1 | 5 | 2 | 1 | 1 | 1 | a differ: 1.3 [1.2, 1.4], "
-                        "detects 1.1x; g agree: 1 [0.9, 1.1], detects 1.2x |")
+                        "detects 1.1x (its points scatter: Cochran's Q above its critical "
+                        "value); g agree: 1 [0.9, 1.1], detects 1.2x |")
     assert lines[3] == "| paperA | p1 | d2 | 1 | 1 | 0 | 0 |  | g inconclusive |"
     assert lines[4].startswith("| paperB_accuracy | p2 | d3 | 3 | made before the power and "
                                "family tests: 2 within, not counted |")
