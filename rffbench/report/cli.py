@@ -24,6 +24,13 @@ def main(argv=None):
     ap.add_argument("--delta", type=float, default=None,
                     help="only this delta in the bound figures (default: every recorded delta)")
     ap.add_argument("--no-pdf", action="store_true", help="PNG only")
+    ap.add_argument("--tables", choices=["latex"], default=None,
+                    help="also write each table as report/latex/NAME.tex (booktabs; each "
+                         "value with its interval; bold: the best map and those not "
+                         "significantly different from it, by Welch's t)")
+    ap.add_argument("--latex-numbers", choices=["plain", "siunitx"], default="plain",
+                    help="numbers in the LaTeX tables as written (plain) or as \\num{} "
+                         "(siunitx)")
     args = ap.parse_args(argv)
     try:
         os.getcwd()
@@ -33,7 +40,8 @@ def main(argv=None):
         return 2
     try:
         rep = make_report(args.sweep_dir, args.out, args.tail_D, args.delta,
-                          pdf=not args.no_pdf)
+                          pdf=not args.no_pdf,
+                          latex=args.latex_numbers if args.tables == "latex" else None)
     except RffbenchError as exc:
         print(f"rffbench report: error: {exc}", file=sys.stderr)
         return 2
@@ -42,6 +50,8 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     print(f"rffbench report: {rep.index} ({rep.status_line})")
+    if rep.latex:
+        print(f"rffbench report: {len(rep.latex)} LaTeX tables in {rep.latex[0].parent}")
     for line in rep.problem_lines():
         print(f"rffbench report: {line}", file=sys.stderr)
     return 0 if rep.complete else 1

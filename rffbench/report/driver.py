@@ -19,6 +19,7 @@ from .catalog import all_figures, all_tables
 from .collect import ReportError, collect
 from .figures import STYLE, FigContext, plt
 from .grouping import attach_conditions, fmt, summarising, with_added_defaults
+from .latex import write_latex
 from .render import render_html, render_markdown
 from .reproductions import reproduction_sections
 
@@ -40,6 +41,7 @@ class Report:
     figures: list = field(default_factory=list)  # Drawn (closed)
     skipped: list = field(default_factory=list)
     tables: list = field(default_factory=list)
+    latex: list = field(default_factory=list)  # the LaTeX tables written (paths)
     reproductions: list = field(default_factory=list)  # reproductions.Section
     center: str = "median"  # report.center of the runs
     notes: list = field(default_factory=list)
@@ -113,7 +115,7 @@ def _save(fig, path, fmt_, dpi):
 
 
 def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=110,
-                tables=True):
+                tables=True, latex=None):
     """Write the report of ``sweep_dir``; returns a :class:`Report`.
 
     Parameters
@@ -132,6 +134,8 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
         Resolution of the PNG figures.
     tables : bool, default True
         Write the summary tables.
+    latex : str or None, default None
+        Also each table as ``latex/NAME.tex``, numbers "plain" or "siunitx" (.latex).
 
     Returns
     -------
@@ -177,6 +181,8 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
             rep.reproductions = reproduction_sections(ctx, good)
             rep.tables = all_tables(df, origins)
             _draw(rep, ctx, out, pdf, dpi)
+            if latex:
+                rep.latex = write_latex(rep.tables, out / "latex", latex)
     else:
         df = None
         rep.skipped.append("every figure: no complete run")

@@ -22,6 +22,10 @@ class Table:
     caption: str
     frame: object  # DataFrame of strings: n_keys row-label columns, then the values
     n_keys: int = 0
+    #: the seeds' values behind each value cell (a DataFrame like ``frame``: a float array
+    #: per cell, None where empty), for tables that test their cells (LaTeX's bold); None:
+    #: not kept
+    values: object = None
 
 
 @dataclass
@@ -41,8 +45,8 @@ class Section:
 def make_table(name, title, what, g, rows, row_keys, col_keys):
     """A :class:`Table` of ``rows``: caption (what was pooled, rows, columns) and cells."""
     rk = [k for k in dict.fromkeys(row_keys) if k in rows.columns]
-    return Table(name, title, _caption(what, g, rows, rk, col_keys), pivot(rows, rk, col_keys),
-                 len(rk))
+    frame, values = _pivots(rows, rk, col_keys)
+    return Table(name, title, _caption(what, g, rows, rk, col_keys), frame, len(rk), values)
 
 
 def _cell(v, n, uniform):
@@ -56,6 +60,13 @@ def _cell(v, n, uniform):
 def pivot(rows, row_keys, col_keys):
     """Formatted table: the seeds' summary of ``value`` over the runs of each cell (the
     median, or the mean with report.center=mean); the row keys are its leading columns."""
+    return _pivots(rows, row_keys, col_keys)[0]
+
+
+def _pivots(rows, row_keys, col_keys):
+    """(:func:`pivot`'s frame, the same frame with each value cell's seed values: a float
+    array, None where there is no cell)."""
+    import numpy as np
     import pandas as pd
 
     row_keys = [k for k in dict.fromkeys(row_keys) if k in rows.columns]
@@ -63,14 +74,24 @@ def pivot(rows, row_keys, col_keys):
     if keys:
         grp = rows.groupby(keys, dropna=False, sort=True)
         med, n = grp.value.agg(lambda v: summary(v)[0]), grp.run_id.nunique()
+        raw = grp.value.agg(lambda v: np.asarray(v.dropna(), dtype=float))
     else:
         med = pd.Series([summary(rows.value)[0]], index=[0])
         n = pd.Series([rows.run_id.nunique()], index=[0])
+        raw = pd.Series([np.asarray(rows.value.dropna(), dtype=float)], index=[0])
     uniform = n.nunique() <= 1
     cells = pd.Series([_cell(v, k, uniform) for v, k in zip(med.values, n.values)],
                       index=med.index)
+    return _shape(cells, row_keys, col_keys, ""), _shape(raw, row_keys, col_keys, None)
+
+
+def _shape(cells, row_keys, col_keys, empty):
+    """A Series of cells by (row keys + column keys) as the table's frame: row-key columns,
+    then a column per combination of the column keys (``empty`` where there is no cell)."""
     if col_keys:
-        frame = cells.unstack(list(col_keys)).fillna("")
+        frame = cells.unstack(list(col_keys))
+        frame = frame.astype(object).where(frame.notna(), empty) if empty is None \
+            else frame.fillna(empty)
         frame.columns = [" / ".join(fmt(c) for c in (col if isinstance(col, tuple) else (col,)))
                          for col in frame.columns]
         if len(col_keys) == 1:
