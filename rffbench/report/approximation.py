@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .comparison import table_map_comparison
 from .figures import (
     Figure,
     Selection,
@@ -117,4 +118,4 @@ def table_approximation(df, origins):
 fig_error_vs_D = ErrorVsD()
 #: the report's figures and tables of this measurement (rffbench.report.catalog)
 FIGURES = [fig_error_vs_D]
-TABLES = [table_approximation]
+TABLES = [table_approximation, table_map_comparison]

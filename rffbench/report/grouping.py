@@ -90,6 +90,14 @@ def interval_words():
     return f"its {level:.0%} {name}; none under {MIN_SEEDS[method]} seeds"
 
 
+def value_words():
+    """A table value with its bracket, in words: 'the median over the seeds [their min,
+    max]' or 'the mean over the seeds [its 95% ... interval ...]'."""
+    if CENTER.get() == "median":
+        return "the median over the seeds [their min, max]"
+    return f"the mean over the seeds [{interval_words()}]"
+
+
 def center_words(band=True):
     """How a point summarises its seeds, in words (for legends and captions)."""
     if CENTER.get() == "median":

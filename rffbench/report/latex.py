@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 
-from .grouping import CENTER, INTERVAL, interval_words, summary
+from .grouping import INTERVAL, summary, value_words
 
 #: LaTeX number forms (--latex-numbers)
 NUMBER_FORMS = ("plain", "siunitx")
@@ -129,8 +129,7 @@ def table_tex(table, numbers="plain"):
             f"value not significantly different from it (Welch's t, two-sided, "
             f"{1 - level:.0%} level)." if bold or MAP_COLUMN in frame.columns[:table.n_keys]
             else "No bold: the table compares no maps.")
-    form = ("Each value: the median over the seeds [their min, max]." if CENTER.get() == "median"
-            else f"Each value: the mean over the seeds [{interval_words()}].")
+    form = f"Each value: {value_words()}."
     caption = f"{table.title}. {table.caption} {form} {rule}"
     lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{escape(caption)}}}",
               f"\\label{{tab:{escape(table.name)}}}", r"\end{table}", ""]
