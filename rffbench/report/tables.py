@@ -3,7 +3,7 @@
 Every table follows the grouping rule of :mod:`rffbench.report.grouping`:
 its rows are the varying conditions (and the quantity shown), its columns
 the swept axis or the quantities, each cell the median (or, with
-``report.center=mean``, the mean) over the seeds of
+``report.center=mean``, the mean and its interval) over the seeds of
 the runs that share everything else; the caption says how many runs a cell
 pools.  Cells pooling fewer runs than the others say ``(n=k)``.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .grouping import fmt, pooled_text, summary
+from .grouping import CENTER, fmt, pooled_text, summary
 
 
 @dataclass
@@ -49,17 +49,22 @@ def make_table(name, title, what, g, rows, row_keys, col_keys):
     return Table(name, title, _caption(what, g, rows, rk, col_keys), frame, len(rk), values)
 
 
-def _cell(v, n, uniform):
+def _cell(stats, n, uniform):
+    """A cell's text: its centre, with report.center=mean its interval in brackets (none
+    with one seed), and (n=k) where it pools fewer runs than the others."""
+    v, lo, hi = stats
     if v is None or (isinstance(v, float) and math.isnan(v)):
         text = "n/a"
     else:
-        text = f"{v:.4g}"
+        text = f"{v:.4g}" + (f" [{lo:.4g}, {hi:.4g}]" if CENTER.get() == "mean" and lo != hi
+                             else "")
     return text if uniform else f"{text} (n={n})"
 
 
 def pivot(rows, row_keys, col_keys):
     """Formatted table: the seeds' summary of ``value`` over the runs of each cell (the
-    median, or the mean with report.center=mean); the row keys are its leading columns."""
+    median, or the mean and its interval with report.center=mean); the row keys are its
+    leading columns."""
     return _pivots(rows, row_keys, col_keys)[0]
 
 
@@ -73,10 +78,10 @@ def _pivots(rows, row_keys, col_keys):
     keys = row_keys + list(col_keys)
     if keys:
         grp = rows.groupby(keys, dropna=False, sort=True)
-        med, n = grp.value.agg(lambda v: summary(v)[0]), grp.run_id.nunique()
+        med, n = grp.value.agg(summary), grp.run_id.nunique()
         raw = grp.value.agg(lambda v: np.asarray(v.dropna(), dtype=float))
     else:
-        med = pd.Series([summary(rows.value)[0]], index=[0])
+        med = pd.Series([summary(rows.value)], index=[0])
         n = pd.Series([rows.run_id.nunique()], index=[0])
         raw = pd.Series([np.asarray(rows.value.dropna(), dtype=float)], index=[0])
     uniform = n.nunique() <= 1
