@@ -111,7 +111,7 @@ def test_every_group_option_composes(group, name):
     (["report.center=mode"], r"report.center='mode' is not allowed: use one of median, mean"),
     (["report.center=mean", "report.interval=wilson"], r"report.interval='wilson' is not "
                                                        r"allowed: use one of lognormal, t, "),
-    (["report.center=mean", "report.level=1"], r"report.level=1 is not allowed: use a "
+    (["report.center=mean", "report.level=1"], r"report.level=1.0 is not allowed: use a "
                                                r"number in \[0.5, 1\)"),
     (["report.center=mean", "report.level=0.2"], r"report.level=0.2 is not allowed"),
     (["report.center=mean", "report.interval=bca", "report.resamples=50"],
