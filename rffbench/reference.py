@@ -57,9 +57,11 @@ SAMPLE_NAMES = {"default-log": "the default run's log and summary (warm)",
                 "reproductions": "the committed reproductions' verdicts, counted from "
                                  "results/reference/*/reproduction_*.csv",
                 "landmarks": "the landmark study's numbers, from the tables of "
-                             "results/reference/landmarks/summary.md"}
+                             "results/reference/landmarks/summary.md",
+                "quffka-letter": "quffka's LETTER points against ours, from "
+                                 "results/reference/quadrature/reproduction_munkhoeva2018.csv"}
 #: the samples made from committed tables, not from a run: rewritten with the README
-TABLE_SAMPLES = ("reproductions", "landmarks")
+TABLE_SAMPLES = ("reproductions", "landmarks", "quffka-letter")
 
 
 def question(name):
@@ -162,7 +164,33 @@ def table_samples(ref=None):
     out = {"reproductions": "\n\n" + reproduction_counts(ref) + "\n"}
     if (ref / "landmarks" / "summary.md").is_file():
         out["landmarks"] = "\n\n" + landmark_numbers(ref / "landmarks" / "summary.md") + "\n"
+    quffka = ref / "quadrature" / "reproduction_munkhoeva2018.csv"
+    if quffka.is_file():
+        out["quffka-letter"] = "\n\n" + reproduction_detail(quffka, "letter") + "\n"
     return out
+
+
+def reproduction_detail(path, dataset):
+    """One dataset's points of a committed reproduction table as Markdown: per kernel and
+    method (and our map) published / ours at the smallest and largest size n, the range of
+    ours / published over n, the largest |z| and the points' verdicts."""
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    df = df[df.dataset == dataset]
+    lo, hi = int(df.n.min()), int(df.n.max())
+    old = "detectable" not in df  # made before the power test: within / differ only
+    verdicts = (("agrees", ""), ("differs", "")) if old else VERDICTS
+    lines = [f"| kernel | method | map | n = {lo} | n = {hi} | ours / published | max \\|z\\| "
+             + ("| within / differ (made before the power test) |" if old else
+                "| agree / inconclusive / differ |"), "|" + "---|" * 8]
+    for (kernel, method, feat), g in df.groupby(["kernel", "method", "features"], sort=False):
+        first, last = g[g.n == lo].iloc[0], g[g.n == hi].iloc[0]
+        counts = " / ".join(str(int((g.verdict == v).sum())) for v, _ in verdicts)
+        lines.append(f"| {kernel} | {method} | {feat} | {first.published:.3g} / {first.ours:.3g} "
+                     f"| {last.published:.3g} / {last.ours:.3g} | {g.ratio.min():.2f}-"
+                     f"{g.ratio.max():.2f} | {g.z.abs().max():.2f} | {counts} |")
+    return "\n".join(lines) + "\n"
 
 
 def summary_tables(path):

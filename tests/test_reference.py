@@ -43,9 +43,9 @@ def test_each_presets_time_is_recorded_and_the_readme_states_the_measured_total(
 
 
 def test_the_pages_numbers_are_the_committed_tables():
-    """The verdict counts (README, docs/reproductions.md) and the landmark study's numbers
-    (docs/reproductions.md) are what the committed reference reports' tables give: the
-    docs cannot drift from them."""
+    """The verdict counts (README, docs/reproductions.md), the landmark study's numbers and
+    quffka's LETTER points (docs/reproductions.md) are what the committed reference reports'
+    tables give: the docs cannot drift from them."""
     want = reference.table_samples()
     assert set(want) == set(reference.TABLE_SAMPLES)
     where = {}
@@ -56,7 +56,8 @@ def test_the_pages_numbers_are_the_committed_tables():
                 assert m.group("body") == want[m.group("name")], \
                     f"{page}: run python -m rffbench.reference --readme-only"
     assert where == {"reproductions": ["README.md", "docs/reproductions.md"],
-                     "landmarks": ["docs/reproductions.md"]}
+                     "landmarks": ["docs/reproductions.md"],
+                     "quffka-letter": ["docs/reproductions.md"]}
 
 
 def test_summary_tables_reads_each_table_under_its_heading(tmp_path):
@@ -101,3 +102,26 @@ def test_reproduction_counts_count_each_verdict_and_mark_tables_made_before_them
                                "family tests: 2 within, not counted |")
     assert lines[5] == "| all | | | 6 | 3 | 1 | 1 | | 1 agree, 1 inconclusive, 1 differ |"
     assert all(ln.count("|") == 10 for ln in lines)  # every row has the header's 9 cells
+
+
+def test_reproduction_detail_per_method_in_both_table_formats(tmp_path):
+    """One row per kernel and method: published / ours at the smallest and largest n, the
+    ratio's range, max |z| and the verdicts (within / differ for a table made before the
+    power test)."""
+    import pandas as pd
+
+    rows = [dict(dataset="d", kernel="g", method="G", features="rff", n=n, published=p,
+                 ours=o, ratio=o / p, z=z, verdict=v, detectable=1.1)
+            for n, p, o, z, v in ((1, 0.2, 0.21, -1.5, "agrees"), (2, 0.1, 0.1, 0.0,
+                                                                   "inconclusive"),
+                                  (3, 0.05, 0.06, -4.0, "differs"))]
+    new = tmp_path / "new.csv"
+    pd.DataFrame(rows + [dict(rows[0], dataset="other")]).to_csv(new, index=False)
+    lines = reference.reproduction_detail(new, "d").splitlines()
+    assert lines[0].endswith("| agree / inconclusive / differ |") and len(lines) == 3
+    assert lines[2] == "| g | G | rff | 0.2 / 0.21 | 0.05 / 0.06 | 1.00-1.20 | 4.00 | 1 / 1 / 1 |"
+    old = tmp_path / "old.csv"
+    pd.DataFrame(rows).drop(columns="detectable").to_csv(old, index=False)
+    lines = reference.reproduction_detail(old, "d").splitlines()
+    assert "within / differ (made before the power test)" in lines[0]
+    assert lines[2].endswith("| 1 / 1 |")
