@@ -458,13 +458,7 @@ class Kernel(ParamNamesOnce, BaseEstimator):
         if spec is None:
             raise NotImplementedError(f"{type(self).__name__} has neither tile_spec nor "
                                       "_gram_into")
-        if spec.tile == nbk.TILE_COORD:
-            nbk.coordinate_gram(X, np.ascontiguousarray(Y.T), out, spec.kind, spec.profile,
-                                spec.a)
-        elif spec.tile == nbk.TILE_SQDIST:
-            sqdist_gram(X, Y, out, spec)
-        else:
-            _dot_gram(X, Y, out, spec)
+        _tile_gram(X, out, spec, _right_operand(Y, spec))
 
     def against(self, Y):
         """``rows(X, out)``: out <- K(X, Y) (C-contiguous), as ``_gram_into(X, Y, out)``
@@ -477,15 +471,8 @@ class Kernel(ParamNamesOnce, BaseEstimator):
         spec = self.tile_spec() if type(self)._gram_into is Kernel._gram_into else None
         if spec is None:
             return lambda X, out: self._gram_into(X, Y, out)
-        Yt = np.ascontiguousarray(Y.T)
-        if spec.tile == nbk.TILE_COORD:
-            return lambda X, out: nbk.coordinate_gram(X, Yt, out, spec.kind, spec.profile,
-                                                      spec.a)
-        if spec.tile == nbk.TILE_SQDIST:
-            right = (Yt, spec.aux(Y, np.float64))
-            return lambda X, out: sqdist_gram(X, Y, out, spec, right)
-        right = _dot_right(Y, spec)
-        return lambda X, out: _dot_gram(X, Y, out, spec, right)
+        right = _right_operand(Y, spec)
+        return lambda X, out: _tile_gram(X, out, spec, right)
 
 
 #: data rule values already computed in this process: (rule, metric, shape, digest of the
@@ -555,10 +542,33 @@ class TileSpec(NamedTuple):
         return sq.astype(dtype or X.dtype, copy=False)
 
 
+def _right_operand(Y, spec):
+    """Y as the Gram code of ``spec`` takes its right operand, made once: Y.T (C-contiguous)
+    for the coordinate loop; (Y.T, squared norms or None where the coordinate loop runs)
+    for squared distances; (transposed scaled rows, per-row numbers) for dot products."""
+    if spec.tile == nbk.TILE_COORD:
+        return np.ascontiguousarray(Y.T)
+    if spec.tile == nbk.TILE_SQDIST:
+        direct = Y.shape[1] <= DIRECT_SQDIST_MAX_D
+        return np.ascontiguousarray(Y.T), None if direct else spec.aux(Y, np.float64)
+    return _dot_right(Y, spec)
+
+
+def _tile_gram(X, out, spec, right):
+    """out <- K(X, Y) by ``spec``'s Gram code, Y given as ``_right_operand(Y, spec)``."""
+    if spec.tile == nbk.TILE_COORD:
+        nbk.coordinate_gram(X, right, out, spec.kind, spec.profile, spec.a)
+    elif spec.tile == nbk.TILE_SQDIST:
+        sqdist_gram(X, None, out, spec, right)
+    else:
+        _dot_gram(X, None, out, spec, right)
+
+
 def _dot_gram(X, Y, out, spec, right=None):
     """The profile's argument by a GEMM of the scaled rows (``nbk.dot_gemm_rows``: the
     fused products' tiles take the same), then the profile.  ``right``: Y's transposed
-    scaled rows and per-row numbers, if already made (:meth:`Kernel.against`)."""
+    scaled rows and per-row numbers, if already made (:func:`_right_operand`); Y is then
+    not read."""
     L = nbk.dot_gemm_rows(X, spec.profile, spec.a)[0]
     Rt, yaux = right if right is not None else _dot_right(Y, spec)
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
@@ -576,15 +586,14 @@ def sqdist_gram(X, Y, out, spec, right=None):
     (the coordinate loop) up to DIRECT_SQDIST_MAX_D coordinates, else |x|^2 + |y|^2 -
     2 x.y through a GEMM, whose cancellation error (~1e-16 |x|^2) is harmless for
     profiles smooth in s = d^2 (Matern 1/2, which is not, takes the coordinate loop
-    through its spec at every d).  ``right``: Y.T (C-contiguous) and Y's squared norms,
-    if already made (:meth:`Kernel.against`)."""
+    through its spec at every d).  ``right``: Y.T (C-contiguous) and Y's squared norms
+    (None at the coordinate loop's d), if already made (:func:`_right_operand`); Y is
+    then not read."""
+    Yt, ysq = _right_operand(Y, spec) if right is None else right
     if X.shape[1] <= DIRECT_SQDIST_MAX_D:
-        Yt = np.ascontiguousarray(Y.T) if right is None else right[0]
         nbk.coordinate_gram(X, Yt, out, nbk.SQDIST, spec.profile, spec.a)
         return
-    # X @ Y.T through GEMM, not SYRK + symmetrisation
-    Yt, ysq = (np.ascontiguousarray(Y.T), spec.aux(Y, np.float64)) if right is None else right
-    xsq = spec.aux(X, np.float64)
+    xsq = spec.aux(X, np.float64)  # X @ Y.T through GEMM, not SYRK + symmetrisation
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
         e = min(s + GRAM_BLOCK_ROWS, X.shape[0])
         np.matmul(X[s:e], Yt, out=out[s:e])
