@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .grouping import INTERVAL, Grouping, fmt, key_order, pooled_text, summary, value_words
-from .latex import same
+from .latex import same, value_text
 from .tables import Table
 
 #: the target relative Frobenius errors
@@ -55,11 +55,6 @@ def _interp_loglog(D, y, at):
     return float(np.exp(np.interp(np.log(at), np.log(D), np.log(y))))
 
 
-def _summary_text(values):
-    c, lo, hi = summary(values)
-    return f"{c:.4g}" + (f" [{lo:.4g}, {hi:.4g}]" if lo != hi else "")
-
-
 def _reach(per_seed, D_lo, D_hi):
     """The cell of a target's D (or time) over the seeds' values (module docs)."""
     if any(v is None for v in per_seed):
@@ -69,7 +64,7 @@ def _reach(per_seed, D_lo, D_hi):
     if any(v == "below" for v in per_seed):
         return f"<= {fmt(D_lo)} (some seeds)", None
     vals = np.asarray(per_seed, float)
-    return _summary_text(vals), vals
+    return value_text(vals), vals
 
 
 def _map_row(runs, D_star, times):
@@ -87,7 +82,7 @@ def _map_row(runs, D_star, times):
                             else _interp_loglog(t[0], t[1], d))
         text, vals = _reach(per_seed, D_lo, D_hi)
         ok = vals is not None and all(v is not None for v in per_time)
-        cells[target] = (text, _summary_text(np.asarray(per_time, float)) if ok else "n/a")
+        cells[target] = (text, value_text(np.asarray(per_time, float)) if ok else "n/a")
     return at_star, cells
 
 
@@ -141,7 +136,7 @@ def table_map_comparison(df, origins):
         ranks = _ranks(errors, level)
         for m in sorted(errors, key=lambda m: (ranks[m], summary(errors[m])[0])):
             row = dict(zip(keys, map(fmt, gkey)), features=m, rank=str(ranks[m]),
-                       **{"D*": fmt(D_star), "error at D*": _summary_text(errors[m])})
+                       **{"D*": fmt(D_star), "error at D*": value_text(errors[m])})
             for target in TARGETS:
                 row[f"D for {target:g}"], row[f"time (s) for {target:g}"] = cells[m][target]
             rows.append(row)

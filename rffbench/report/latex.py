@@ -60,7 +60,9 @@ def _number(v, numbers, bold):
     return f"\\num{_BOLD_NUM if bold else ''}{{{text}}}"
 
 
-def _cell_text(values, numbers, bold=False):
+def value_text(values, numbers="plain", bold=False):
+    """A table value over the seeds: the summary's centre [low, high] (no bracket where they
+    are equal), n/a where there is none; in LaTeX's number form and bold when asked."""
     c, lo, hi = summary(values)
     if c != c:  # NaN: no value
         return "n/a"
@@ -122,7 +124,7 @@ def table_tex(table, numbers="plain"):
         for col in value_cols:
             v = None if values is None else values[col].iloc[pos]
             row.append(escape(frame[col].iloc[pos]) if v is None or not len(v)
-                       else _cell_text(v, numbers, (pos, col) in bold))
+                       else value_text(v, numbers, (pos, col) in bold))
         lines.append(" & ".join(row) + r" \\")
     rule = (f"Bold: the best of the rows that differ only in the map, per column (lower is "
             f"better for errors and times, higher for accuracies and speed-ups), and every "
@@ -148,4 +150,4 @@ def write_latex(tables, folder, numbers="plain"):
 
 
 __all__ = ["NUMBER_FORMS", "bold_cells", "direction", "escape", "same", "table_tex",
-           "write_latex"]
+           "value_text", "write_latex"]
