@@ -116,6 +116,13 @@ def run_cli(*args, timeout=300, cwd=ROOT, env=None, process=False):
                       timeout=timeout, path=ROOT)
 
 
+#: headless Chromium as the report and docs tests run it (no network, no first-run work; each
+#: test adds its own --user-data-dir)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
 #: a run made quick where the test is about something else than its numbers
 FAST = ["measure.bounds.trials=4", "measure.timing.repeats=3", "measure.learning.repeats=1",
         "D=32"]

@@ -19,7 +19,7 @@ from rffbench.report import learning as rlearning
 from rffbench.report.collect import collect
 from rffbench.results import RECORDS_FILE, SCHEMA_VERSION, record, records_frame
 from rffbench.store import write_config
-from tests.helpers import HTMLPage, run_cli
+from tests.helpers import CHROMIUM_FLAGS, HTMLPage, run_cli
 
 TINY = ["dataset=synthetic", "dataset.n=120", "dataset.d=3", "measure.bounds.trials=4",
         "measure.learning.repeats=1", "measure.timing.repeats=3", "measure.learning.exact=false"]
@@ -407,9 +407,7 @@ def test_index_html_renders_in_headless_chromium(real_sweep, tmp_path):
 
     s = _copy(real_sweep, tmp_path)
     rep = report.make_report(s, pdf=False, dpi=40)
-    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                        "--disable-quic", "--no-first-run", "--disable-background-networking",
-                        "--disable-component-update", "--disable-sync",
+    p = subprocess.run(["chromium", *CHROMIUM_FLAGS,
                         f"--user-data-dir={tmp_path / 'chr'}", "--dump-dom",
                         rep.index.as_uri()], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0

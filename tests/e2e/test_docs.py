@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.helpers import ROOT, HTMLPage
+from tests.helpers import CHROMIUM_FLAGS, ROOT, HTMLPage
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
@@ -126,9 +126,7 @@ function next() {
 }
 next();
 </script></body></html>""" % json.dumps(pages))
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--allow-file-access-from-files", "--virtual-time-budget=60000",
+    flags = [*CHROMIUM_FLAGS, "--allow-file-access-from-files", "--virtual-time-budget=60000",
              f"--user-data-dir={tmp_path / 'chr'}"]
     p = subprocess.run(["chromium", *flags, "--dump-dom", checker.as_uri()],
                        capture_output=True, text=True, timeout=300)

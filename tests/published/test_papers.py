@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import assert_sweep_reported, needs_fetched, run_cli
+from tests.helpers import CHROMIUM_FLAGS, assert_sweep_reported, needs_fetched, run_cli
 from tests.published.common import (
     B24,
     B24M,
@@ -165,9 +165,7 @@ def test_reproduction_section_renders_in_headless_chromium(quad_sweep, tmp_path)
     from tests.helpers import HTMLPage
 
     index = quad_sweep / "report" / "index.html"
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'chr'}"]
+    flags = [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chr'}"]
     p = subprocess.run(["chromium", *flags, "--dump-dom", index.as_uri()],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0
@@ -204,10 +202,8 @@ def test_formula_presets_through_run_py(tmp_path):
         if shutil.which("chromium"):  # the section, its figure and its table, as rendered
             from tests.helpers import HTMLPage
 
-            p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                                "--disable-quic", "--no-first-run",
-                                "--disable-background-networking", "--disable-component-update",
-                                "--disable-sync", f"--user-data-dir={tmp_path / 'chr'}",
+            p = subprocess.run(["chromium", *CHROMIUM_FLAGS,
+                                f"--user-data-dir={tmp_path / 'chr'}",
                                 "--dump-dom", (rep / "index.html").as_uri()],
                                capture_output=True, text=True, timeout=120)
             dom = HTMLPage.parse_text(p.stdout)

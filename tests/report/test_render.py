@@ -9,9 +9,7 @@ import pandas as pd
 import pytest
 
 from rffbench.report import render
-
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from tests.helpers import CHROMIUM_FLAGS
 
 #: clicks the third column's header twice, then filters by "b", and writes what it saw
 CLICKS = """<script>
@@ -47,7 +45,7 @@ def test_clicking_a_header_sorts_and_the_box_filters_in_chromium(tmp_path):
     page = tmp_path / "page.html"
     page.write_text("<!DOCTYPE html><html><body>" + render._html_table(frame, 2)
                     + f"<script>{render.SCRIPT_FILE.read_text()}</script>{CLICKS}</body></html>")
-    p = subprocess.run(["chromium", *FLAGS, f"--user-data-dir={tmp_path / 'chr'}",
+    p = subprocess.run(["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chr'}",
                         "--dump-dom", page.as_uri()], capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
