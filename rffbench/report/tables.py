@@ -78,15 +78,14 @@ def _pivots(rows, row_keys, col_keys):
     keys = row_keys + list(col_keys)
     if keys:
         grp = rows.groupby(keys, dropna=False, sort=True)
-        med, n = grp.value.agg(summary), grp.run_id.nunique()
         raw = grp.value.agg(lambda v: np.asarray(v.dropna(), dtype=float))
+        n = grp.run_id.nunique()
     else:
-        med = pd.Series([summary(rows.value)], index=[0])
-        n = pd.Series([rows.run_id.nunique()], index=[0])
         raw = pd.Series([np.asarray(rows.value.dropna(), dtype=float)], index=[0])
+        n = pd.Series([rows.run_id.nunique()], index=[0])
     uniform = n.nunique() <= 1
-    cells = pd.Series([_cell(v, k, uniform) for v, k in zip(med.values, n.values)],
-                      index=med.index)
+    cells = pd.Series([_cell(summary(v), k, uniform) for v, k in zip(raw.values, n.values)],
+                      index=raw.index)
     return _shape(cells, row_keys, col_keys, ""), _shape(raw, row_keys, col_keys, None)
 
 
