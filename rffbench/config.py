@@ -74,6 +74,9 @@ CENTERS = ("median", "mean")
 INTERVALS = ("lognormal", "t", "percentile", "bca", "expanded")
 #: the intervals that resample the seeds (report.resamples)
 BOOTSTRAPS = ("percentile", "bca", "expanded")
+#: report.latex: the report's tables also as LaTeX files, numbers plain or as siunitx's
+#: \num{}, or none
+LATEX_FORMS = ("plain", "siunitx", "none")
 
 
 def _backends():
@@ -267,9 +270,14 @@ class ReportConfig:
     #: (vector copies for a paper); false: PNGs only, about 40% less drawing (as
     #: ``rffbench-report --no-pdf``)
     pdf: bool = True
+    #: each table also as ``report/latex/NAME.tex`` (booktabs, each value with its interval,
+    #: bold by Welch's t: rffbench.report.latex), numbers plain or as siunitx's ``\num{}``;
+    #: none: no LaTeX files (``rffbench-report --tables`` overrides it)
+    latex: str = "plain"
 
     constraints = {"center": OneOf(CENTERS), "interval": OneOf(INTERVALS),
-                   "level": Real(ge=0.5, lt=1.0), "resamples": Int(100)}
+                   "level": Real(ge=0.5, lt=1.0), "resamples": Int(100),
+                   "latex": OneOf(LATEX_FORMS)}
     applies = {
         **{k: Applies(lambda c: c.report.center == "mean",
                       "report.center=median: the band is the seeds' min to max")

@@ -288,6 +288,8 @@ class RffbenchCallback(_callback_base()):
                   f"{sweep}` shows the traceback)", file=sys.stderr)
             raise SystemExit(1)
         print(f"rffbench report: {rep.index} ({rep.status_line})")
+        if rep.latex:
+            print(f"rffbench report: {len(rep.latex)} LaTeX tables in {rep.latex[0].parent}")
         for line in rep.problem_lines():
             print(f"rffbench: {line}", file=sys.stderr)
         if not rep.complete:

@@ -115,7 +115,8 @@ def main(argv=None):
             print(f"rffbench reference: {name}: no sweep to report", file=sys.stderr)
             continue
         t1 = time.monotonic()
-        make_report(sweep_of[name], ref / name, pdf=False, dpi=DPI, tables=False)
+        make_report(sweep_of[name], ref / name, pdf=False, dpi=DPI, tables=False,
+                    latex="none")
         if not args.report_only:
             record_time(name, t1 - t0, time.monotonic() - t1)
     write_readme(ref)

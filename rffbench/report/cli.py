@@ -24,13 +24,14 @@ def main(argv=None):
     ap.add_argument("--delta", type=float, default=None,
                     help="only this delta in the bound figures (default: every recorded delta)")
     ap.add_argument("--no-pdf", action="store_true", help="PNG only")
-    ap.add_argument("--tables", choices=["latex"], default=None,
-                    help="also write each table as report/latex/NAME.tex (booktabs; each "
-                         "value with its interval; bold: the best map and those not "
-                         "significantly different from it, by Welch's t)")
-    ap.add_argument("--latex-numbers", choices=["plain", "siunitx"], default="plain",
+    ap.add_argument("--tables", choices=["latex", "none"], default=None,
+                    help="latex: also write each table as report/latex/NAME.tex (booktabs; "
+                         "each value with its interval; bold: the best map and those not "
+                         "significantly different from it, by Welch's t); none: no LaTeX "
+                         "files (default: as the runs' report.latex, plain unless set)")
+    ap.add_argument("--latex-numbers", choices=["plain", "siunitx"], default=None,
                     help="numbers in the LaTeX tables as written (plain) or as \\num{} "
-                         "(siunitx)")
+                         "(siunitx); default: as the runs' report.latex")
     args = ap.parse_args(argv)
     try:
         os.getcwd()
@@ -41,7 +42,8 @@ def main(argv=None):
     try:
         rep = make_report(args.sweep_dir, args.out, args.tail_D, args.delta,
                           pdf=not args.no_pdf,
-                          latex=args.latex_numbers if args.tables == "latex" else None)
+                          latex="none" if args.tables == "none" else (
+                              args.latex_numbers or ("plain" if args.tables else None)))
     except RffbenchError as exc:
         print(f"rffbench report: error: {exc}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from .catalog import all_figures, all_tables
 from .collect import ReportError, collect
 from .figures import STYLE, FigContext, plt
 from .grouping import attach_conditions, fmt, summarising, with_added_defaults
+from .intervals import coverage_words
 from .latex import write_latex
 from .render import render_html, render_markdown
 from .reproductions import reproduction_sections
@@ -135,7 +136,8 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
     tables : bool, default True
         Write the summary tables.
     latex : str or None, default None
-        Also each table as ``latex/NAME.tex``, numbers "plain" or "siunitx" (.latex).
+        Also each table as ``latex/NAME.tex``, numbers "plain" or "siunitx" (.latex);
+        "none": no LaTeX files; None: as the runs' ``report.latex`` (default plain).
 
     Returns
     -------
@@ -171,17 +173,14 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
                    if r.config is not None} or None
         ctx = FigContext(df, origins, {r.run_id: r.path for r in good}, delta=delta,
                          tail_D=tail_D, configs=configs)
-        centers = ctx.config_values(df.run_id, "report.center", "median")
-        rep.center = next(iter(centers)) if len(centers) == 1 else "median"
-        if len(centers) > 1:
-            rep.notes.append("the runs disagree on report.center: seeds are summarised by "
-                             "their median")
+        interval = _summarised_by(ctx, df, rep, configs)
         with summarising(rep.center, {r.run_id: r.config and with_added_defaults(r.config)
-                                      for r in good}, _interval(ctx, df, rep)):
+                                      for r in good}, interval):
             rep.reproductions = reproduction_sections(ctx, good)
             rep.tables = all_tables(df, origins)
             _draw(rep, ctx, out, pdf, dpi)
-            if latex:
+            latex = latex or _runs_setting(ctx, df, rep, "latex")
+            if latex != "none":
                 rep.latex = write_latex(rep.tables, out / "latex", latex)
     else:
         df = None
@@ -196,20 +195,42 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
     return rep
 
 
-def _interval(ctx, df, rep):
-    """(method, level, resamples) of the runs' report.interval, .level, .resamples (the
-    defaults where they disagree, said in the notes)."""
+def _summarised_by(ctx, df, rep, configs):
+    """Sets rep.center from the runs' report.center (median where they disagree) and returns
+    (method, level, resamples) of their report.interval, .level, .resamples (the defaults
+    where they disagree); the notes say where they disagree and where the interval's
+    measured coverage at the points' numbers of seeds is outside its band."""
+    centers = ctx.config_values(df.run_id, "report.center", "median")
+    rep.center = next(iter(centers)) if len(centers) == 1 else "median"
+    if len(centers) > 1:
+        rep.notes.append("the runs disagree on report.center: seeds are summarised by "
+                         "their median")
+    interval = tuple(_runs_setting(ctx, df, rep, key)
+                     for key in ("interval", "level", "resamples"))
+    if rep.center == "mean":
+        warning = coverage_words(interval[0], interval[1], _seed_counts(configs))[1]
+        if warning:
+            rep.notes.append(warning)
+    return interval
+
+
+def _seed_counts(configs):
+    """The numbers of seeds the points of a report pool: per configuration but its seed,
+    how many runs (read from their configs)."""
+    points = Counter(repr(sorted((k, repr(v)) for k, v in c.items() if k != "seed"))
+                     for c in (configs or {}).values())
+    return sorted(set(points.values()))
+
+
+def _runs_setting(ctx, df, rep, key):
+    """The runs' report.``key`` (its default where they disagree, said in the notes)."""
     from ..config import ReportConfig
 
-    default = ReportConfig()
-    chosen = []
-    for key in ("interval", "level", "resamples"):
-        values = ctx.config_values(df.run_id, f"report.{key}", getattr(default, key))
-        if len(values) > 1:
-            rep.notes.append(f"the runs disagree on report.{key}: the default "
-                             f"{getattr(default, key)} is used")
-        chosen.append(next(iter(values)) if len(values) == 1 else getattr(default, key))
-    return tuple(chosen)
+    default = getattr(ReportConfig(), key)
+    values = ctx.config_values(df.run_id, f"report.{key}", default)
+    if len(values) > 1:
+        rep.notes.append(f"the runs disagree on report.{key}: the default {default} is used")
+    return next(iter(values)) if len(values) == 1 else default
 
 
 def check_asked(df, delta=None, tail_D=None):

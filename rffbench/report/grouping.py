@@ -78,16 +78,19 @@ def summary(values):
     return (m, m, m) if lo is None else (m, lo, hi)
 
 
-def interval_words():
-    """The mean's interval in words (captions): its level, method and exceptions."""
+def interval_words(seeds=()):
+    """The mean's interval in words (captions): its level, method and exceptions, and its
+    measured coverage at these numbers of ``seeds`` (intervals.coverage_words)."""
     method, level, resamples = INTERVAL.get()
-    from .intervals import MIN_SEEDS
+    from .intervals import MIN_SEEDS, coverage_words
 
     name = {"lognormal": "lognormal (Cox) interval, t where a value is not positive",
             "t": "t interval", "percentile": f"percentile bootstrap ({resamples} resamples)",
             "bca": f"BCa bootstrap ({resamples} resamples)",
             "expanded": f"expanded percentile bootstrap ({resamples} resamples)"}[method]
-    return f"its {level:.0%} {name}; none under {MIN_SEEDS[method]} seeds"
+    cover = coverage_words(method, level, seeds)[0]
+    return (f"its {level:.0%} {name}; none under {MIN_SEEDS[method]} seeds"
+            + (f"; {cover}" if cover else ""))
 
 
 def value_words():
@@ -430,5 +433,5 @@ def pooled_text(rows, by, what="point", band=True):
     mean = CENTER.get() == "mean"
     return (f"{'mean' if mean else 'median'} over the seeds: {runs} runs per {what} ({seedtxt})"
             + (same_seed_text(rows, by) if dup else "")
-            + ((f"; band: {interval_words()}" if mean else
+            + ((f"; band: {interval_words(np.unique(s))}" if mean else
                 "; band: min to max over the seeds") if band else ""))

@@ -44,6 +44,19 @@ SEED = 20_071_121
 #: the fewest values an interval is made from, per method (one value has no spread; two
 #: give a bootstrap only 3 distinct means)
 MIN_SEEDS = {"lognormal": 2, "t": 2, "percentile": 3, "bca": 3, "expanded": 3}
+#: the measured coverage of each method's 95% interval of a mean, per number of seeds: the
+#: (lowest, highest) share of cells holding the exact expected error over the three map / D
+#: configurations of ``tests/report/test_intervals.py`` (1,000 cells each, the bootstraps'
+#: 300), which measures it again and fails where it differs from this table
+COVERAGE = {
+    "lognormal": {3: (0.939, 0.953), 5: (0.938, 0.954), 10: (0.941, 0.957)},
+    "t": {3: (0.910, 0.923), 5: (0.890, 0.915), 10: (0.905, 0.917)},
+    "percentile": {3: (0.693, 0.710), 5: (0.770, 0.810), 10: (0.860, 0.883)},
+    "bca": {3: (0.673, 0.687), 5: (0.797, 0.823), 10: (0.860, 0.897)},
+    "expanded": {3: (0.693, 0.710), 5: (0.877, 0.887), 10: (0.900, 0.927)},
+}
+#: the measured coverage a 95% interval must keep to be called right
+COVERAGE_BAND = (0.93, 0.97)
 
 
 def _clean(values):
@@ -179,3 +192,40 @@ def _bca(boot, estimate, jackknifes, level):
         qs.append(float(norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))))
     lo, hi = np.quantile(boot, qs)
     return float(lo), float(hi)
+
+
+def coverage_words(method, level, seeds):
+    """(text, warning) on ``method``'s measured coverage (COVERAGE) at these numbers of
+    ``seeds``: the text states it for a caption; the warning (None when there is none) says
+    where it is outside COVERAGE_BAND, or not measured (another level, another count)."""
+    counts = sorted({int(n) for n in seeds if n >= MIN_SEEDS[method]})
+    if not counts:
+        return "", None
+    if abs(level - 0.95) > 1e-9:
+        return "", (f"report.level={level:g}: the intervals' coverage is measured at 95% "
+                    "only (docs/sweeps.md, Intervals)")
+    table = COVERAGE[method]
+    have = [n for n in counts if n in table]
+    missing = [n for n in counts if n not in table]
+    parts = [f"{table[n][0]:.1%}-{table[n][1]:.1%} at {n} seeds" for n in have]
+    text = ("measured coverage " + ", ".join(parts)) if parts else ""
+    def kept(m, n):
+        return n in COVERAGE[m] and (COVERAGE_BAND[0] <= COVERAGE[m][n][0]
+                                     and COVERAGE[m][n][1] <= COVERAGE_BAND[1])
+
+    off = [n for n in have if not kept(method, n)]
+    warn = []
+    if off:
+        best = [m for m in METHODS if all(kept(m, n) for n in off)]
+        warn.append(f"report.interval={method}: its 95% intervals held the truth in "
+                    + ", ".join(f"{table[n][0]:.1%}-{table[n][1]:.1%} of cells at {n} seeds ("
+                                + ("too narrow" if table[n][0] < COVERAGE_BAND[0] else
+                                   "too wide") + ")" for n in off)
+                    + (f"; {', '.join(best)} kept {COVERAGE_BAND[0]:.0%}-"
+                       f"{COVERAGE_BAND[1]:.0%} there" if best else ""))
+    if missing:
+        warn.append(f"report.interval={method}: its coverage is not measured at "
+                    + ", ".join(str(n) for n in missing) + " seeds (measured at "
+                    + ", ".join(str(n) for n in table) + ")")
+    return text, ("; ".join(warn) or None)
+

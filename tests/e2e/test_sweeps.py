@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 
 from rffbench import report as rreport
 from rffbench.config import validate
+from rffbench.report import intervals
 from rffbench.results import RECORDS_FILE
 from tests.helpers import CONF_DIR, ROOT, compose_config, run_cli, run_module
 
@@ -616,7 +617,8 @@ def test_a_ctrl_c_that_code_swallows_still_stops_the_run(tmp_path, multirun):
 def test_a_sweep_reports_the_mean_with_the_interval_it_asked_for(tmp_path):
     """``python run.py -m ... report.center=mean report.interval=bca``: the report draws the
     mean over the seeds with the BCa bootstrap's interval and says so in its captions (the
-    default interval's words: tests/test_report.py)."""
+    default interval's words: tests/test_report.py), with its measured coverage at 3 seeds,
+    and warns that it is too narrow there, naming the interval that kept 93-97%."""
     sweep = tmp_path / "sweep"
     p = run_cli("-m", *TINY, PNG_ONLY, "measure.bounds.enabled=false",
                 "measure.learning.enabled=false", "D=16,32", "seed=0,1,2", "report.center=mean",
@@ -624,3 +626,7 @@ def test_a_sweep_reports_the_mean_with_the_interval_it_asked_for(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     text = (sweep / "report" / "summary.md").read_text()
     assert "band: its 95% BCa bootstrap (400 resamples); none under 3 seeds" in text
+    lo, hi = (f"{c:.1%}" for c in intervals.COVERAGE["bca"][3])
+    assert f"; measured coverage {lo}-{hi} at 3 seeds." in text
+    assert (f"Note: report.interval=bca: its 95% intervals held the truth in {lo}-{hi} of "
+            "cells at 3 seeds (too narrow); lognormal kept 93%-97% there.") in text

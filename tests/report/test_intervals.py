@@ -92,6 +92,12 @@ def test_coverage_of_the_mean(draws, capsys):
         for (name, D) in CONFIGS:
             for S in SEEDS:
                 print(name, D, S, " ".join(f"{table[name, D, S, m]:.3f}" for m in iv.METHODS))
+    for method in iv.METHODS:  # the table the report quotes (intervals.COVERAGE) is this
+        for S in SEEDS:
+            got = [table[c, d, S, method] for c, d in CONFIGS]
+            lo, hi = iv.COVERAGE[method][S]  # to a cell or so: another BLAS may round apart
+            assert abs(min(got) - lo) <= 0.004 and abs(max(got) - hi) <= 0.004, (method, S,
+                                                                                 got)
     for (name, D) in CONFIGS:
         for S in SEEDS:
             assert 0.93 <= table[name, D, S, "lognormal"] <= 0.97, (name, D, S)
@@ -119,6 +125,26 @@ def test_coverage_of_a_ratio(draws, capsys):
             print(S, " ".join(f"{m} {cov[S, m]:.3f}" for m in iv.METHODS))
     for S in SEEDS:
         assert 0.93 <= cov[S, "lognormal"] <= 0.97, S
+
+
+def test_coverage_words_quote_the_table_and_warn_outside_its_band(monkeypatch):
+    """The captions' coverage and the report's warning: quoted from COVERAGE at the seed
+    counts a report's points pool; a count under MIN_SEEDS says nothing (no interval is
+    drawn there); a method outside the band, an unmeasured count or another level warns."""
+    monkeypatch.setattr(iv, "COVERAGE", {**iv.COVERAGE, "lognormal": {3: (0.94, 0.96)},
+                                         "t": {3: (0.90, 0.92)}})
+    assert iv.coverage_words("lognormal", 0.95, [1, 3, 3]) == (
+        "measured coverage 94.0%-96.0% at 3 seeds", None)
+    text, warn = iv.coverage_words("t", 0.95, [3])
+    assert text == "measured coverage 90.0%-92.0% at 3 seeds"
+    assert warn == ("report.interval=t: its 95% intervals held the truth in 90.0%-92.0% of "
+                    "cells at 3 seeds (too narrow); lognormal kept 93%-97% there")
+    assert iv.coverage_words("lognormal", 0.95, [3, 30])[1] == (
+        "report.interval=lognormal: its coverage is not measured at 30 seeds (measured at 3)")
+    assert iv.coverage_words("lognormal", 0.9, [3]) == (
+        "", "report.level=0.9: the intervals' coverage is measured at 95% only "
+            "(docs/sweeps.md, Intervals)")
+    assert iv.coverage_words("bca", 0.95, [2]) == ("", None)
 
 
 def test_too_few_seeds_equal_values_and_non_positive_values():

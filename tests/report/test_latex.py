@@ -88,6 +88,13 @@ def test_rffbench_report_writes_latex_tables_of_a_sweep(tmp_path, capsys):
                 "measure.timing.repeats=3", "features=rff,orf", "seed=0,1", "D=16",
                 "report.pdf=false", f"hydra.sweep.dir={sweep}")
     assert p.returncode == 0, p.stderr[-3000:]
+    # the end-of-sweep report writes them too (report.latex=plain, the default)
+    plain = sorted((sweep / "report" / "latex").glob("*.tex"))
+    assert plain and f"{len(plain)} LaTeX tables in" in p.stdout
+    assert not any(r"\num{" in f.read_text() for f in plain)
+    assert report.main([str(sweep), "--no-pdf", "--tables", "none", "--out",
+                        str(tmp_path / "bare")]) == 0
+    assert not (tmp_path / "bare" / "latex").exists()
     assert report.main([str(sweep), "--no-pdf", "--tables", "latex",
                         "--latex-numbers", "siunitx"]) == 0
     out = capsys.readouterr().out
