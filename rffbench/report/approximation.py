@@ -7,6 +7,7 @@ import numpy as np
 
 from .comparison import table_map_comparison
 from .figures import (
+    BAND_GID,
     Figure,
     Selection,
     band,
@@ -102,6 +103,75 @@ class ErrorVsD(Figure):
         return "Each point: " + pooled_text(sheet.sel.rows, grouped_by(sheet.g)) + "."
 
 
+# --------------------------------------------------------------------------
+# approximation error vs time
+# --------------------------------------------------------------------------
+#: the timing records whose sum is a map's time in error_vs_time (as the comparison table's)
+MAP_TIME = ("map_fit_time_s", "map_transform_time_s")
+
+
+class ErrorVsTime(Figure):
+    """Relative Frobenius error against the map's fit + transform time, each map a line
+    through its D, each point with its interval on both axes."""
+
+    name, title = "error_vs_time", "Approximation error vs the map's time"
+    measurements, lines = ("approximation", "timing"), ("features",)
+    no_panel = "approximation error vs time: no panel has errors and times at >= 2 values of D"
+
+    def select(self, ctx):
+        df = ctx.df
+        obs, own = map_variants(df[(df.measurement == "approximation")
+                                   & (df.metric == "rel_fro_error") & df.value.notna()])
+        t = df[(df.measurement == "timing") & df.metric.isin(MAP_TIME) & df.run_id.isin(
+            obs.run_id)]
+        total = t.groupby("run_id").value.sum(min_count=len(MAP_TIME)).dropna()
+        rows = obs[obs.run_id.isin(total.index)]
+        if rows.empty or rows.D.nunique() < 2:
+            return ("approximation error vs time: needs rel_fro_error and the timing "
+                    "measurement's fit and transform times at >= 2 values of D")
+        return Selection(rows=rows.assign(time_s=rows.run_id.map(total)), x="D",
+                         exclude=tuple(own), colors=colors_for(rows.features.unique()))
+
+    def panel(self, sheet, axs, label, keys, rows):
+        (ax,) = axs
+        for feat, grp in rows.groupby("features"):
+            pts = np.array([[*summary(g.time_s), *summary(g.value)]
+                            for _, g in grp.groupby("D")])  # per D: t, lo, hi, e, lo, hi
+            color = sheet.sel.colors[feat]
+            (ln,) = ax.plot(pts[:, 0], pts[:, 3], marker="o", ms=3.5, lw=1.4, color=color,
+                            label=sheet.g.name("features", feat))
+            ln.set_gid(f"observed:error_vs_time:{feat}")
+            if (pts[:, 2] > pts[:, 1]).any() or (pts[:, 5] > pts[:, 4]).any():
+                bars = ax.errorbar(pts[:, 0], pts[:, 3], xerr=[pts[:, 0] - pts[:, 1],
+                                                               pts[:, 2] - pts[:, 0]],
+                                   yerr=[pts[:, 3] - pts[:, 4], pts[:, 5] - pts[:, 3]],
+                                   fmt="none", ecolor=color, elinewidth=0.9, capsize=2,
+                                   alpha=0.7)
+                for part in bars.lines[2]:
+                    part.set_gid(BAND_GID)
+        ax.set(title=label, xlabel="map fit + transform time, training set (s)",
+               ylabel="relative Frobenius error")
+        log_axis(ax, "x")
+        log_axis(ax, "y")
+
+    def handles(self, sheet):
+        sel, g = sheet.sel, sheet.g
+        return [proxy(color=sel.colors[f], marker="o", ms=3.5, label=g.name("features", f))
+                for f in sorted(sheet.rows.features.unique(), key=str)]
+
+    def describe(self, sheet):
+        return ("Relative Frobenius error of the Gram matrix (approximation) against the "
+                "map's fit + transform time on the training set (timing: each run's median "
+                "over its repeats), log-log; each map a line through its D, in order of D. "
+                "Down and left is better: a map below another at the same time is more "
+                "accurate for its cost."
+                + (" The bars on both axes are each point's band (below)."
+                   if sheet.rows.seed.nunique() > 1 else ""))
+
+    def pooled(self, sheet):
+        return "Each point (one D): " + pooled_text(sheet.rows, grouped_by(sheet.g)) + "."
+
+
 def table_approximation(df, origins):
     a = df[(df.measurement == "approximation")
            & df.metric.isin(["rel_fro_error", "expected_rel_fro_error", "max_abs_error"])]
@@ -116,6 +186,7 @@ def table_approximation(df, origins):
 
 
 fig_error_vs_D = ErrorVsD()
+fig_error_vs_time = ErrorVsTime()
 #: the report's figures and tables of this measurement (rffbench.report.catalog)
-FIGURES = [fig_error_vs_D]
+FIGURES = [fig_error_vs_D, fig_error_vs_time]
 TABLES = [table_approximation, table_map_comparison]

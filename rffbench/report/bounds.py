@@ -110,11 +110,9 @@ class BoundsVsD(Figure):
         for m in bound_lines(sheet, top, sel, "D"):
             info = BOUNDS[m]
             tt = sel[(sel.metric == "tightness") & (sel.method == m) & sel.value.notna()]
-            t = tt.groupby("D").value.median().sort_index()
-            (l2,) = bot.plot(t.index, t.values, linestyle=info.style, color=info.color,
-                             marker=".", ms=4, lw=1.4)
-            l2.set_gid("tightness:" + m)
-            if (t < 1).any():
+            l2 = band(bot, tt, "D", color=info.color, ls=info.style, marker=".",
+                      gid="tightness:" + m, lw=1.4)
+            if (l2.get_ydata() < 1).any():
                 sheet.notes.append(f"{info.label} at {label}")
         lo = min([0.5] + [ln.get_ydata().min() * 0.7 for ln in bot.get_lines()
                           if len(ln.get_ydata())])
@@ -144,7 +142,8 @@ class BoundsVsD(Figure):
     def describe(self, sheet):
         return ("Top: the (1-delta) quantile over redraws of the map of the largest error over "
                 "all pairs of the measurement points, and each bound's epsilon at that delta. "
-                "Bottom: tightness of the uniform bounds (bound / observed); Hoeffding and "
+                "Bottom: tightness of the uniform bounds (bound / observed per run, "
+                + center_words() + "); Hoeffding and "
                 "Bernstein hold for one pair at a time and are drawn only as grey reference "
                 "lines, not as bounds on the sup.")
 

@@ -200,6 +200,9 @@ def band(ax, rows, x, label=None, color=None, ls="-", marker="o", gid=None, lw=1
     if (stats["hi"] > stats["lo"]).any():
         ax.fill_between(stats.index, stats["lo"], stats["hi"], color=ln.get_color(),
                         alpha=0.18, lw=0, gid=BAND_GID)
+        if len(stats) == 1:  # a band of one x is no area: its interval as a bar
+            ax.vlines(stats.index, stats["lo"], stats["hi"], color=ln.get_color(),
+                      alpha=0.5, lw=3, gid=BAND_GID)
     return ln
 
 
