@@ -32,7 +32,7 @@ MAIN_KEYS = [
     ("model.exact_max_n", "exact KRR above it is skipped; past 10000 rows it runs by cg"),
     ("dataset=file dataset.path=F", "svmlight, csv, npz; .npy / .parquet are streamed"),
     ("backend.name", "or dask: ridge and exact KRR's products on a Dask cluster"),
-    ("report.center", "seeds summarised by median + min-max, or mean + 95% interval"),
+    ("report.center", "seeds summarised by mean + 95% interval, or median + min-max"),
     ("report.latex", "tables also as report/latex/NAME.tex: plain, siunitx (\\num{}), none"),
     ("threads dtype", "numba + BLAS threads (null: all cores); float32 | float64"),
     ("device", "or cuda: the map's transforms and exact KRR's products on an NVIDIA GPU "

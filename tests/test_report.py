@@ -92,7 +92,9 @@ def grid_report(tmp_path_factory):
         return sweep, report.make_report(".", pdf=False, dpi=40)
 
 
-def test_grid_tables_have_one_row_per_combination_and_median_over_seeds(grid_report):
+def test_grid_tables_have_one_row_per_combination_and_mean_over_seeds(grid_report):
+    """The default report.center=mean: each cell the mean over the seeds, then its
+    interval in brackets."""
     rep = grid_report[1]
     assert rep.complete
     t = next(t for t in rep.tables if t.name == "approximation")
@@ -104,10 +106,13 @@ def test_grid_tables_have_one_row_per_combination_and_median_over_seeds(grid_rep
         for f in ("rff", "rff_pairs")}
     for row in frame.to_dict("records"):
         for D in (16, 64):
-            want = np.median([truth(row["kernel"], int(row["d"]), row["features"], D, s)
-                              for s in (0, 1, 2)])
-            assert float(row[f"D={D}"]) == pytest.approx(want, rel=1e-3)  # 4 digits shown
-    assert "median over the seeds: 3 runs per cell (seeds 0, 1, 2)" in t.caption
+            want = np.mean([truth(row["kernel"], int(row["d"]), row["features"], D, s)
+                            for s in (0, 1, 2)])
+            center, bracket = row[f"D={D}"].split(" ", 1)
+            assert float(center) == pytest.approx(want, rel=1e-3)  # 4 digits shown
+            lo, hi = map(float, bracket.strip("[]").split(", "))
+            assert lo < float(center) < hi
+    assert "mean over the seeds: 3 runs per cell (seeds 0, 1, 2)" in t.caption
     assert "Rows: kernel x features x d x metric; columns: D." in t.caption
 
 

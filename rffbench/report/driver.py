@@ -44,7 +44,7 @@ class Report:
     tables: list = field(default_factory=list)
     latex: list = field(default_factory=list)  # the LaTeX tables written (paths)
     reproductions: list = field(default_factory=list)  # reproductions.Section
-    center: str = "median"  # report.center of the runs
+    center: str = "mean"  # report.center of the runs
     notes: list = field(default_factory=list)
 
     @property
@@ -196,15 +196,11 @@ def make_report(sweep_dir, out_dir=None, tail_D=None, delta=None, pdf=True, dpi=
 
 
 def _summarised_by(ctx, df, rep, configs):
-    """Sets rep.center from the runs' report.center (median where they disagree) and returns
-    (method, level, resamples) of their report.interval, .level, .resamples (the defaults
-    where they disagree); the notes say where they disagree and where the interval's
-    measured coverage at the points' numbers of seeds is outside its band."""
-    centers = ctx.config_values(df.run_id, "report.center", "median")
-    rep.center = next(iter(centers)) if len(centers) == 1 else "median"
-    if len(centers) > 1:
-        rep.notes.append("the runs disagree on report.center: seeds are summarised by "
-                         "their median")
+    """Sets rep.center from the runs' report.center and returns (method, level, resamples)
+    of their report.interval, .level, .resamples (each the default where they disagree);
+    the notes say where they disagree and where the interval's measured coverage at the
+    points' numbers of seeds is outside its band."""
+    rep.center = _runs_setting(ctx, df, rep, "center")
     interval = tuple(_runs_setting(ctx, df, rep, key)
                      for key in ("interval", "level", "resamples"))
     if rep.center == "mean":
