@@ -294,3 +294,21 @@ def machine_text(state=None):
     (the load is per cell: :attr:`CellTimes.loads`)."""
     s = machine_state() if state is None else state
     return f"thp={s['thp']};free_page_reporting={s['free_page_reporting']}"
+
+
+def blas_info():
+    """The BLAS libraries loaded (numpy's at least: this module imports it), their version,
+    kernel architecture and threads now, e.g. ``openblas 0.3.30 SkylakeX 2 threads
+    (numpy)``: what a timing row names as the BLAS that ran it."""
+    from threadpoolctl import threadpool_info
+
+    parts = []
+    for lib in threadpool_info():
+        if lib.get("user_api") != "blas":
+            continue
+        owner = "scipy" if "scipy.libs" in lib.get("filepath", "") else \
+            "numpy" if "numpy" in lib.get("filepath", "") else os.path.basename(lib["filepath"])
+        parts.append(f"{lib.get('internal_api')} {lib.get('version')} "
+                     f"{lib.get('architecture') or ''} {lib.get('num_threads')} threads "
+                     f"({owner})".replace("  ", " "))
+    return "; ".join(sorted(set(parts))) or "unknown"

@@ -64,6 +64,28 @@ def _torch_fn(X, W, b, scale, threads, output):
     return fn, f"PyTorch {torch.__version__}, {threads} threads"
 
 
+def _torch_blas():
+    """PyTorch's BLAS as its build reports it (BLAS_INFO; MKL's version where it is MKL),
+    its intra-op threads, and the BLAS libraries threadpoolctl sees in this process."""
+    import re
+
+    import torch
+
+    shown = torch.__config__.show()
+    info = re.search(r"BLAS_INFO=(\w+)", shown)
+    mkl = re.search(r"Math Kernel Library Version ([\w.]+)", shown)
+    words = [f"torch's BLAS {info.group(1) if info else 'unknown'}"
+             + (f" {mkl.group(1)}" if mkl else ""), f"{torch.get_num_threads()} threads"]
+    loaded = _loaded_blas()
+    return ", ".join(words) + (f" (also loaded: {loaded})" if loaded != "unknown" else "")
+
+
+def _loaded_blas():
+    from .clock import blas_info
+
+    return blas_info()
+
+
 def _numpy_fn(X, W, b, scale, threads, output):
     if output == "out":
         buf = np.empty((X.shape[0], W.shape[1]), dtype=X.dtype)
@@ -99,6 +121,11 @@ def _jax_fn(X, W, b, scale, threads, output):
     return fn, f"JAX {jax.__version__}, XLA's own CPU threads ({os.cpu_count()} cores)"
 
 
+#: the peer's BLAS in its worker, in words (vendor, version, kernel, threads)
+BLAS_OF = {"torch": _torch_blas, "numpy": _loaded_blas,
+           "jax": lambda: "XLA's own CPU GEMM (Eigen), no BLAS library"}
+
+
 def worker(directory, peer, threads, repeats, output):
     """The worker's side: one JSON line on stdout (median, spread, note) or an error."""
     d = Path(directory)
@@ -110,19 +137,20 @@ def worker(directory, peer, threads, repeats, output):
     except Exception as exc:  # not installed or unusable here: the record says why
         return dict(error=f"{peer} cannot be used: {type(exc).__name__}: {exc}")
     median, spread = time_call(fn, repeats)
-    return dict(median=median, spread=spread, note=note, output=output)
+    return dict(median=median, spread=spread, note=note, output=output, blas=BLAS_OF[peer]())
 
 
 def time_peer(peer, X, W, b, threads, repeats, output="fresh"):
-    """(median s, spread s, note) of ``peer`` (PEERS) on the cos + offset map of X with
-    these W and b, timed in its own process with ``threads`` threads; median None and
-    the reason in the note where it cannot run."""
+    """(median s, spread s, note, blas) of ``peer`` (PEERS) on the cos + offset map of X
+    with these W and b, timed in its own process with ``threads`` threads (``blas``: the
+    BLAS it ran, in words, as the worker saw it); median None and the reason in the note
+    where it cannot run."""
     if peer not in PEERS:
         raise ValueError(f"unknown peer {peer!r}: use one of {', '.join(PEERS)}")
     if output not in OUTPUTS:
         raise ValueError(f"output={output!r}: use one of {', '.join(OUTPUTS)}")
     if not installed(peer):
-        return None, None, f"{peer} not installed: an optional peer (pip install {peer})"
+        return None, None, f"{peer} not installed: an optional peer (pip install {peer})", None
     with tempfile.TemporaryDirectory(prefix="rffbench-peer-") as tmp:
         for k, a in (("X", X), ("W", W), ("b", b)):
             np.save(Path(tmp) / f"{k}.npy", np.ascontiguousarray(a), allow_pickle=False)
@@ -132,25 +160,26 @@ def time_peer(peer, X, W, b, threads, repeats, output="fresh"):
                                    str(threads), str(repeats), output], capture_output=True,
                                   text=True, timeout=WORKER_TIMEOUT_S, env=env)
         except subprocess.TimeoutExpired:
-            return None, None, f"{peer} worker took more than {WORKER_TIMEOUT_S} s"
+            return None, None, f"{peer} worker took more than {WORKER_TIMEOUT_S} s", None
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = first_line((proc.stderr.strip().splitlines() or ["no output"])[-1])
-        return None, None, f"{peer} worker failed (exit {proc.returncode}): {tail}"
+        return None, None, f"{peer} worker failed (exit {proc.returncode}): {tail}", None
     res = json.loads(lines[-1])
     if "error" in res:
-        return None, None, res["error"]
+        return None, None, res["error"], None
     how = "one preallocated output reused" if output == "out" else "a fresh output per call"
     return res["median"], res["spread"], (f"{res['note']}, own process, same W and b, "
-                                          f"{how}, median of {repeats}")
+                                          f"{how}, median of {repeats}; BLAS: "
+                                          f"{res['blas']}"), res["blas"]
 
 
 def time_peer_outputs(peer, X, W, b, threads, repeats):
-    """(output, median s, spread s, note) for each output mode the peer has (JAX: fresh
-    only), each timed by :func:`time_peer`; after a peer that cannot run, no more."""
+    """(output, median s, spread s, note, blas) for each output mode the peer has (JAX:
+    fresh only), each timed by :func:`time_peer`; after a peer that cannot run, no more."""
     for output in OUTPUTS if peer != "jax" else ("fresh",):  # immutable JAX arrays
-        t, spread, note = time_peer(peer, X, W, b, threads, repeats, output)
-        yield output, t, spread, note
+        t, spread, note, blas = time_peer(peer, X, W, b, threads, repeats, output)
+        yield output, t, spread, note, blas
         if t is None:
             return
 

@@ -65,8 +65,11 @@ def _num(v):
 
 
 def record(measurement, metric, value, unit="", method="", spread=None, n_repeats=None,
-           delta=None, dist=None, note="", infinite=False):
+           delta=None, dist=None, note="", infinite=False, blas=None):
     """One measured value (``value`` None = not available; say why in ``note``).
+
+    ``blas``: the BLAS that ran it where that is not this process's (a timing worker's, a
+    peer's: :func:`rffbench.clock.blas_info` there), in place of the environment's ``blas`` column.
 
     A value that is not a finite number (an overflow, 0/0) is never recorded as one: it
     becomes n/a with the reason in its note, as do a non-finite spread or distance;
@@ -83,9 +86,12 @@ def record(measurement, metric, value, unit="", method="", spread=None, n_repeat
     spread = spread if spread is None or math.isfinite(spread) else None
     if dist is not None and not math.isfinite(dist):
         raise ValueError(f"{measurement}/{metric}: a pair at distance {dist!r}")
-    return dict(measurement=measurement, metric=metric, method=method, value=v,
-                unit=unit, spread=spread, n_repeats=n_repeats, delta=_num(delta),
-                dist=dist, note=note)
+    out = dict(measurement=measurement, metric=metric, method=method, value=v,
+               unit=unit, spread=spread, n_repeats=n_repeats, delta=_num(delta),
+               dist=dist, note=note)
+    if blas:
+        out["blas"] = blas
+    return out
 
 
 _STATIC_ENV = {}
@@ -105,7 +111,7 @@ def environment():
                            numpy=numpy.__version__, scipy=scipy.__version__,
                            sklearn=sklearn.__version__, cpu=cpu_name(), git_sha=git_sha())
     from . import runtime_env
-    from .clock import machine_text
+    from .clock import blas_info, machine_text
 
     # what decides a timing besides the code: thread pools, huge pages, free page reporting
     return dict(_STATIC_ENV, runtime_env=f"{runtime_env()};{machine_text()}", blas=blas_info(),
@@ -130,22 +136,6 @@ def cpu_name():
     return f"{model} ({os.cpu_count()} logical cores)"
 
 
-def blas_info():
-    """The BLAS libraries loaded, their version, kernel architecture and threads now."""
-    from threadpoolctl import threadpool_info
-
-    parts = []
-    for lib in threadpool_info():
-        if lib.get("user_api") != "blas":
-            continue
-        owner = "scipy" if "scipy.libs" in lib.get("filepath", "") else \
-            "numpy" if "numpy" in lib.get("filepath", "") else os.path.basename(lib["filepath"])
-        parts.append(f"{lib.get('internal_api')} {lib.get('version')} "
-                     f"{lib.get('architecture') or ''} {lib.get('num_threads')} threads "
-                     f"({owner})".replace("  ", " "))
-    return "; ".join(sorted(set(parts))) or "unknown"
-
-
 def git_sha():
     here = Path(__file__).resolve().parent
     try:
@@ -161,7 +151,8 @@ def records_frame(identity, rows, env=None):
     import pandas as pd
 
     env = environment() if env is None else env
-    df = pd.DataFrame([{**identity, **r, **env} for r in rows], columns=COLUMNS)
+    # a record's own blas (a worker's, a peer's) in place of this process's
+    df = pd.DataFrame([{**identity, **env, **r} for r in rows], columns=COLUMNS)
     return df
 
 

@@ -2,6 +2,7 @@
 timed call is detected through numba's event API and the call is timed again."""
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -161,3 +162,16 @@ def test_no_compilation_inside_a_recorded_timing_with_an_empty_numba_cache(tmp_p
     assert len(comp) == 4 and (comp.value >= 0).all() and comp.value.max() > 0
     times = recs[(recs.unit == "s") & ~recs.metric.isin(["compile_time_s", "startup_time_s"])]
     assert times.value.notna().all(), times[times.value.isna()].note.tolist()
+
+
+def test_blas_info_names_each_loaded_blas_with_its_threads_as_limited():
+    """The BLAS a timing row names: vendor, version, kernel and the threads it has now
+    (a worker's limit, not the machine's cores), each library once."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = clock.blas_info()
+    assert one != "unknown" and "(numpy)" in one
+    for part in one.split("; "):  # vendor version [kernel] threads (owner)
+        assert re.fullmatch(r"\w+ \d[\w.]* (\w+ )?1 threads \(\S+\)", part), part
+    assert len(set(one.split("; "))) == len(one.split("; "))

@@ -17,12 +17,14 @@ def test_peer_worker_process_times_the_same_map(output, rng):
     X = rng.standard_normal((300, 5))
     W = rng.standard_normal((5, 64))
     b = rng.uniform(0, 2 * np.pi, 64)
-    t, spread, note = time_peer("numpy", X, W, b, threads=1, repeats=3, output=output)
+    t, spread, note, blas = time_peer("numpy", X, W, b, threads=1, repeats=3, output=output)
     assert t > 0 and spread >= 0 and "own process, same W and b" in note
+    # the BLAS the worker ran, as threadpoolctl saw it there, its threads as limited
+    assert blas.endswith("1 threads (numpy)") and note.endswith(f"; BLAS: {blas}")
     assert ("reused" in note) == (output == "out")
     if not installed("jax"):  # an optional peer that is absent: one line, no worker
-        missing, _, why = time_peer("jax", X, W, b, 1, 3)
-        assert missing is None and "jax not installed" in why
+        missing, _, why, blas = time_peer("jax", X, W, b, 1, 3)
+        assert missing is None and "jax not installed" in why and blas is None
     with pytest.raises(ValueError, match="unknown peer 'tf'"):
         time_peer("tf", X, W, b, 1, 3)
 

@@ -81,7 +81,8 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
                          speedup_vs_sklearn=cells.per_process(
                              lambda m, name=name: m["sklearn_rbf"] / m[name]),
                          fraction_of_limit=cells.per_process(fraction) if dense else None,
-                         note="" if ours or name == "sklearn_rbf" else "own process"))
+                         note="" if ours or name == "sklearn_rbf" else "own process",
+                         blas=cells.blas_text()))
     # a fresh output's allocation and first touch (a parallel pass over a new array minus
     # the same pass over a kept one): a column, not a row (it is no implementation's time,
     # and within the noise of small shapes it can come out below zero)
@@ -92,10 +93,10 @@ def bench_shape(N, d, D, dtype="float64", repeats=7, seed=0, maps=("rff", "rff_p
                                   n_components=D, random_state=seed).fit(X)
         Wr, br = rff.random_weights_.astype(dtype), rff.random_offset_.astype(dtype)
         for peer in peers:
-            for output, t, spread, note in time_peer_outputs(peer, X, Wr, br, threads,
-                                                             repeats):
+            for output, t, spread, note, blas in time_peer_outputs(peer, X, Wr, br, threads,
+                                                                   repeats):
                 rows.append(dict(impl=peer + ("_out" if output == "out" else ""), time_s=t,
-                                 spread_s=spread, note=note))
+                                 spread_s=spread, note=note, blas=blas))
     loads = cells.loads_text()
     for r in rows:
         r.update(N=N, d=d, D=D, dtype=dtype, threads=threads, loads=loads,

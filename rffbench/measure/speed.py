@@ -224,7 +224,8 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
                           note="a fresh output's allocation and first touch: a parallel "
                                "pass over a new array minus the same pass over a kept one, "
                                "within each worker; " + loads))
-    return out
+    blas = cells.blas_text()
+    return [dict(r, blas=blas) if blas else r for r in out]  # the workers' BLAS, not ours
 
 
 def first_touch_of(m):
@@ -259,15 +260,17 @@ def _peer_rows(name, X, W, b, threads, repeats, cells, ours):
     (``transform/<peer>``, against our maps' transform) and once into a reused buffer
     (``transform/<peer>_out``, against ``transform/rff_out``, rff with ``out=``)."""
     rows = []
-    for output, t, spread, note in time_peer_outputs(name, X, W, b, threads, repeats):
+    for output, t, spread, note, blas in time_peer_outputs(name, X, W, b, threads, repeats):
         method = f"transform/{name}" + ("_out" if output == "out" else "")
         rows.append(record("speed", "time_s", t, "s", method=method, spread=spread,
-                           n_repeats=repeats if t is not None else None, note=note))
+                           n_repeats=repeats if t is not None else None, note=note,
+                           blas=blas))
         if t is None:
             break  # one line saying why is enough
         against = ours if output == "fresh" else ["transform/rff_out"]
         rows += [record("speed", "speedup_vs_" + name, t / cells.median(k), method=k,
-                        note=f"{method} / {k} ({note})") for k in against if k in cells.runs]
+                        note=f"{method} / {k} ({note}; ours: {cells.blas_text()})",
+                        blas=cells.blas_text()) for k in against if k in cells.runs]
     return rows
 
 

@@ -90,6 +90,9 @@ class CellTimes:
     #: place in the command's order: 0 for the first cell)
     pids: list = field(default_factory=list)
     cell: int = 0
+    #: the BLAS each process timed with (rffbench.clock.blas_info there: vendor, version,
+    #: kernel architecture, threads)
+    blas: list = field(default_factory=list)
 
     @property
     def processes(self):
@@ -142,6 +145,11 @@ class CellTimes:
 
     def loads_text(self):
         return ", ".join(self.loads) if self.loads else "unknown"
+
+    def blas_text(self):
+        """The processes' BLAS (one text where they agree, as they do unless a library
+        changed between them)."""
+        return " | ".join(dict.fromkeys(self.blas)) or None
 
 
 class _Worker:
@@ -280,7 +288,7 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
         module = sys.modules["__main__"].__spec__.name
     task = dict(build=f"{module}:{build.__qualname__}", kwargs=kwargs,
                 repeats=int(repeats), threads=int(threads), warmups=int(warmups))
-    runs, loads = {}, []
+    runs, loads, blas = {}, [], []
     # the workers import what this process can (a plug-in map's module, a builder's)
     import_path = os.pathsep.join(p or os.getcwd() for p in sys.path)
     with pool.lock, tempfile.TemporaryDirectory(prefix="rffbench-timing-") as tmp:  # 0700
@@ -306,20 +314,23 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
             for name, t in res["times"].items():
                 runs.setdefault(name, []).append(t)
             loads.append(res.get("load", "unknown"))
+            blas.append(res.get("blas", "unknown"))
         pids = [w.proc.pid for w in workers]
-    return CellTimes(runs, unstable_ratio, loads, machine_text(), pids, cell)
+    return CellTimes(runs, unstable_ratio, loads, machine_text(), pids, cell, blas)
 
 
 def worker(path):
-    """The worker's side of one task: a dict with ``times`` (name -> call times) and
-    ``load``, or ``error`` (an RffbenchError's line, or the exception that stopped the
-    cell); the implementations are dropped before it returns."""
+    """The worker's side of one task: a dict with ``times`` (name -> call times), ``load``
+    and ``blas`` (the BLAS it timed with, its threads as limited), or ``error`` (an
+    RffbenchError's line, or the exception that stopped the cell); the implementations are
+    dropped before it returns."""
     import gc
     import importlib
 
     import numba
     from threadpoolctl import threadpool_limits
 
+    from ..clock import blas_info
     from ..errors import RffbenchError, first_line
 
     with open(path, "rb") as fh:
@@ -334,6 +345,7 @@ def worker(path):
         try:
             impls = build(**task["kwargs"])
             times = interleaved_times(impls, task["repeats"], task["warmups"])
+            blas = blas_info()  # after the calls: every library they load, as limited
         except RffbenchError as exc:
             return dict(error=str(exc).splitlines()[0])
         except Exception as exc:  # a serving worker goes on with the next cell
@@ -341,7 +353,7 @@ def worker(path):
         finally:
             impls = None
             gc.collect()
-    return dict(times=times, load=load)
+    return dict(times=times, load=load, blas=blas)
 
 
 def serve(lines=sys.stdin, out=sys.stdout):

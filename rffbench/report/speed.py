@@ -186,6 +186,22 @@ class SpeedBars(Figure):
         return []
 
 
+def blas_text(rows):
+    """The BLAS each implementation's times ran on, from the records' ``blas`` (the worker
+    processes', a peer's own): ' BLAS: ...' for a caption, or '' where none is recorded."""
+    rows = rows[rows.blas.notna()]
+    if rows.empty:
+        return ""
+    by = rows.groupby("blas").impl.unique()
+    most = max(by.index, key=lambda k: len(by[k]))
+    parts = []
+    for k in sorted(by.index, key=lambda k: k == most):
+        who = ("every implementation" if len(by) == 1 else "every other implementation"
+               if k == most else ", ".join(sorted(map(str, by[k]))))
+        parts.append(f"{who}: {k}")
+    return " BLAS: " + "; ".join(parts) + "."
+
+
 def table_speed(df, origins):
     sp = df[(df.measurement == "speed") & df.value.notna()
             & df.metric.isin(["time_s", "speedup_vs_sklearn", "fraction_of_limit",
@@ -215,6 +231,7 @@ def table_speed(df, origins):
             continue
         if metric == "time_s":
             what += unstable_text(part, unstable_cells(df)).replace(" (hollow markers)", "")
+            what += blas_text(part)
         out.append(make_table(f"speed_{metric}", title, what, g, part, rk, ["impl"]))
     return out
 

@@ -91,6 +91,10 @@ def test_speed_records_vocabulary_and_consistency():
     assert v["transform/rff_pairs", "limit_time_s"] < v["transform/rff", "limit_time_s"]
     assert v["transform/rff", "throughput_rows_per_s"] == pytest.approx(
         300 / t["transform/rff"], rel=1e-12)  # 400 rows, test_size 0.25
+    # every timing row names the BLAS that ran it: the worker processes', at their threads
+    ours = sp[sp.metric.isin(["time_s", "speedup_vs_sklearn", "fraction_of_limit"])].blas
+    threads = int(sp.threads.iloc[0])
+    assert ours.str.contains(rf"\w+ \d+\.\d+\S* .*{threads} threads \(numpy\)").all()
 
 
 def test_non_gaussian_kernel_notes_what_cannot_be_compared():
