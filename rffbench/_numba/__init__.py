@@ -34,6 +34,7 @@ import numpy as np
 
 from . import gram as _gram
 from .binning import binning_keys, unary_codes, unary_counts
+from .blas import gemm_each_thread
 from .elementwise import (
     EXP_MIN_ARG,
     FAST_TRIG_MAX,
@@ -83,6 +84,7 @@ from .passes import (
     cos_offset_scale_inplace,
     count_sketches,
     elementary_symmetric,
+    fill_inplace,
     gemm_cos_offset,
     gemm_sincos,
     group_products,

@@ -24,8 +24,9 @@ dimension that is right for every such array, and the smallest that BLAS accepts
 """
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
-from numba import types
+from numba import prange, types
 from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
 from numba.np.linalg import ensure_blas
@@ -84,3 +85,13 @@ def leading_dimension(M):
     """The leading dimension of a C-contiguous row-major matrix read by a column-major
     BLAS: its width, at least 1 (module docs: never its row stride)."""
     return max(1, M.shape[1])
+
+
+@nb.njit(parallel=True, nogil=True, cache=True)
+def gemm_each_thread(A, B, C):
+    """C[t] <- A[t] @ B for every t, each product one single-threaded BLAS GEMM on its own
+    thread (the caller limits BLAS to one thread): the aggregate GEMM rate of the threads
+    as the fused maps use them, a limit's peak (rffbench.measure.limits)."""
+    for t in prange(A.shape[0]):
+        gemm(A[t], B, C[t], False, False, 0.0)
+

@@ -90,6 +90,17 @@ def scale_inplace(Z, scale):
             Z[i, j] = scale * Z[i, j]
 
 
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+def fill_inplace(Z, value):
+    """Z[...] = value: a store-only parallel pass, the machine's write bandwidth that an
+    output's limit is counted in (rffbench.measure.speed)."""
+    n, m = Z.shape
+    v = Z.dtype.type(value)
+    for i in prange(n):
+        for j in range(m):
+            Z[i, j] = v
+
+
 #: activations of Gaussian directions (activation_inplace): the arc-cosine kernels' step and
 #: ReLU (orders 0 and 1), and the identity of the linear kernel's random projections
 ACT_STEP, ACT_RELU, ACT_IDENTITY = 0, 1, 2

@@ -29,17 +29,17 @@ on the run's training set X (N x d), D and dtype:
   reused buffer (``transform/torch_out``, compared with ``transform/rff_out``: rff's
   ``transform(X, out=buf)``); ``speedup_vs_torch`` / ``speedup_vs_jax``, the note says
   which output and which version.
-  **Limit**, measured in the same workers' loops: a GEMM of the map's shape into a
-  preallocated output (``limit/gemm``; its flop rate is the machine's rate on
-  this shape) plus one streaming pass over the N x D output (``limit/pass``).
-  A dense map's lower bound is gemm + pass; a structured map's (sorf,
-  fastfood) is its FWHT count (blocks x FWHTs per row block) at the rate measured
-  on cache-resident tiles, plus the pass; tensorsketch's (no GEMM: count
-  sketches and FFTs) is 2p + 1 passes over the output, its memory traffic.
+  **Limit** (rffbench.measure.limits), from rates measured in the same workers' loops:
+  max(compute, memory), compute = the map's least flops at the peak rate of a square
+  GEMM (``limit/peak``) + its cosines (one per output; one per frequency of [cos, sin]
+  pairs) or exponentials (``positive``) at our functions' in-cache rate (``limit/cos``,
+  ``limit/exp``) + a structured map's (sorf, fastfood) FWHTs at the in-cache tile rate
+  (``limit/fwht_L``); tensorsketch's flops are its p + 1 real FFTs per row; memory = one
+  store of the N x D output (``limit/write``).
 * ``gram``: the exact Gram of min(N, ``gram_max_n``) rows: rffbench's numba
   Gram vs scikit-learn ``rbf_kernel`` / ``laplacian_kernel`` (same
-  lengthscale); limit = a GEMM X X^T of that shape plus one pass (Gaussian),
-  three such instruction counts (sub, abs, add) plus the pass (Laplacian, L1).
+  lengthscale); limit = the same roofline: the n (n + 1) / 2 pairs' d FMAs (Gaussian)
+  or d sub, abs and add (Laplacian) at the peak, one exp per pair, one store of n x n.
 * ``train``: on min(N, ``train_max_n``) rows and the same targets: rffbench
   ridge on ``rff`` features (map + accumulate + solve) vs scikit-learn
   ``RBFSampler`` + ``Ridge``, and rffbench exact KRR vs scikit-learn
@@ -70,6 +70,7 @@ from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
 from ..results import record
 from .base import Measurement
+from .limits import Rates, rate_cells
 from .workers import UNSTABLE_RATIO, interleaved_times, time_in_processes
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,9 @@ log = logging.getLogger(__name__)
 FWHTS_PER_BLOCK = {"sorf": 3, "fastfood": 2}
 #: maps without a GEMM (count sketches + FFTs)
 SKETCHES = ("tensorsketch",)
+#: maps whose elementwise function is an exponential per output (the others of a
+#: shift-invariant kernel take cosines)
+EXP_MAPS = ("positive",)
 DEFAULT_LAM = 1e-3
 
 
@@ -296,11 +300,13 @@ def fwht_tile_cell(L, threads):
     return fn
 
 
-def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, threads):
+def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, threads,
+              functions=("cos",)):
     """The maps part's implementations, built in each worker: every map's transform (a
     fresh output per call), numpy's reference, rff into a kept buffer, scikit-learn's
-    sampler, the limit (GEMM into a kept buffer + one pass), the FWHT tile rate of each
-    structured map's L and the first touch of an N x D output."""
+    sampler, the limit's rates (rffbench.measure.limits: peak GEMM, the output's store,
+    the elementwise ``functions``), the FWHT tile rate of each structured map's L and the
+    first touch of an N x D output."""
     N = X.shape[0]
     impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
     if rff_wb is not None:
@@ -312,11 +318,7 @@ def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, thr
         impls["transform/rff_out"] = lambda: fitted["rff"].transform(X, out=out_buf)
     if sampler is not None:
         impls[peer_key] = lambda: sampler.transform(Xp)
-    buf = np.empty((N, D), dtype=X.dtype)
-    Wg = np.ascontiguousarray(np.random.default_rng(0).standard_normal((X.shape[1], D)),
-                              dtype=X.dtype)
-    impls["limit/gemm"] = lambda: np.matmul(X, Wg, out=buf)
-    impls["limit/pass"] = lambda: nbk.scale_inplace(buf, 1.0)
+    impls.update(rate_cells((N, D), X.dtype, threads, functions))
     for L in fwht_Ls:
         impls[f"limit/fwht_{L}"] = fwht_tile_cell(L, threads)
     impls.update(first_touch_cells((N, D), X.dtype))
@@ -326,6 +328,48 @@ def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, thr
 def _timing_kwargs(ctx, cfg):
     return dict(repeats=cfg.repeats, processes=cfg.processes, threads=ctx.threads,
                 unstable_ratio=cfg.unstable_ratio)
+
+
+def _map_work(m, f, shape, D, kernel):
+    """(flops, elementwise function, its count, FWHTs) of one transform of ``shape`` rows
+    by map ``m`` (fitted ``f``): the least work any implementation of it must do."""
+    N, d = shape
+    F = getattr(f, "n_freq_", D)
+    function = ("exp" if m in EXP_MAPS else "cos" if kernel.shift_invariant else None)
+    # a [cos, sin] pair shares one range reduction: one cosine's cost per frequency
+    count = N * (D if function == "exp" or hasattr(f, "random_offset_") else F)
+    if m in FWHTS_PER_BLOCK:
+        blocks = -(-F // f.padded_dim_)
+        return 0.0, function, count, -(-N // nbk.ROW_BLOCK) * blocks * FWHTS_PER_BLOCK[m]
+    if m in SKETCHES:  # p + 1 real FFTs of length D per row (2.5 D log2 D flops each)
+        p = f.kernel_.degree
+        return (p + 1) * 2.5 * N * D * math.log2(max(D, 2)), None, 0, 0
+    return 2.0 * N * d * F, function, count, 0
+
+
+def _map_limit(m, f, shape, D, ctx, cells):
+    """(limit of one worker's medians, how in words) of map ``m``'s transform: the
+    roofline of rffbench.measure.limits, an FWHT's work at the in-cache tile rate."""
+    flops, function, count, n_fwht = _map_work(m, f, shape, D, ctx.kernel)
+    threads = ctx.threads
+    what = ""
+    if n_fwht:
+        L = f.padded_dim_
+        per_tile = 1.0 / math.prod(_fwht_plan(L, threads))
+        what = (f"{n_fwht} FWHTs of {L} x {nbk.ROW_BLOCK} tiles ({FWHTS_PER_BLOCK[m]} per "
+                "block; the in-cache tile rate: butterflies are load/store-bound)")
+
+    def fwht_s(mm):
+        return n_fwht * mm[f"limit/fwht_{f.padded_dim_}"] * per_tile if n_fwht else 0.0
+
+    def limit(mm):
+        return Rates(mm, threads).limit(flops, function, count, fwht_s(mm))
+
+    med = {k: cells.median(k) for k in cells.runs}
+    how = Rates(med, threads).words(flops, function, count, fwht_s(med), what)
+    if m in SKETCHES:
+        how += f" ({f.kernel_.degree + 1} real FFTs of length {D} per row)"
+    return limit, how
 
 
 def _part_maps(ctx, cfg, X):
@@ -350,41 +394,17 @@ def _part_maps(ctx, cfg, X):
             peer = None
     peer_key = f"transform/{peer}" if peer else None
     Ls = sorted({f.padded_dim_ for m, f in fitted.items() if m in FWHTS_PER_BLOCK})
+    functions = ("cos",) + (("exp",) if set(fitted) & set(EXP_MAPS) else ())
     log.info("speed: transforms of %d x %d -> D=%d (%s) in %d worker process(es): %s",
              *X.shape, D, X.dtype, cfg.processes, ", ".join(
                  [f"transform/{m}" for m in fitted] + (["numpy"] if rff_wb else [])
                  + ([peer_key] if peer_key else [])))
     cells = time_in_processes(maps_cell, dict(
         X=X, fitted=fitted, D=D, rff_wb=rff_wb, sampler=sampler, Xp=Xp, peer_key=peer_key,
-        out_rff=out_rff, fwht_Ls=Ls, threads=ctx.threads), **_timing_kwargs(ctx, cfg))
-    gemm, pas = cells.median("limit/gemm"), cells.median("limit/pass")
-    rate = 2.0 * X.shape[0] * X.shape[1] * D / gemm  # flop/s of BLAS on this shape
-    limits = {}
-    for m, f in fitted.items():
-        key = f"transform/{m}"
-        if m in FWHTS_PER_BLOCK:
-            L = f.padded_dim_
-            blocks = -(-f.n_freq_ // L)
-            n_fwht = -(-X.shape[0] // nbk.ROW_BLOCK) * blocks * FWHTS_PER_BLOCK[m]
-            per_tile = 1.0 / math.prod(_fwht_plan(L, ctx.threads))
-            t_tile = cells.median(f"limit/fwht_{L}") * per_tile
-            limits[key] = (lambda mm, n=n_fwht, L=L, pt=per_tile:
-                           n * mm[f"limit/fwht_{L}"] * pt + mm["limit/pass"],
-                           f"{FWHTS_PER_BLOCK[m]} FWHTs per block of {nbk.ROW_BLOCK} rows at "
-                           f"the rate measured on cache-resident tiles ({t_tile * 1e6:.3g} us "
-                           f"per {L} x {nbk.ROW_BLOCK} tile: butterflies are load/store-bound, "
-                           "not flop-bound) + one pass over the output")
-        elif m in SKETCHES:  # FFTs, no GEMM: a lower bound from the memory traffic only
-            p = f.kernel_.degree
-            limits[key] = (lambda mm, p=p: (2 * p + 1) * mm["limit/pass"],
-                           f"{2 * p + 1} passes over the N x D output (p = {p} count "
-                           "sketches, their spectra and the product; FFT flops not counted)")
-        else:  # the map's own GEMM: n_freq columns (D/2 for cos/sin pairs)
-            share = f.n_freq_ / D
-            limits[key] = (lambda mm, s=share: mm["limit/gemm"] * s + mm["limit/pass"],
-                           f"GEMM of the map's shape (N x d x {f.n_freq_}) into a "
-                           f"preallocated output ({gemm * share:.4g} s at {rate / 1e9:.1f} "
-                           f"GFLOP/s) + one pass over the N x D output ({pas:.4g} s)")
+        out_rff=out_rff, fwht_Ls=Ls, threads=ctx.threads, functions=functions),
+        **_timing_kwargs(ctx, cfg))
+    limits = {f"transform/{m}": _map_limit(m, f, X.shape, D, ctx, cells)
+              for m, f in fitted.items()}
     if "transform/rff_out" in cells.runs:
         limits["transform/rff_out"] = limits["transform/rff"]
     ours = [f"transform/{m}" for m in fitted]
@@ -402,8 +422,9 @@ def _part_maps(ctx, cfg, X):
     return rows
 
 
-def gram_cell(Xg, ls):
-    """The gram part's implementations, built in each worker."""
+def gram_cell(Xg, ls, threads=1):
+    """The gram part's implementations, built in each worker, with the rates of their
+    limit (rffbench.measure.limits: peak GEMM, the n x n output's store, exp)."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
     from ..kernels import make_kernel
@@ -411,15 +432,13 @@ def gram_cell(Xg, ls):
     n = Xg.shape[0]
     gauss = make_kernel("gaussian", lengthscale=ls).fit(None)
     lap = make_kernel("laplacian", lengthscale=ls).fit(None)
-    buf = np.empty((n, n), dtype=Xg.dtype)
     impls = {
         "gram/rffbench_gaussian": lambda: gauss.gram(Xg),
         "gram/sklearn_rbf_kernel": lambda: rbf_kernel(Xg, gamma=0.5 / ls**2),
         "gram/rffbench_laplacian": lambda: lap.gram(Xg),
         "gram/sklearn_laplacian_kernel": lambda: laplacian_kernel(Xg, gamma=1.0 / ls),
-        "limit/gemm": lambda: np.matmul(Xg, Xg.T, out=buf),
-        "limit/pass": lambda: nbk.scale_inplace(buf, 1.0),
     }
+    impls.update(rate_cells((n, n), Xg.dtype, threads, ("exp",)))
     impls.update(first_touch_cells((n, n), Xg.dtype))
     return impls
 
@@ -428,18 +447,26 @@ def _part_gram(ctx, cfg, X):
     Xg = X[: min(X.shape[0], cfg.gram_max_n)]
     n, d = Xg.shape
     log.info("speed: exact Gram of %d x %d, Gaussian and Laplacian vs scikit-learn", n, d)
-    cells = time_in_processes(gram_cell, dict(Xg=np.ascontiguousarray(Xg), ls=ctx.kernel.ls),
+    cells = time_in_processes(gram_cell, dict(Xg=np.ascontiguousarray(Xg), ls=ctx.kernel.ls,
+                                              threads=ctx.threads),
                               **_timing_kwargs(ctx, cfg))
-    gemm, pas = cells.median("limit/gemm"), cells.median("limit/pass")
-    how = f"X X^T GEMM ({gemm:.4g} s) + one pass over the n x n output ({pas:.4g} s)"
+    med, threads = {k: cells.median(k) for k in cells.runs}, ctx.threads
+    # the least work: the n (n + 1) / 2 pairs of a symmetric Gram, d products (Gaussian: one
+    # FMA each, the X X^T half) or d sub, abs and add (Laplacian, counted as flops at the
+    # peak), one exp per pair, and the n x n output stored once
+    pairs = n * (n + 1) / 2.0
     rows = []
     for kern, sk in (("gaussian", "rbf_kernel"), ("laplacian", "laplacian_kernel")):
         ours = f"gram/rffbench_{kern}"
-        limits = {ours: (lambda m: m["limit/gemm"] + m["limit/pass"], how)} \
-            if kern == "gaussian" else {
-            ours: (lambda m: 3.0 * m["limit/gemm"] + m["limit/pass"],
-                   "sub, abs and add per pair and coordinate at the X X^T GEMM's instruction "
-                   f"rate (3 x {gemm:.4g} s) + one pass ({pas:.4g} s)")}
+        flops = pairs * d * (2.0 if kern == "gaussian" else 3.0)
+
+        def limit(mm, flops=flops):
+            return Rates(mm, threads).limit(flops, "exp", pairs)
+
+        how = Rates(med, threads).words(flops, "exp", pairs) + (
+            " (sub, abs and add per pair and coordinate counted as flops)"
+            if kern == "laplacian" else "")
+        limits = {ours: (limit, how)}
         rows += _records(cells, [ours, f"gram/sklearn_{sk}"], n, limits, cfg.repeats,
                          f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}", fresh=[ours],
                          touch_method="alloc/gram_output")

@@ -61,3 +61,20 @@ def test_gemm_of_an_empty_output_writes_nothing():
     C = np.empty((0, 4))
     _product(A, B, C, False, False, 0.0)
     assert C.shape == (0, 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("T,s", [(1, 1), (2, 3), (3, 17)])
+def test_gemm_each_thread_is_numpys_product_per_slice(T, s, dtype, rng):
+    """The limit's peak cell: C[t] = A[t] @ B for every slice, one BLAS call per thread."""
+    from threadpoolctl import threadpool_limits
+
+    from rffbench._numba import gemm_each_thread
+
+    A = rng.standard_normal((T, s, s)).astype(dtype)
+    B = rng.standard_normal((s, s)).astype(dtype)
+    C = np.full((T, s, s), np.nan, dtype=dtype)
+    with threadpool_limits(limits=1, user_api="blas"):
+        gemm_each_thread(A, B, C)
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(C, A @ B, rtol=tol, atol=tol * s)

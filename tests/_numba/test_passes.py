@@ -1,6 +1,7 @@
 """rffbench/_numba/passes.py: the maps' passes over their outputs against numpy."""
 
 import numpy as np
+import pytest
 
 from rffbench import _numba as nbk
 
@@ -34,6 +35,14 @@ def test_sincos_pairs_inplace_matches_numpy(rng, dtype):
     ref = 0.5 * np.hstack([np.cos(A64), np.sin(A64)])
     tol = 1e-14 if dtype == np.float64 else 1e-7
     assert np.max(np.abs(Z - ref)) <= tol
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 1), (1, 9), (33, 17)])
+def test_fill_inplace_matches_numpy_full(shape, dtype):
+    Z = np.empty(shape, dtype=dtype)
+    nbk.fill_inplace(Z, 0.3)
+    assert Z.dtype == dtype and np.array_equal(Z, np.full(shape, 0.3, dtype=dtype))
 
 
 def test_scale_inplace(rng):

@@ -1,0 +1,114 @@
+"""The speed measurement's limits: the least time the machine allows a piece of work, a
+roofline of its arithmetic and its memory traffic, from rates measured in the same worker
+processes and loops as the work (rffbench.measure.workers).
+
+A limit is ``max(compute, memory)``:
+
+* ``compute``: the work's flops at the machine's peak GEMM rate (the faster of
+  ``limit/peak``, a square GEMM of side PEAK_SIDE in the run's dtype on the BLAS's own
+  threads, and ``limit/peak_threads``, one such single-threaded GEMM on each thread at
+  once, as the fused maps call BLAS), plus each
+  elementwise function it must evaluate (a cosine per output, or per frequency of a
+  [cos, sin] pair, which shares one range reduction; an exponential) at our own
+  vectorised functions' in-cache rate (``limit/cos``, ``limit/exp``: a block of
+  RATE_ROWS rows per thread x RATE_COLS, in L2, one pass of the map's own cosine or the
+  Gram's exponential);
+* ``memory``: writing the output once (``limit/write``: a store-only parallel pass over a
+  kept array of the output's shape, its pages touched: the write bandwidth).
+
+Both parts are measured, never assumed, and both are lower bounds of their own: a code
+that overlaps all of its arithmetic with its stores reaches the limit, none passes it, so a
+fraction of the limit above 1 (beyond the cell's spread) is a bug in the limit.
+docs/performance.md gives each map's formula.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _numba as nbk
+
+#: the side of the square GEMMs whose rate is the peak (2 x 1024^3 flops, ~20 ms on 2 cores in
+#: float64: long enough that waking the BLAS threads is not part of it; 512 was half the
+#: float32 rate in a worker)
+PEAK_SIDE = 1024
+#: the in-cache block of the elementwise rates: RATE_ROWS rows per thread x RATE_COLS
+#: (512 KB per thread in float64: L2-resident on the machines we run; a pass is long
+#: enough, ~0.2 ms, that the parallel loop's start is a few per cent of it)
+RATE_ROWS, RATE_COLS = 32, 2048
+
+
+def rate_cells(out_shape, dtype, threads, functions=("cos",)):
+    """The rate implementations of a cell (name -> zero-argument callable), built in each
+    worker: ``limit/peak``, ``limit/write`` (over a kept array of ``out_shape``) and
+    ``limit/<f>`` for each elementwise function in ``functions`` (cos, exp)."""
+    rng = np.random.default_rng(0)
+    from ..features.base import blas_single_thread
+
+    T = max(1, threads)
+    A = rng.standard_normal((T, PEAK_SIDE, PEAK_SIDE)).astype(dtype)
+    B = rng.standard_normal((PEAK_SIDE, PEAK_SIDE)).astype(dtype)
+    C = np.empty((T, PEAK_SIDE, PEAK_SIDE), dtype=dtype)
+    kept = np.zeros(out_shape, dtype=dtype)
+
+    def each_thread():
+        with blas_single_thread():
+            nbk.gemm_each_thread(A, B, C)
+
+    impls = {"limit/peak": lambda: np.matmul(A[0], B, out=C[0]),
+             "limit/peak_threads": each_thread,
+             "limit/write": lambda: nbk.fill_inplace(kept, 0.0)}
+    rows = RATE_ROWS * max(1, threads)
+    if "cos" in functions:  # cos(z) of z in [-1, 1] stays there: every pass on the fast path
+        Z = rng.uniform(-1.0, 1.0, (rows, RATE_COLS)).astype(dtype)
+        zero, bound = np.zeros(RATE_COLS, dtype=dtype), np.full(rows, 1.0)
+        impls["limit/cos"] = lambda: nbk.cos_offset_scale_inplace(Z, zero, 1.0, bound)
+    if "exp" in functions:
+        x = -rng.uniform(0.0, 5.0, rows * RATE_COLS).astype(dtype)
+        y = np.empty_like(x)
+        exp = nbk.fast_exp_f32 if np.dtype(dtype) == np.float32 else nbk.fast_exp
+        impls["limit/exp"] = lambda: exp(x, y)
+    return impls
+
+
+class Rates:
+    """One worker process's rates, from its medians ``m`` ({implementation: median s}) of
+    the cells of :func:`rate_cells`."""
+
+    def __init__(self, m, threads):
+        self.m = m
+        flops = 2.0 * PEAK_SIDE**3
+        self.peak = max(flops / m["limit/peak"],  # flop/s: the faster way to run GEMMs
+                        max(1, threads) * flops / m.get("limit/peak_threads", math.inf))
+        self.write_s = m["limit/write"]  # one store of the output
+        per = RATE_ROWS * max(1, threads) * RATE_COLS
+        self.t_cos = m["limit/cos"] / per if "limit/cos" in m else math.nan  # s / element
+        self.t_exp = m["limit/exp"] / per if "limit/exp" in m else math.nan
+
+    def elementwise(self, function, count):
+        """Seconds for ``count`` evaluations of ``function`` (cos, exp; None: none)."""
+        if not function or not count:
+            return 0.0
+        return count * (self.t_cos if function == "cos" else self.t_exp)
+
+    def limit(self, flops, function=None, count=0, extra_s=0.0):
+        """max(compute, memory): ``flops`` at the peak, ``count`` evaluations of
+        ``function``, ``extra_s`` more compute (an FWHT's tile time); one output store."""
+        compute = flops / self.peak + self.elementwise(function, count) + extra_s
+        return max(compute, self.write_s)
+
+    def words(self, flops, function=None, count=0, extra_s=0.0, what=""):
+        """The limit's formula with this process's numbers (a record's note)."""
+        parts = [f"{flops / 1e9:.3g} GFLOP at the peak {self.peak / 1e9:.1f} GFLOP/s "
+                 f"({PEAK_SIDE}^3 GEMMs) = {flops / self.peak:.4g} s"]
+        if function and count:
+            t = self.t_cos if function == "cos" else self.t_exp
+            parts.append(f"{count:.4g} {function} at {t * 1e9:.3g} ns each (in cache) = "
+                         f"{count * t:.4g} s")
+        if extra_s:
+            parts.append(f"{what} {extra_s:.4g} s")
+        compute = flops / self.peak + self.elementwise(function, count) + extra_s
+        bound = "memory" if self.write_s >= compute else "compute"
+        return (f"max(compute, memory), {bound}-bound: compute = " + " + ".join(parts)
+                + f"; memory = one store of the output, {self.write_s:.4g} s")
