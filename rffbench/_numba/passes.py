@@ -11,7 +11,14 @@ import numpy as np
 from numba import prange
 
 from .blas import gemm
-from .elementwise import FMA, cos_row_typed, fast_exp_full_scalar, sincos_to_typed, wide_vectors
+from .elementwise import (
+    FMA,
+    cos_row_typed,
+    exp_typed,
+    fast_exp_full_scalar,
+    sincos_to_typed,
+    wide_vectors,
+)
 
 # Fused projection + cosine: each thread takes blocks of GEMM_BLOCK rows, lets a
 # single-threaded BLAS (``gemm``; the caller limits BLAS to 1 thread)
@@ -99,6 +106,28 @@ def fill_inplace(Z, value):
     for i in prange(n):
         for j in range(m):
             Z[i, j] = v
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def cos_rows_repeat(Z, offset, arg_bound, reps):
+    """``reps`` passes of Z[i] <- cos(Z[i] + offset) over each row in turn, a row's passes
+    one after the other while it stays in L1, in one parallel loop: the in-cache rate of the
+    maps' own cosine (cos_row_typed) that a limit counts (rffbench.measure.limits), with no
+    parallel start per pass."""
+    for i in prange(Z.shape[0]):
+        for _ in range(reps):
+            cos_row_typed(Z[i], offset, 1.0, arg_bound[i])
+
+
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy", fastmath=FMA)
+def exp_rows_repeat(Z, reps):
+    """``reps`` passes of Z[i, j] <- -exp(Z[i, j]) (Z <= 0 stays in [-1, 0)) over each row
+    in turn, in one parallel loop: the in-cache rate of the Grams' exp (exp_typed)."""
+    n, m = Z.shape
+    for i in prange(n):
+        for _ in range(reps):
+            for j in range(m):
+                Z[i, j] = -exp_typed(Z[i, j])
 
 
 #: activations of Gaussian directions (activation_inplace): the arc-cosine kernels' step and

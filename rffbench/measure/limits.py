@@ -10,9 +10,10 @@ A limit is ``max(compute, memory)``:
   once, as the fused maps call BLAS), plus each
   elementwise function it must evaluate (a cosine per output, or per frequency of a
   [cos, sin] pair, which shares one range reduction; an exponential) at our own
-  vectorised functions' in-cache rate (``limit/cos``, ``limit/exp``: a block of
-  RATE_ROWS rows per thread x RATE_COLS, in L2, one pass of the map's own cosine or the
-  Gram's exponential);
+  vectorised functions' in-cache rate (``limit/cos``, ``limit/exp``: RATE_REPS passes of
+  the map's own cosine or the Gram's exponential over each of RATE_ROWS rows per thread of
+  RATE_COLS, a row in L1 for its passes, all in one parallel loop: a parallel loop's start,
+  tens of microseconds where the threads sleep between loops, is not part of the rate);
 * ``memory``: writing the output once (``limit/write``: a store-only parallel pass over a
   kept array of the output's shape, its pages touched: the write bandwidth).
 
@@ -33,10 +34,11 @@ from .. import _numba as nbk
 #: float64: long enough that waking the BLAS threads is not part of it; 512 was half the
 #: float32 rate in a worker)
 PEAK_SIDE = 1024
-#: the in-cache block of the elementwise rates: RATE_ROWS rows per thread x RATE_COLS
-#: (512 KB per thread in float64: L2-resident on the machines we run; a pass is long
-#: enough, ~0.2 ms, that the parallel loop's start is a few per cent of it)
-RATE_ROWS, RATE_COLS = 32, 2048
+#: the elementwise rates' block: RATE_ROWS rows per thread of RATE_COLS (a row is 16 KB in
+#: float64: L1-resident), each row passed RATE_REPS times (~1 ms a call: one pass of a
+#: 64-row block with a parallel start each, as first measured, read the cosine 1.1-1.8 ns
+#: where it costs 0.5-0.9)
+RATE_ROWS, RATE_COLS, RATE_REPS = 4, 2048, 64
 
 
 def rate_cells(out_shape, dtype, threads, functions=("cos",)):
@@ -63,12 +65,10 @@ def rate_cells(out_shape, dtype, threads, functions=("cos",)):
     if "cos" in functions:  # cos(z) of z in [-1, 1] stays there: every pass on the fast path
         Z = rng.uniform(-1.0, 1.0, (rows, RATE_COLS)).astype(dtype)
         zero, bound = np.zeros(RATE_COLS, dtype=dtype), np.full(rows, 1.0)
-        impls["limit/cos"] = lambda: nbk.cos_offset_scale_inplace(Z, zero, 1.0, bound)
-    if "exp" in functions:
-        x = -rng.uniform(0.0, 5.0, rows * RATE_COLS).astype(dtype)
-        y = np.empty_like(x)
-        exp = nbk.fast_exp_f32 if np.dtype(dtype) == np.float32 else nbk.fast_exp
-        impls["limit/exp"] = lambda: exp(x, y)
+        impls["limit/cos"] = lambda: nbk.cos_rows_repeat(Z, zero, bound, RATE_REPS)
+    if "exp" in functions:  # -exp(x) of x <= 0 stays in [-1, 0)
+        E = -rng.uniform(0.0, 1.0, (rows, RATE_COLS)).astype(dtype)
+        impls["limit/exp"] = lambda: nbk.exp_rows_repeat(E, RATE_REPS)
     return impls
 
 
@@ -82,7 +82,7 @@ class Rates:
         self.peak = max(flops / m["limit/peak"],  # flop/s: the faster way to run GEMMs
                         max(1, threads) * flops / m.get("limit/peak_threads", math.inf))
         self.write_s = m["limit/write"]  # one store of the output
-        per = RATE_ROWS * max(1, threads) * RATE_COLS
+        per = RATE_ROWS * max(1, threads) * RATE_COLS * RATE_REPS
         self.t_cos = m["limit/cos"] / per if "limit/cos" in m else math.nan  # s / element
         self.t_exp = m["limit/exp"] / per if "limit/exp" in m else math.nan
 

@@ -45,6 +45,27 @@ def test_fill_inplace_matches_numpy_full(shape, dtype):
     assert Z.dtype == dtype and np.array_equal(Z, np.full(shape, 0.3, dtype=dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape,reps", [((1, 1), 1), ((3, 5), 2), ((4, 33), 3)])
+def test_repeated_cos_and_exp_passes_match_numpy(shape, reps, dtype, rng):
+    """The limit's in-cache rates (rffbench.measure.limits): ``reps`` passes of the maps'
+    cosine, of the Grams' exp, as numpy computes them."""
+    Z = rng.uniform(-1, 1, shape).astype(dtype)
+    off = rng.uniform(0, 1, shape[1]).astype(dtype)
+    want = Z.astype(np.float64)
+    for _ in range(reps):
+        want = np.cos(want + off)
+    nbk.cos_rows_repeat(Z, off, np.full(shape[0], 3.0), reps)
+    tol = 1e-13 if dtype == np.float64 else 3e-6
+    assert Z.dtype == dtype and np.max(np.abs(Z - want)) <= tol
+    E = -rng.uniform(0, 5, shape).astype(dtype)
+    want = E.astype(np.float64)
+    for _ in range(reps):
+        want = -np.exp(want)
+    nbk.exp_rows_repeat(E, reps)
+    assert E.dtype == dtype and np.max(np.abs(E - want)) <= tol
+
+
 def test_scale_inplace(rng):
     A = rng.normal(size=(10, 7))
     Z = A.copy()

@@ -17,18 +17,19 @@ def test_rate_cells_time_the_peak_the_store_and_the_functions(dtype):
     for name, fn in impls.items():  # repeated passes stay in range: cos of [-1, 1], exp <= 0
         for _ in range(3 if name in ("limit/cos", "limit/exp") else 1):
             fn()
-    cos = impls["limit/cos"].__closure__  # the block it rewrites in place
-    Z = next(c.cell_contents for c in cos if isinstance(c.cell_contents, np.ndarray)
-             and c.cell_contents.ndim == 2 and c.cell_contents.shape[0] > 1)
-    assert Z.shape == (limits.RATE_ROWS * 2, limits.RATE_COLS) and Z.dtype == dtype
-    assert np.all(np.abs(Z) <= 1.0) and np.all(np.isfinite(Z))
+    for name in ("limit/cos", "limit/exp"):  # the block each rewrites in place
+        Z = next(c.cell_contents for c in impls[name].__closure__
+                 if isinstance(c.cell_contents, np.ndarray) and c.cell_contents.ndim == 2
+                 and c.cell_contents.shape[0] > 1)
+        assert Z.shape == (limits.RATE_ROWS * 2, limits.RATE_COLS) and Z.dtype == dtype
+        assert np.all(np.abs(Z) <= 1.0) and np.all(np.isfinite(Z)), name
     assert set(limits.rate_cells((3, 3), dtype, 1, ())) == {"limit/peak", "limit/peak_threads",
                                                             "limit/write"}
 
 
 def test_the_limit_is_the_larger_of_compute_and_memory():
     peak_s = 2.0 * limits.PEAK_SIDE**3 / 50e9  # a 50 GFLOP/s peak
-    per = limits.RATE_ROWS * 2 * limits.RATE_COLS
+    per = limits.RATE_ROWS * 2 * limits.RATE_COLS * limits.RATE_REPS
     m = {"limit/peak": peak_s, "limit/write": 0.004, "limit/cos": 2e-9 * per,
          "limit/exp": 1e-9 * per}
     r = limits.Rates(m, threads=2)
