@@ -173,7 +173,9 @@ class SpeedBars(Figure):
         return ("Per shape (task, N, d, D) and implementation: scikit-learn's time divided by "
                 "rffbench's, and the limit measured in the same loop divided by the measured "
                 "time (a fresh output's allocation and first touch taken off first), each "
-                "ratio taken within a worker process, then their median."
+                "ratio taken within a worker process, then their median (no interval: "
+                "2 or 3 worker processes are too few for one; how far they agree is the "
+                "process_ratio table's)."
                 + unstable_text(sheet.rows, sheet.sel.unstable).replace(
                     "(hollow markers)", "(bars labelled 'unstable')"))
 
@@ -217,7 +219,8 @@ def table_speed(df, origins):
             ("time_s", "Speed: time (s)", "Median of the worker processes' medians of "
              "interleaved warm repeats."),
             ("speedup_vs_sklearn", "Speed-up over scikit-learn", "scikit-learn's time / "
-             "rffbench's."),
+             "rffbench's, within each worker process, then their median (no interval: too "
+             "few processes for one; their agreement: the process_ratio table)."),
             ("fraction_of_limit", "Fraction of the measured limit", "limit / measured time "
              "(1 = at the limit; a fresh output's time less its first touch)."),
             ("process_ratio", "Speed: agreement of the worker processes", "max / min of the "
