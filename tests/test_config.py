@@ -116,8 +116,9 @@ def test_every_group_option_composes(group, name):
     (["report.center=mean", "report.level=0.2"], r"report.level=0.2 is not allowed"),
     (["report.center=mean", "report.interval=bca", "report.resamples=50"],
      r"report.resamples=50 is not allowed: use an integer >= 100"),
-    (["report.interval=t"], r"report.interval='t' is not allowed: it has no effect here "
-                            r"\(report.center=median: the band is the seeds' min to max\)"),
+    (["report.center=median", "report.interval=t"],
+     r"report.interval='t' is not allowed: it has no effect here \(report.center=median: "
+     r"the band is the seeds' min to max\)"),
     (["report.latex=tex"], r"report.latex='tex' is not allowed: use one of plain, siunitx, "
                            r"none"),
     (["report.center=mean", "report.resamples=500"], r"report.resamples=500 is not allowed: "

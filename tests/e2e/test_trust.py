@@ -113,8 +113,8 @@ CASES = [
     (["features=leverage", "features.params.fitrows=500"], 2,
      r"features.params.fitrows=500 is not allowed: features=leverage takes fit_rows, "
      r"leverage_lam, oversample \(did you mean features.params.fit_rows\?\)"),
-    (["report.center=mean"], 2, r"report.center='mean' is not allowed: it has no effect here "
-                                r"\(one run alone has no report"),
+    (["report.center=median"], 2, r"report.center='median' is not allowed: it has no effect "
+                                  r"here \(one run alone has no report"),
     (["report.pdf=false"], 2, r"report.pdf=False is not allowed: it has no effect here "
                               r"\(one run alone has no report"),
     (["-m", "report.pdf=maybe"], 2, r"report.pdf=maybe is not allowed: Value 'maybe' is not a "
