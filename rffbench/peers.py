@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .clock import time_call
+from .clock import blas_info, time_call
 from .errors import first_line
 
 #: the peers, by the module that must be importable (numpy: the plain reference in a process
@@ -76,14 +76,8 @@ def _torch_blas():
     mkl = re.search(r"Math Kernel Library Version ([\w.]+)", shown)
     words = [f"torch's BLAS {info.group(1) if info else 'unknown'}"
              + (f" {mkl.group(1)}" if mkl else ""), f"{torch.get_num_threads()} threads"]
-    loaded = _loaded_blas()
+    loaded = blas_info()
     return ", ".join(words) + (f" (also loaded: {loaded})" if loaded != "unknown" else "")
-
-
-def _loaded_blas():
-    from .clock import blas_info
-
-    return blas_info()
 
 
 def _numpy_fn(X, W, b, scale, threads, output):
@@ -122,7 +116,7 @@ def _jax_fn(X, W, b, scale, threads, output):
 
 
 #: the peer's BLAS in its worker, in words (vendor, version, kernel, threads)
-BLAS_OF = {"torch": _torch_blas, "numpy": _loaded_blas,
+BLAS_OF = {"torch": _torch_blas, "numpy": blas_info,
            "jax": lambda: "XLA's own CPU GEMM (Eigen), no BLAS library"}
 
 

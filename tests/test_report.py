@@ -58,10 +58,18 @@ def fake_run(root, kernel, d, feat, D, seed, bounds=False, uniform_from=0):
                             delta=0.05),
                      record("bounds", "tightness", 10.0, method="sutherland_schneider",
                             delta=0.05)]
-    identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
-                    n_train=75, n_test=25, d=d, kernel=kernel, nu=None, lengthscale=1.0 + seed,
-                    features=feat, D=D, n_freq=D, n_columns=D, seed=seed, dtype="float64",
-                    threads=2)
+    return write_run(root, rid, conf, rows, d=d, kernel=kernel, lengthscale=1.0 + seed,
+                     features=feat, D=D, seed=seed)
+
+
+def write_run(root, rid, conf, rows, **identity):
+    """A complete run directory ``root/runs/rid`` made by hand: its config and its records
+    (``rows``) under a synthetic run's identity, ``identity`` overriding it (d, kernel,
+    features, D, seed, ...); returns the run id."""
+    D = identity["D"]
+    identity = dict(dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
+                         n_train=75, n_test=25, nu=None, lengthscale=1.0, n_freq=D,
+                         n_columns=D, dtype="float64", threads=2), **identity)
     out = Path(root) / "runs" / rid
     out.mkdir(parents=True)
     write_config(out, rid, conf, [])

@@ -45,9 +45,9 @@ def rate_cells(out_shape, dtype, threads, functions=("cos",)):
     """The rate implementations of a cell (name -> zero-argument callable), built in each
     worker: ``limit/peak``, ``limit/write`` (over a kept array of ``out_shape``) and
     ``limit/<f>`` for each elementwise function in ``functions`` (cos, exp)."""
-    rng = np.random.default_rng(0)
     from ..features.base import blas_single_thread
 
+    rng = np.random.default_rng(0)
     T = max(1, threads)
     A = rng.standard_normal((T, PEAK_SIDE, PEAK_SIDE)).astype(dtype)
     B = rng.standard_normal((PEAK_SIDE, PEAK_SIDE)).astype(dtype)
@@ -61,7 +61,7 @@ def rate_cells(out_shape, dtype, threads, functions=("cos",)):
     impls = {"limit/peak": lambda: np.matmul(A[0], B, out=C[0]),
              "limit/peak_threads": each_thread,
              "limit/write": lambda: nbk.fill_inplace(kept, 0.0)}
-    rows = RATE_ROWS * max(1, threads)
+    rows = RATE_ROWS * T
     if "cos" in functions:  # cos(z) of z in [-1, 1] stays there: every pass on the fast path
         Z = rng.uniform(-1.0, 1.0, (rows, RATE_COLS)).astype(dtype)
         zero, bound = np.zeros(RATE_COLS, dtype=dtype), np.full(rows, 1.0)
@@ -77,7 +77,6 @@ class Rates:
     the cells of :func:`rate_cells`."""
 
     def __init__(self, m, threads):
-        self.m = m
         flops = 2.0 * PEAK_SIDE**3
         self.peak = max(flops / m["limit/peak"],  # flop/s: the faster way to run GEMMs
                         max(1, threads) * flops / m.get("limit/peak_threads", math.inf))
@@ -92,23 +91,43 @@ class Rates:
             return 0.0
         return count * (self.t_cos if function == "cos" else self.t_exp)
 
+    def compute(self, flops, function=None, count=0, extra_s=0.0):
+        """Seconds of arithmetic: ``flops`` at the peak, ``count`` evaluations of
+        ``function``, ``extra_s`` more (an FWHT's tile time)."""
+        return flops / self.peak + self.elementwise(function, count) + extra_s
+
     def limit(self, flops, function=None, count=0, extra_s=0.0):
-        """max(compute, memory): ``flops`` at the peak, ``count`` evaluations of
-        ``function``, ``extra_s`` more compute (an FWHT's tile time); one output store."""
-        compute = flops / self.peak + self.elementwise(function, count) + extra_s
-        return max(compute, self.write_s)
+        """max(compute, memory): :meth:`compute` against one store of the output."""
+        return max(self.compute(flops, function, count, extra_s), self.write_s)
 
     def words(self, flops, function=None, count=0, extra_s=0.0, what=""):
         """The limit's formula with this process's numbers (a record's note)."""
         parts = [f"{flops / 1e9:.3g} GFLOP at the peak {self.peak / 1e9:.1f} GFLOP/s "
                  f"({PEAK_SIDE}^3 GEMMs) = {flops / self.peak:.4g} s"]
         if function and count:
-            t = self.t_cos if function == "cos" else self.t_exp
-            parts.append(f"{count:.4g} {function} at {t * 1e9:.3g} ns each (in cache) = "
-                         f"{count * t:.4g} s")
+            each = self.elementwise(function, 1)
+            parts.append(f"{count:.4g} {function} at {each * 1e9:.3g} ns each (in cache) = "
+                         f"{count * each:.4g} s")
         if extra_s:
             parts.append(f"{what} {extra_s:.4g} s")
-        compute = flops / self.peak + self.elementwise(function, count) + extra_s
+        compute = self.compute(flops, function, count, extra_s)
         bound = "memory" if self.write_s >= compute else "compute"
         return (f"max(compute, memory), {bound}-bound: compute = " + " + ".join(parts)
                 + f"; memory = one store of the output, {self.write_s:.4g} s")
+
+
+def roofline(cells, threads, flops, function=None, count=0, extra=None, what=""):
+    """(limit of one worker's medians, how in words with the cell's medians) of a piece of
+    work for rffbench.measure.speed's records: ``flops``, ``count`` evaluations of
+    ``function`` and ``extra(medians)`` seconds more (an FWHT's tiles; ``what`` names
+    them), against one store of the output, from the rates of :func:`rate_cells` timed in
+    ``cells`` (a :class:`~rffbench.measure.workers.CellTimes`)."""
+    def extra_s(m):
+        return extra(m) if extra else 0.0
+
+    def limit(m):
+        return Rates(m, threads).limit(flops, function, count, extra_s(m))
+
+    med = {k: cells.median(k) for k in cells.runs}
+    return limit, Rates(med, threads).words(flops, function, count, extra_s(med), what)
+

@@ -70,7 +70,7 @@ from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
 from ..results import record
 from .base import Measurement
-from .limits import Rates, rate_cells
+from .limits import rate_cells, roofline
 from .workers import UNSTABLE_RATIO, interleaved_times, time_in_processes
 
 log = logging.getLogger(__name__)
@@ -353,22 +353,17 @@ def _map_limit(m, f, shape, D, ctx, cells):
     """(limit of one worker's medians, how in words) of map ``m``'s transform: the
     roofline of rffbench.measure.limits, an FWHT's work at the in-cache tile rate."""
     flops, function, count, n_fwht = _map_work(m, f, shape, D, ctx.kernel)
-    threads = ctx.threads
-    what = ""
+    fwht_s, what = None, ""
     if n_fwht:
         L = f.padded_dim_
-        per_tile = 1.0 / math.prod(_fwht_plan(L, threads))
+        per_tile = 1.0 / math.prod(_fwht_plan(L, ctx.threads))
         what = (f"{n_fwht} FWHTs of {L} x {nbk.ROW_BLOCK} tiles ({FWHTS_PER_BLOCK[m]} per "
                 "block; the in-cache tile rate: butterflies are load/store-bound)")
 
-    def fwht_s(mm):
-        return n_fwht * mm[f"limit/fwht_{f.padded_dim_}"] * per_tile if n_fwht else 0.0
+        def fwht_s(mm):
+            return n_fwht * mm[f"limit/fwht_{L}"] * per_tile
 
-    def limit(mm):
-        return Rates(mm, threads).limit(flops, function, count, fwht_s(mm))
-
-    med = {k: cells.median(k) for k in cells.runs}
-    how = Rates(med, threads).words(flops, function, count, fwht_s(med), what)
+    limit, how = roofline(cells, ctx.threads, flops, function, count, fwht_s, what)
     if m in SKETCHES:
         how += f" ({f.kernel_.degree + 1} real FFTs of length {D} per row)"
     return limit, how
@@ -452,7 +447,6 @@ def _part_gram(ctx, cfg, X):
     cells = time_in_processes(gram_cell, dict(Xg=np.ascontiguousarray(Xg), ls=ctx.kernel.ls,
                                               threads=ctx.threads),
                               **_timing_kwargs(ctx, cfg))
-    med, threads = {k: cells.median(k) for k in cells.runs}, ctx.threads
     # the least work: the n (n + 1) / 2 pairs of a symmetric Gram, d products (Gaussian: one
     # FMA each, the X X^T half) or d sub, abs and add (Laplacian, counted as flops at the
     # peak), one exp per pair, and the n x n output stored once
@@ -460,14 +454,10 @@ def _part_gram(ctx, cfg, X):
     rows = []
     for kern, sk in (("gaussian", "rbf_kernel"), ("laplacian", "laplacian_kernel")):
         ours = f"gram/rffbench_{kern}"
-        flops = pairs * d * (2.0 if kern == "gaussian" else 3.0)
-
-        def limit(mm, flops=flops):
-            return Rates(mm, threads).limit(flops, "exp", pairs)
-
-        how = Rates(med, threads).words(flops, "exp", pairs) + (
-            " (sub, abs and add per pair and coordinate counted as flops)"
-            if kern == "laplacian" else "")
+        limit, how = roofline(cells, ctx.threads, pairs * d * (2.0 if kern == "gaussian" else 3.0),
+                              "exp", pairs)
+        if kern == "laplacian":
+            how += " (sub, abs and add per pair and coordinate counted as flops)"
         limits = {ours: (limit, how)}
         rows += _records(cells, [ours, f"gram/sklearn_{sk}"], n, limits, cfg.repeats,
                          f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}", fresh=[ours],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .comparison import table_map_comparison
+from .comparison import map_times, table_map_comparison
 from .figures import (
     BAND_GID,
     Figure,
@@ -20,6 +20,13 @@ from .figures import (
 )
 from .grouping import Grouping, center_words, fmt_list, pooled_text, summary
 from .tables import make_table, row_keys
+
+
+def map_handles(sheet):
+    """A legend entry per map drawn, in its colour (error_vs_D, error_vs_time)."""
+    sel, g = sheet.sel, sheet.g
+    return [proxy(color=sel.colors[f], marker="o", ms=3.5, label=g.name("features", f))
+            for f in sorted(sheet.rows.features.unique(), key=str)]
 
 
 # --------------------------------------------------------------------------
@@ -69,10 +76,8 @@ class ErrorVsD(Figure):
         log_axis(ax, "y")
 
     def handles(self, sheet):
-        sel, g = sheet.sel, sheet.g
-        out = [proxy(color=sel.colors[f], marker="o", ms=3.5, label=g.name("features", f))
-               for f in sorted(sheet.rows.features.unique(), key=str)]
-        return out + [
+        sel = sheet.sel
+        return map_handles(sheet) + [
             proxy(color="k", label="observed ||K - ZZ'||_F / ||K||_F: " + center_words()),
             proxy(color="k", ls="--", lw=1.1, label="expected error (exact variance formula)"),
             proxy(color="0.55", lw=0.9, label=f"1/sqrt({sel.x}) slope through the first "
@@ -106,10 +111,6 @@ class ErrorVsD(Figure):
 # --------------------------------------------------------------------------
 # approximation error vs time
 # --------------------------------------------------------------------------
-#: the timing records whose sum is a map's time in error_vs_time (as the comparison table's)
-MAP_TIME = ("map_fit_time_s", "map_transform_time_s")
-
-
 class ErrorVsTime(Figure):
     """Relative Frobenius error against the map's fit + transform time, each map a line
     through its D, each point with its interval on both axes."""
@@ -122,9 +123,7 @@ class ErrorVsTime(Figure):
         df = ctx.df
         obs, own = map_variants(df[(df.measurement == "approximation")
                                    & (df.metric == "rel_fro_error") & df.value.notna()])
-        t = df[(df.measurement == "timing") & df.metric.isin(MAP_TIME) & df.run_id.isin(
-            obs.run_id)]
-        total = t.groupby("run_id").value.sum(min_count=len(MAP_TIME)).dropna()
+        total = map_times(df, obs.run_id)
         rows = obs[obs.run_id.isin(total.index)]
         if rows.empty or rows.D.nunique() < 2:
             return ("approximation error vs time: needs rel_fro_error and the timing "
@@ -155,9 +154,7 @@ class ErrorVsTime(Figure):
         log_axis(ax, "y")
 
     def handles(self, sheet):
-        sel, g = sheet.sel, sheet.g
-        return [proxy(color=sel.colors[f], marker="o", ms=3.5, label=g.name("features", f))
-                for f in sorted(sheet.rows.features.unique(), key=str)]
+        return map_handles(sheet)
 
     def describe(self, sheet):
         return ("Relative Frobenius error of the Gram matrix (approximation) against the "

@@ -27,6 +27,8 @@ from .tables import Table
 
 #: the target relative Frobenius errors
 TARGETS = (0.05, 0.01)
+#: the timing records whose sum is a map's time (its fit and its transform)
+MAP_TIME = ("map_fit_time_s", "map_transform_time_s")
 
 
 def _at_target(D, err, target):
@@ -86,15 +88,20 @@ def _map_row(runs, D_star, times):
     return at_star, cells
 
 
+def map_times(df, run_ids):
+    """run_id -> the map's fit + transform time (the timing measurement's MAP_TIME records
+    summed), for the runs among ``run_ids`` that have both."""
+    t = df[(df.measurement == "timing") & df.metric.isin(MAP_TIME) & df.run_id.isin(run_ids)]
+    return t.groupby("run_id").value.sum(min_count=len(MAP_TIME)).dropna()
+
+
 def _times(df, runs):
     """{seed: (D array, fit + transform time array)} of the runs' timing records."""
-    t = df[(df.measurement == "timing") & df.run_id.isin(runs.run_id)
-           & df.metric.isin(["map_fit_time_s", "map_transform_time_s"])]
-    if t.empty:
-        return {}
-    total = t.groupby(["seed", "D", "run_id"]).value.sum(min_count=2).dropna().reset_index()
-    return {s: (g.D.to_numpy(float), g.value.to_numpy(float))
-            for s, g in total.groupby("seed") if g.D.nunique() >= 2}
+    total = map_times(df, runs.run_id)
+    timed = runs.drop_duplicates("run_id")
+    timed = timed[timed.run_id.isin(total.index)].assign(time_s=lambda r: r.run_id.map(total))
+    return {s: (g.D.to_numpy(float), g.time_s.to_numpy(float))
+            for s, g in timed.groupby("seed") if g.D.nunique() >= 2}
 
 
 def _ranks(errors, level):

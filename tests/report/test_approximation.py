@@ -1,16 +1,14 @@
 """rffbench/report/approximation.py's error_vs_time figure (error_vs_D and the approximation
 table: tests/test_report.py): each map a line of its error against its fit + transform time
 through its D, each point the seeds' summary on both axes, drawn from known records."""
-from pathlib import Path
 
 import numpy as np
 
 from rffbench.report import approximation as rapprox
 from rffbench.report import figures
 from rffbench.report.grouping import summarising, summary
-from rffbench.results import RECORDS_FILE, record, records_frame
-from rffbench.store import write_config
-from tests.test_report import ENV, _frame
+from rffbench.results import record
+from tests.test_report import _frame, write_run
 
 MAPS = {"rff": 1.0, "orf": 0.6}  # error scale: orf's error is lower at the same D
 
@@ -31,14 +29,7 @@ def _run(root, feat, D, seed, timing=True):
     if timing:
         rows += [record("timing", "map_fit_time_s", 0.25 * _time(feat, D, seed), "s"),
                  record("timing", "map_transform_time_s", 0.75 * _time(feat, D, seed), "s")]
-    identity = dict(run_id=rid, experiment="t", dataset="synthetic", task="regression",
-                    n_train=75, n_test=25, d=3, kernel="gaussian", nu=None, lengthscale=1.0,
-                    features=feat, D=D, n_freq=D, n_columns=D, seed=seed, dtype="float64",
-                    threads=2)
-    out = Path(root) / "runs" / rid
-    out.mkdir(parents=True)
-    write_config(out, rid, conf, [])
-    records_frame(identity, rows, ENV).to_csv(out / RECORDS_FILE, index=False)
+    write_run(root, rid, conf, rows, d=3, kernel="gaussian", features=feat, D=D, seed=seed)
 
 
 def _sweep(root, seeds, timing=True):
