@@ -34,7 +34,7 @@ import numpy as np
 
 from . import gram as _gram
 from .binning import binning_keys, unary_codes, unary_counts
-from .blas import gemm_each_thread
+from .blas import blas_single_thread, gemm_each_thread
 from .elementwise import (
     EXP_MIN_ARG,
     FAST_TRIG_MAX,
@@ -96,7 +96,7 @@ from .passes import (
     sincos_pairs_inplace,
 )
 from .pivots import pivot_round
-from .products import kernel_gram_tiles, kernel_times, sorted_minima_times
+from .products import kernel_gram_tiles, kernel_times, mirror_tile, sorted_minima_times
 from .reductions import abs_max_sum_sq, max_abs_diff_upper
 
 

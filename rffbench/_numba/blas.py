@@ -10,8 +10,7 @@ the operands' row strides, and can accumulate into its output (``beta = 1``), wh
 saves the temporary and the ``+=`` pass of ``out[...] += A @ B``.
 
 Operands are C-contiguous 2-d arrays (numba's layout C: an array, or a block of its rows);
-the caller limits BLAS to one thread inside parallel loops
-(rffbench.exact.blas_single_thread).
+the caller limits BLAS to one thread inside parallel loops (:func:`blas_single_thread`).
 
 The leading dimensions are the operands' widths (:func:`leading_dimension`), never their
 row strides: numpy calls an array C-contiguous whatever the stride of an axis of length
@@ -95,3 +94,19 @@ def gemm_each_thread(A, B, C):
     for t in prange(A.shape[0]):
         gemm(A[t], B, C[t], False, False, 0.0)
 
+
+
+_BLAS = None
+
+
+def blas_single_thread():
+    """Context: BLAS limited to one thread (the fused kernels call it from every
+    numba thread).  The controller is built once, after the BLAS libraries are
+    loaded (numba's np.dot uses scipy's)."""
+    global _BLAS
+    if _BLAS is None:
+        import scipy.linalg.cython_blas  # noqa: F401  (load scipy's BLAS before scanning)
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")

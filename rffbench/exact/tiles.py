@@ -5,27 +5,16 @@ take them (:class:`TiledRows`), K(A, B) V tile by tile with each tile in one thr
 rffbench.exact builds its operator, predictions and Gram columns on these."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import _numba as nbk
-from ..features.base import blas_single_thread
+from ..kernels.base import pad_rows, tile_operands, tile_schedule
 
 #: symmetric products: chunks of tile pairs, each with its own output (summed in a fixed
 #: order, so the result does not depend on the number of threads); at most this many
 #: chunks and this many bytes of chunk outputs
 SYM_CHUNKS = 16
 CHUNK_BYTES = 256 * 2**20
-
-
-def _pad_rows(A, T):
-    N = -(-A.shape[0] // T) * T
-    if N == A.shape[0]:
-        return np.ascontiguousarray(A)
-    out = np.zeros((N,) + A.shape[1:], dtype=A.dtype)
-    out[:A.shape[0]] = A
-    return out
 
 
 class TiledRows:
@@ -38,21 +27,10 @@ class TiledRows:
     sums) and, for the coordinate loop, the transposed copy it reads."""
 
     def __init__(self, spec, Xw):
-        T = nbk.KERNEL_TILE
         self.n = Xw.shape[0]
-        X = _pad_rows(Xw, T)
-        if spec.tile == nbk.TILE_SQDIST:
-            self.left, self.right = nbk.sqdist_gemm_rows(X, spec.profile, spec.a)
-        elif spec.tile == nbk.TILE_DOT:
-            self.left, self.right = nbk.dot_gemm_rows(X, spec.profile, spec.a)
-        else:
-            self.left = self.right = X
-        self.aux = spec.aux(X) if spec.tile != nbk.TILE_SQDIST \
-            else np.zeros(X.shape[0], dtype=X.dtype)
-        self.Xt = np.ascontiguousarray(X.T) if spec.tile == nbk.TILE_COORD \
-            else np.zeros((1, 1), dtype=X.dtype)
-        self.rows = X.shape[0]
-        self.tiles = self.rows // T
+        self.left, self.right, self.aux, self.Xt = tile_operands(spec, Xw)
+        self.rows = self.left.shape[0]
+        self.tiles = self.rows // nbk.KERNEL_TILE
         self._sorted = self._ranks = None
 
     def sorted_coordinates(self):
@@ -79,21 +57,6 @@ class TiledRows:
             np.zeros((values.shape[0], 0), dtype=np.int64)
 
 
-@functools.lru_cache(maxsize=64)
-def _schedule(n_i, n_j, symmetric, chunks):
-    """Tile pairs and chunk starts: symmetric, the pairs I <= J split into ``chunks``
-    runs of equal work (a diagonal tile is half a tile); else one chunk per row tile."""
-    if not symmetric:
-        ti = np.repeat(np.arange(n_i), n_j)
-        tj = np.tile(np.arange(n_j), n_i)
-        return ti, tj, np.arange(0, n_i * n_j + 1, n_j)
-    ti, tj = np.triu_indices(n_i)
-    cum = np.concatenate([[0.0], np.cumsum(np.where(ti == tj, 0.5, 1.0))])
-    starts = np.searchsorted(cum, np.linspace(0.0, cum[-1], chunks + 1), side="left")
-    starts[0], starts[-1] = 0, ti.size
-    return ti.astype(np.int64), tj.astype(np.int64), np.maximum.accumulate(starts)
-
-
 def tiled_times(spec, A, B, V, symmetric=False):
     """K(A, B) V for TiledRows A and B (symmetric: B is A, each pair evaluated once) by
     the fused numba product: float64 result (A.n x m) and accumulation whatever the
@@ -104,15 +67,15 @@ def tiled_times(spec, A, B, V, symmetric=False):
         return np.zeros((A.n, m))
     if spec.sorted_minima:
         return sorted_minima_times(spec, A, B, V)
-    Vp = _pad_rows(V, nbk.KERNEL_TILE)
+    Vp = pad_rows(V, nbk.KERNEL_TILE)
     rows = A.rows
     chunks = 1
     if symmetric:
         chunks = max(1, min(SYM_CHUNKS, A.tiles * (A.tiles + 1) // 2,
                             CHUNK_BYTES // (8 * m * rows)))
-    ti, tj, starts = _schedule(A.tiles, B.tiles, bool(symmetric), chunks)
+    ti, tj, starts = tile_schedule(A.tiles, B.tiles, bool(symmetric), chunks)
     parts = np.zeros((chunks, rows, m))
-    with blas_single_thread():
+    with nbk.blas_single_thread():
         nbk.kernel_times(A.left, B.right, B.Xt, A.aux, B.aux, Vp, parts, ti, tj, starts,
                          bool(symmetric), *spec)
     out = parts[0]
@@ -159,8 +122,8 @@ def tiled_gram(spec, A, B):
     """K(A, B) (A.n x B.n, float64) through the same tiles as :func:`tiled_times`."""
     out = np.empty((A.n, B.n))
     if out.size:
-        with blas_single_thread():
-            nbk.kernel_gram_tiles(A.left, B.right, B.Xt, A.aux, B.aux, out, *spec)
+        ti, tj, starts = tile_schedule(A.tiles, B.tiles, False, 1)
+        with nbk.blas_single_thread():
+            nbk.kernel_gram_tiles(A.left, B.right, B.Xt, A.aux, B.aux, out, ti, tj, starts,
+                                  False, *spec)
     return out
-
-

@@ -25,20 +25,6 @@ from .formulas import VARIANCE_TERMS
 #: default chunk: about this many output elements per GEMM + pass (32 MB float64)
 CHUNK_ELEMENTS = 1 << 22
 
-_BLAS = None
-
-def blas_single_thread():
-    """Context: BLAS limited to one thread (the fused kernels call it from every
-    numba thread).  The controller is built once, after the BLAS libraries are
-    loaded (numba's np.dot uses scipy's)."""
-    global _BLAS
-    if _BLAS is None:
-        import scipy.linalg.cython_blas  # noqa: F401  (load scipy's BLAS before scanning)
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
-
 
 def as_generator(random_state):
     """A numpy Generator from None, an int, a Generator or a legacy RandomState."""

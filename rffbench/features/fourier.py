@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _numba as nbk
-from .base import FeatureMap, blas_single_thread, check_even, project_into, trig_kernel
+from .base import FeatureMap, check_even, project_into, trig_kernel
 
 #: d up to which a dense map fuses its projection and cosine by row blocks
 #: (single-threaded BLAS per block): measured 20-30% faster at d <= 64, even
@@ -115,7 +115,7 @@ class FourierMap(FeatureMap):
                 and not sp.issparse(X):
             # dense W, small d: fused GEMM + cosine by row blocks
             W = self._weights(X.dtype)
-            with blas_single_thread():
+            with nbk.blas_single_thread():
                 if self.pairs:
                     nbk.gemm_sincos(X, W, scale, bound, out)
                 else:

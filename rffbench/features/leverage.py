@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .. import _numba as nbk
 from ..checks import Int, Real
 from ..errors import ConfigError
-from .base import blas_single_thread, check_even
+from .base import check_even
 from .fourier import FourierMap
 
 #: candidate features per fit row above which the leverage Gram is refused
@@ -94,7 +94,7 @@ class LeverageRFF(FourierMap):
         Xs = np.asarray(Xs.toarray() if sp.issparse(Xs) else Xs, dtype=np.float64)
         # one BLAS thread: the leverages, and so the frequencies picked, are then the same
         # bits at every thread count (a threaded GEMM / Cholesky sums in another order)
-        with blas_single_thread():
+        with nbk.blas_single_thread():
             A = self.kernel_.warp(Xs) @ W.T  # the coordinates the frequencies act on
             Z = np.hstack([np.cos(A), np.sin(A)]) / math.sqrt(M)
             G = Z.T @ Z

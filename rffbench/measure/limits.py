@@ -45,8 +45,6 @@ def rate_cells(out_shape, dtype, threads, functions=("cos",)):
     """The rate implementations of a cell (name -> zero-argument callable), built in each
     worker: ``limit/peak``, ``limit/write`` (over a kept array of ``out_shape``) and
     ``limit/<f>`` for each elementwise function in ``functions`` (cos, exp)."""
-    from ..features.base import blas_single_thread
-
     rng = np.random.default_rng(0)
     T = max(1, threads)
     A = rng.standard_normal((T, PEAK_SIDE, PEAK_SIDE)).astype(dtype)
@@ -55,7 +53,7 @@ def rate_cells(out_shape, dtype, threads, functions=("cos",)):
     kept = np.zeros(out_shape, dtype=dtype)
 
     def each_thread():
-        with blas_single_thread():
+        with nbk.blas_single_thread():
             nbk.gemm_each_thread(A, B, C)
 
     impls = {"limit/peak": lambda: np.matmul(A[0], B, out=C[0]),

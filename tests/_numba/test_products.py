@@ -177,3 +177,23 @@ def test_kernel_times_threads_bitwise(rng, name, d):
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(out[0], out[1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("i0,j0,h,w", [(0, 0, 5, 5), (0, 7, 5, 9), (3, 12, 1, 1), (0, 5, 13, 3)])
+def test_mirror_tile_matches_numpy(rng, dtype, i0, j0, h, w):
+    """The upper tile at (i0, j0) written transposed at (j0, i0) (odd sizes: a row piece
+    shorter than a cache line), or a diagonal tile's lower half from its upper half;
+    nothing else of the output touched."""
+    n = 32
+    out = rng.standard_normal((n, n)).astype(dtype)
+    K = rng.standard_normal((h + 2, w + 3))  # the tile's values in float64, padded
+    out[i0:i0 + h, j0:j0 + w] = K[:h, :w]
+    want = out.copy()
+    if i0 == j0:
+        upper = np.triu(want[i0:i0 + h, j0:j0 + w])
+        want[i0:i0 + h, j0:j0 + w] = upper + np.triu(upper, 1).T
+    else:
+        want[j0:j0 + w, i0:i0 + h] = K[:h, :w].T
+    nbk.mirror_tile(K, out, i0, j0, h, w)
+    np.testing.assert_array_equal(out, want)

@@ -29,6 +29,7 @@ from rffbench.exact import ExactKRR, KernelOperator, prepared_times
 from rffbench.features import FEATURE_MAPS
 from rffbench.features.fourier import FUSED_MAX_D, ZERO_TOL, FourierMap
 from rffbench.kernels import DIRECT_SQDIST_MAX_D, KERNELS, make_kernel
+from rffbench.kernels.base import SYMMETRIC_TILES_MIN_N
 from tests.references import REFERENCES, reference_gram
 
 #: examples per property: (default suite, slow suite; 40, not 60, since the slow suite's
@@ -76,8 +77,11 @@ def threshold_matrix(n, d, nonneg=False, seed=0):
 
 #: the shapes where the compiled code changes route, from the constants themselves: the
 #: Gram's direct distances up to DIRECT_SQDIST_MAX_D, a GEMM above; the maps' fused GEMM and
-#: cosine by blocks of GEMM_BLOCK rows up to FUSED_MAX_D, a chunk GEMM and a pass above
-GRAM_THRESHOLDS = [(3, DIRECT_SQDIST_MAX_D), (4, DIRECT_SQDIST_MAX_D + 1)]
+#: cosine by blocks of GEMM_BLOCK rows up to FUSED_MAX_D, a chunk GEMM and a pass above;
+#: a symmetric Gram by tiles from SYMMETRIC_TILES_MIN_N rows (one tile, then two: a
+#: diagonal, a mirrored and a padded tile)
+GRAM_THRESHOLDS = [(3, DIRECT_SQDIST_MAX_D), (4, DIRECT_SQDIST_MAX_D + 1),
+                   (SYMMETRIC_TILES_MIN_N, 2), (SYMMETRIC_TILES_MIN_N + 1, DIRECT_SQDIST_MAX_D + 1)]
 MAP_THRESHOLDS = [(nbk.GEMM_BLOCK + 1, 2), (3, FUSED_MAX_D + 1)]
 
 
@@ -207,11 +211,15 @@ def test_gram_in_every_layout_matches_the_reference(name, examples):
         for what, V, held in layouts(Y):
             close(k.gram(X, V), reference_gram(name, X, held, ls, **params), tol,
                   f"gram(X, {what})")
-        close(k.gram(X), ref_xx, gram_tol(ref_xx, np.float64, name), "gram(X)")
+        K = k.gram(X)
+        close(K, ref_xx, gram_tol(ref_xx, np.float64, name), "gram(X)")
+        assert np.array_equal(K, K.T) or X.shape[0] < SYMMETRIC_TILES_MIN_N, "gram(X) symmetric"
         if float32_range(X, Y, ls=ls):
+            scale = max(1.0, float(np.abs(X).sum(1).max()))
             close(k.gram(X.astype(np.float32), Y.astype(np.float32)), ref_xy,
-                  gram_tol(ref_xy, np.float32, name) * max(1.0, float(np.abs(X).sum(1).max())),
-                  "float32")
+                  gram_tol(ref_xy, np.float32, name) * scale, "float32")
+            close(k.gram(X.astype(np.float32)), ref_xx, gram_tol(ref_xx, np.float32, name)
+                  * scale, "gram(float32 X)")
         close(k.gram(sp.csr_matrix(X), Y), ref_xy, tol, "gram(CSR X, Y)")
         if k.shift_invariant:  # k(2 delta) = the kernel at half the lengthscale
             close(k.gram_twice(X, Y), reference_gram(name, X, Y, ls / 2, **params), tol,
