@@ -49,6 +49,13 @@ from ..kernels import max_row_norm
 from .base import FeatureMap
 from .sketch import GaussianRandomProjection, SubsampledHadamard
 
+#: TensorSketch transforms blocks of rows whose p count sketches take about this many bytes
+#: (float64): the sketches, their spectra and their product stay in cache between the
+#: passes, where whole-input arrays (p N D values each) went to memory and back, fresh
+#: pages each call (N = 10,000, d = 8, D = 1,024, p = 2: 65 ms in blocks of 128 rows,
+#: 107 ms whole)
+SKETCH_BLOCK_BYTES = 2 << 20
+
 POLY_REASON = "it represents the polynomial kernel (x.y / l^2 + coef0)^degree only"
 
 
@@ -204,19 +211,24 @@ class TensorSketch(_PolynomialMap):
 
     def _transform_into(self, X, out):
         k = self.kernel_
-        n, D = X.shape[0], self.n_components
+        n, D, p = X.shape[0], self.n_components, k.degree
         Xp = np.empty((n, X.shape[1] + 1))
         Xp[:, :-1] = X
         Xp[:, :-1] *= 1.0 / k.ls
         Xp[:, -1] = math.sqrt(float(k.coef0))
-        C = np.empty((k.degree, n, D))
-        nbk.count_sketches(Xp, self.hashes_, self._as("signs_", np.float64), C)
+        rows = max(1, SKETCH_BLOCK_BYTES // (8 * p * D))
+        C = np.empty((p, min(rows, n), D))
+        signs = self._as("signs_", np.float64)
         workers = numba.get_num_threads()  # scipy.fft in parallel (numpy's FFT is serial)
-        F = scipy.fft.rfft(C, axis=2, workers=workers)
-        prod = F[0]
-        for t in range(1, k.degree):
-            prod *= F[t]
-        out[...] = scipy.fft.irfft(prod, n=D, axis=1, workers=workers)
+        for s in range(0, n, rows):
+            e = min(n, s + rows)
+            Cb = C if e - s == C.shape[1] else np.empty((p, e - s, D))  # contiguous: one
+            nbk.count_sketches(Xp[s:e], self.hashes_, signs, Cb)         # compiled version
+            F = scipy.fft.rfft(Cb, axis=2, workers=workers)
+            prod = F[0]
+            for t in range(1, p):
+                prod *= F[t]
+            out[s:e] = scipy.fft.irfft(prod, n=D, axis=1, workers=workers)
 
 
 class SklearnPolynomialCountSketch(_PolynomialMap):

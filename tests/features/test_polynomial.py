@@ -50,9 +50,15 @@ def test_h01_features_hold_the_exact_low_degrees(rng):
 
 
 # ---- fast transforms against explicit computations ----------------------------------
-def test_tensorsketch_is_the_count_sketch_of_the_tensor_square(rng):
+@pytest.mark.parametrize("block_bytes", [None, 2 * 8 * 2 * 16], ids=["one-block", "rows-2-2-1"])
+def test_tensorsketch_is_the_count_sketch_of_the_tensor_square(rng, monkeypatch, block_bytes):
     """Degree 2: TS(x) = count sketch of x' (x) x' with hash (h1(i) + h2(j)) mod D and sign
-    s1(i) s2(j), computed explicitly."""
+    s1(i) s2(j), computed explicitly; in one block of rows and in blocks of 2 rows (the
+    last one shorter)."""
+    from rffbench.features import polynomial
+
+    if block_bytes:
+        monkeypatch.setattr(polynomial, "SKETCH_BLOCK_BYTES", block_bytes)
     X = rng.normal(size=(5, 3))
     k = Polynomial(lengthscale=1.3, degree=2, coef0=0.7)
     f = FEATURE_MAPS["tensorsketch"](kernel=k, n_components=16, random_state=0).fit(X)
