@@ -82,6 +82,45 @@ SKETCHES = ("tensorsketch",)
 #: shift-invariant kernel take cosines)
 EXP_MAPS = ("positive",)
 DEFAULT_LAM = 1e-3
+#: a cell below this fraction of its limit is out of reach: the report names what holds it
+#: there (:func:`known_bound`), as docs/performance.md measured it part by part
+WITHIN_REACH = 0.75
+#: up to this d a map's GEMM (K = d) runs far below the peak (BLAS's K = 8 GEMM at a
+#: quarter of it, measured); the d = 8 cells are the ones docs/performance.md takes apart
+SMALL_K = 16
+#: what holds a cell below WITHIN_REACH, by implementation (the dense maps: at d <= SMALL_K)
+BOUNDS = {
+    "gram": "its tiles' GEMMs (K = d + 2) run at about 0.7 of the peak and alone take longer "
+            "than the whole limit; their transposed stores add a tenth",
+    "tensorsketch": "its FFTs run at a fifth of the GEMM peak (scipy.fft, 15-21 GFLOP/s) and "
+                    "alone take 5x the limit",
+    "maclaurin": "its GEMM has K = d (at a sixth of the peak) and each feature's product "
+                 "gathers its projections",
+    "dense": "its GEMM has K = d: BLAS runs it at a quarter of the peak, a fused map runs at "
+             "the cosines' plus that GEMM's rate",
+    "leverage": "its GEMM has K = d, and the pair weights are a second pass over the output",
+    "positive": "its GEMM has K = d and writes the output, which the exp pass then reads and "
+                "writes again (not fused)",
+    "structured": "the FWHT projection writes the output, which the cosine pass then reads "
+                  "and writes again (not fused)",
+}
+DENSE_MAPS = ("rff", "rff_out", "rff_pairs", "orf", "gauss_hermite")
+
+
+def known_bound(method, d):
+    """What holds the cell of ``method`` (task/impl) at ``d`` inputs below WITHIN_REACH of
+    its limit, as measured (docs/performance.md, "What holds a cell below 0.75"), or None
+    where nothing has been measured."""
+    task, _, impl = method.partition("/")
+    if task == "gram":
+        return BOUNDS["gram"]
+    if impl in ("tensorsketch", "maclaurin"):
+        return BOUNDS[impl]
+    if impl in FWHTS_PER_BLOCK:  # at every d: the cosine pass is apart from the FWHTs
+        return BOUNDS["structured"]
+    if d > SMALL_K:
+        return None
+    return BOUNDS["dense"] if impl in DENSE_MAPS else BOUNDS.get(impl)
 
 
 SPEED_PARTS = ("maps", "gram", "train")
@@ -302,13 +341,23 @@ def fwht_tile_cell(L, threads):
     return fn
 
 
-def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, threads,
-              functions=("cos",)):
+def limit_cells(fitted, out_shape, dtype, threads):
+    """The rates the limits of the fitted maps ``fitted`` (name -> map) are made of, built
+    in each worker: rffbench.measure.limits's peak GEMM, the output's store and the
+    elementwise functions the maps evaluate (the cosine; the exponential where a map of
+    EXP_MAPS is timed), and the FWHT tile rate of each structured map's L."""
+    functions = ("cos",) + (("exp",) if set(fitted) & set(EXP_MAPS) else ())
+    impls = rate_cells(out_shape, dtype, threads, functions)
+    for L in sorted({f.padded_dim_ for m, f in fitted.items() if m in FWHTS_PER_BLOCK}):
+        impls[f"limit/fwht_{L}"] = fwht_tile_cell(L, threads)
+    return impls
+
+
+def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, threads):
     """The maps part's implementations, built in each worker: every map's transform (a
     fresh output per call), numpy's reference, rff into a kept buffer, scikit-learn's
-    sampler, the limit's rates (rffbench.measure.limits: peak GEMM, the output's store,
-    the elementwise ``functions``), the FWHT tile rate of each structured map's L and the
-    first touch of an N x D output."""
+    sampler, the limit's rates (:func:`limit_cells`) and the first touch of an N x D
+    output."""
     N = X.shape[0]
     impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
     if rff_wb is not None:
@@ -320,9 +369,7 @@ def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, fwht_Ls, thr
         impls["transform/rff_out"] = lambda: fitted["rff"].transform(X, out=out_buf)
     if sampler is not None:
         impls[peer_key] = lambda: sampler.transform(Xp)
-    impls.update(rate_cells((N, D), X.dtype, threads, functions))
-    for L in fwht_Ls:
-        impls[f"limit/fwht_{L}"] = fwht_tile_cell(L, threads)
+    impls.update(limit_cells(fitted, (N, D), X.dtype, threads))
     impls.update(first_touch_cells((N, D), X.dtype))
     return impls
 
@@ -349,21 +396,22 @@ def _map_work(m, f, shape, D, kernel):
     return 2.0 * N * d * F, function, count, 0
 
 
-def _map_limit(m, f, shape, D, ctx, cells):
+def map_limit(m, f, shape, D, kernel, threads, cells):
     """(limit of one worker's medians, how in words) of map ``m``'s transform: the
-    roofline of rffbench.measure.limits, an FWHT's work at the in-cache tile rate."""
-    flops, function, count, n_fwht = _map_work(m, f, shape, D, ctx.kernel)
+    roofline of rffbench.measure.limits (its rates timed in ``cells``, a cell built with
+    :func:`limit_cells`), an FWHT's work at the in-cache tile rate."""
+    flops, function, count, n_fwht = _map_work(m, f, shape, D, kernel)
     fwht_s, what = None, ""
     if n_fwht:
         L = f.padded_dim_
-        per_tile = 1.0 / math.prod(_fwht_plan(L, ctx.threads))
+        per_tile = 1.0 / math.prod(_fwht_plan(L, threads))
         what = (f"{n_fwht} FWHTs of {L} x {nbk.ROW_BLOCK} tiles ({FWHTS_PER_BLOCK[m]} per "
                 "block; the in-cache tile rate: butterflies are load/store-bound)")
 
         def fwht_s(mm):
             return n_fwht * mm[f"limit/fwht_{L}"] * per_tile
 
-    limit, how = roofline(cells, ctx.threads, flops, function, count, fwht_s, what)
+    limit, how = roofline(cells, threads, flops, function, count, fwht_s, what)
     if m in SKETCHES:
         how += f" ({f.kernel_.degree + 1} real FFTs of length {D} per row)"
     return limit, how
@@ -390,17 +438,15 @@ def _part_maps(ctx, cfg, X):
             skipped.append((peer, str(exc)))
             peer = None
     peer_key = f"transform/{peer}" if peer else None
-    Ls = sorted({f.padded_dim_ for m, f in fitted.items() if m in FWHTS_PER_BLOCK})
-    functions = ("cos",) + (("exp",) if set(fitted) & set(EXP_MAPS) else ())
     log.info("speed: transforms of %d x %d -> D=%d (%s) in %d worker process(es): %s",
              *X.shape, D, X.dtype, cfg.processes, ", ".join(
                  [f"transform/{m}" for m in fitted] + (["numpy"] if rff_wb else [])
                  + ([peer_key] if peer_key else [])))
     cells = time_in_processes(maps_cell, dict(
         X=X, fitted=fitted, D=D, rff_wb=rff_wb, sampler=sampler, Xp=Xp, peer_key=peer_key,
-        out_rff=out_rff, fwht_Ls=Ls, threads=ctx.threads, functions=functions),
+        out_rff=out_rff, threads=ctx.threads),
         **_timing_kwargs(ctx, cfg))
-    limits = {f"transform/{m}": _map_limit(m, f, X.shape, D, ctx, cells)
+    limits = {f"transform/{m}": map_limit(m, f, X.shape, D, ctx.kernel, ctx.threads, cells)
               for m, f in fitted.items()}
     if "transform/rff_out" in cells.runs:
         limits["transform/rff_out"] = limits["transform/rff"]

@@ -204,6 +204,26 @@ def blas_text(rows):
     return " BLAS: " + "; ".join(parts) + "."
 
 
+def reach_text(part):
+    """The cells of a fraction-of-the-limit table below WITHIN_REACH, grouped by what holds
+    them there (rffbench.measure.speed.known_bound: measured in docs/performance.md), for
+    its caption; '' when none is below."""
+    from ..measure.speed import WITHIN_REACH, known_bound
+
+    low = part[part.value < WITHIN_REACH]
+    if low.empty:
+        return ""
+    why = [known_bound(f"{t}/{i}", int(d)) for t, i, d in zip(low.task, low.impl, low.d)]
+    low = low.assign(why=[w or "not yet measured" for w in why])
+    groups = []
+    for w, g in low.groupby("why", sort=False):
+        ds = ", ".join(str(int(v)) for v in sorted(g.d.unique()))
+        groups.append(f"{', '.join(sorted(g.impl.unique()))} at d = {ds} ({len(g)}): {w}")
+    return (f" Below {WITHIN_REACH:g} of the limit, {len(low)} of {len(part)} cells, each held "
+            "there by what docs/performance.md measured part by part: " + "; ".join(groups)
+            + ".")
+
+
 def table_speed(df, origins):
     sp = df[(df.measurement == "speed") & df.value.notna()
             & df.metric.isin(["time_s", "speedup_vs_sklearn", "fraction_of_limit",
@@ -235,6 +255,8 @@ def table_speed(df, origins):
         if metric == "time_s":
             what += unstable_text(part, unstable_cells(df)).replace(" (hollow markers)", "")
             what += blas_text(part)
+        if metric == "fraction_of_limit":
+            what += reach_text(part)
         out.append(make_table(f"speed_{metric}", title, what, g, part, rk, ["impl"]))
     return out
 

@@ -189,6 +189,8 @@ def test_the_report_marks_unstable_times_in_the_figure_caption_and_table(tmp_pat
                      record("speed", "unstable", float(shaky and m.endswith("rff")),
                             method=m)]
         rows.append(record("speed", "speedup_vs_sklearn", 5.0, method="transform/rff"))
+        rows.append(record("speed", "fraction_of_limit", 0.5 if n == 1000 else 0.9,
+                           method="transform/rff"))
         identity = dict(run_id=rid, experiment="speed", dataset="synthetic",
                         task="regression", n_train=n, n_test=10, d=8, kernel="gaussian",
                         nu=None, lengthscale=1.0, features="rff", D=64, n_freq=64,
@@ -203,6 +205,36 @@ def test_the_report_marks_unstable_times_in_the_figure_caption_and_table(tmp_pat
     assert "UNSTABLE (hollow markers)" in text and "rff (N=2000, d=8, D=64, float64)" in text
     assert "sklearn_rbf (N=" not in text.split("UNSTABLE", 1)[1].split(".")[0]
     assert "Speed: agreement of the worker processes" in text
+    # the one fraction below WITHIN_REACH, named with what holds it there
+    assert ("Below 0.75 of the limit, 1 of 3 cells, each held there by what "
+            "docs/performance.md measured part by part: rff at d = 8 (1): its GEMM has K = d"
+            in text)
+
+
+def test_every_cell_the_preset_times_at_small_d_has_a_measured_bound():
+    """known_bound names what holds a cell below WITHIN_REACH for every map the speed preset
+    times at d = 8 (conf/speed_maps/), the polynomial maps and both Grams; a dense map at
+    d = 512 has none (nothing measured holds it there), a structured one has its separate
+    cosine pass at every d."""
+    from pathlib import Path
+
+    import yaml
+
+    from rffbench.config import CONF_DIR
+    from rffbench.measure.speed import known_bound
+
+    maps = set()
+    for group in ("speed_maps", "speed_shape"):
+        for f in (Path(CONF_DIR) / group).glob("*.yaml"):
+            speed = (yaml.safe_load(f.read_text()).get("measure") or {}).get("speed") or {}
+            maps |= set(speed.get("maps", []))
+    maps -= {"ssr"}  # skipped at the preset's shapes (it needs D = 2 n (d + 1))
+    assert maps >= {"rff", "sorf", "positive", "leverage", "maclaurin", "tensorsketch"}
+    missing = [m for m in maps if known_bound(f"transform/{m}", 8) is None]
+    assert not missing, missing
+    assert known_bound("gram/rffbench_gaussian", 64) and known_bound("gram/x", 64)
+    assert known_bound("transform/rff", 512) is None
+    assert known_bound("transform/fastfood", 1024) == known_bound("transform/sorf", 8)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
