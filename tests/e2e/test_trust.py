@@ -480,6 +480,13 @@ def test_save_then_compare_works_for_every_kind_of_benchmark(tmp_path, kind):
     p = _bench(*kind, "--save", str(saved), "--data-dir", str(tmp_path)) \
         if kind[0] == "--stream" else _bench(*kind, "--save", str(saved))
     assert p.returncode == 0, p.stderr[-2000:]
+    if kind[0] == "--shape":  # every map's fraction of its own roofline, no other row's
+        import pandas as pd
+
+        df = pd.read_csv(saved).set_index("impl")
+        assert (df.loc[["rff", "rff_pairs"], "fraction_of_limit"] > 0).all()
+        assert df.loc["sklearn_rbf", "fraction_of_limit"] != df.loc["sklearn_rbf",
+                                                                   "fraction_of_limit"]
     extra = ["--data-dir", str(tmp_path)] if kind[0] == "--stream" else []
     p = _bench(*kind, *extra, "--compare", str(saved), "--factor", "1000")
     assert p.returncode == 0 and "new_over_saved" in p.stdout, p.stderr[-2000:]
