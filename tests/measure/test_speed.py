@@ -247,16 +247,26 @@ def test_no_implementation_beats_its_limit(dtype):
     map of the Gaussian kernel and both Grams, at a shape where the work, not a call's
     overhead, is timed (a ratio of two times in one process: no wall-clock assert), on one
     thread: a test beside it in another process takes the other core, which a two-thread
-    GEMM feels more than a loop of one thread does."""
-    df, _ = run(compose_config([
-        *[a for a in SPEED_MAPS[:-1] if not a.startswith(("dataset.n=", "dataset.d=", "D="))],
-        "dataset.n=2667", "dataset.d=64", "D=512", f"dtype={dtype}", "threads=1",
-        "measure.speed.parts=[maps,gram]", "measure.speed.gram_max_n=800",
-        "measure.speed.peers=[]", "measure.speed.maps=[rff,rff_pairs,orf,sorf,fastfood,"
-        "positive,gauss_hermite,leverage]"]))
-    sp = df[df.measurement == "speed"]
-    frac = sp[sp.metric == "fraction_of_limit"].set_index("method").value.dropna()
-    t = sp[sp.metric == "time_s"].set_index("method")
-    assert len(frac) >= 9
-    for m, f in frac.items():  # within the calls' own spread (one process: their range)
-        assert 0 < f <= 1.1 + t.spread[m] / t.value[m], (m, f, t.spread[m] / t.value[m])
+    GEMM feels more than a loop of one thread does.  A fraction beyond the bound is measured
+    again, and fails only if it is beyond it again: a limit that is not a bound is beaten
+    every time, a neighbour's burst once (the other test process compiling on a cold cache
+    once put sorf's float32 fraction, its limit an L1-bound FWHT loop, at 1.43; quiet, it
+    is 0.77-0.79)."""
+    def beyond():
+        df, _ = run(compose_config([
+            *[a for a in SPEED_MAPS[:-1] if not a.startswith(("dataset.n=", "dataset.d=", "D="))],
+            "dataset.n=2667", "dataset.d=64", "D=512", f"dtype={dtype}", "threads=1",
+            "measure.speed.parts=[maps,gram]", "measure.speed.gram_max_n=800",
+            "measure.speed.peers=[]", "measure.speed.maps=[rff,rff_pairs,orf,sorf,fastfood,"
+            "positive,gauss_hermite,leverage]"]))
+        sp = df[df.measurement == "speed"]
+        frac = sp[sp.metric == "fraction_of_limit"].set_index("method").value.dropna()
+        t = sp[sp.metric == "time_s"].set_index("method")
+        assert len(frac) >= 9 and (frac > 0).all(), frac
+        # within the calls' own spread (one process: their range)
+        return {m: (round(f, 3), round(t.spread[m] / t.value[m], 3)) for m, f in frac.items()
+                if f > 1.1 + t.spread[m] / t.value[m]}
+
+    first = beyond()
+    again = beyond() if first else {}
+    assert not set(first) & set(again), (first, again)
