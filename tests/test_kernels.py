@@ -387,3 +387,25 @@ def test_kernel_rows_against_fixed_rows_are_gram_into_bit_for_bit(name, d, dtype
         k._gram_into(X, Y, want)
         rows(X, got)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name,params", [("gaussian", {}), ("matern", {"nu": 2.5})])
+def test_a_symmetric_gram_by_tiles_at_small_d_takes_the_exact_distances(name, params, dtype,
+                                                                        rng):
+    """gram(X) of SYMMETRIC_TILES_MIN_N rows or more goes through the tiles; up to
+    DIRECT_SQDIST_MAX_D coordinates a squared-distance kernel's tiles take the exact
+    coordinate loop, as its blocks do (the differential test compares every kernel's tiles
+    above it): the reference to rounding, exactly symmetric, the blocks' values to an ulp
+    (float64 and float32)."""
+    from rffbench.kernels.base import SYMMETRIC_TILES_MIN_N
+
+    n, d = SYMMETRIC_TILES_MIN_N + 3, 3
+    X = rng.normal(size=(n, d)).astype(dtype)
+    k = make_kernel(name, lengthscale=LS * math.sqrt(d), **params)
+    K = k.gram(X)
+    ref = reference_gram(name, X, X, LS * math.sqrt(d), **params)
+    assert K.dtype == dtype and np.array_equal(K, K.T)
+    assert np.max(np.abs(K - ref)) <= (1e-12 if dtype == np.float64 else 2e-6)
+    blocks = np.empty_like(K)
+    k._gram_into(k.inputs(X), k.inputs(X), blocks)
+    assert np.max(np.abs(K - blocks)) <= (1e-15 if dtype == np.float64 else 1e-7)
