@@ -27,9 +27,10 @@ DIRECT_SQDIST_MAX_D = 16
 GRAM_BLOCK_ROWS = 1024
 #: a symmetric Gram K(X, X) of at least this many rows goes through the fused tiles
 #: (:func:`symmetric_tile_gram`: each pair once, half the whole product's GEMM and profile
-#: values); a smaller one through the blocks, faster there (Gaussian, d = 64, 2 threads:
-#: the tiles 0.84x the blocks' speed at 512 rows, 0.96-1.16x at 1,024, 1.2-1.55x from 2,048)
-SYMMETRIC_TILES_MIN_N = 1024
+#: values); a smaller one through the blocks (Gaussian, d = 64, 2 threads: the tiles 0.84x
+#: the blocks' speed at 512 rows, level at 1,024-1,536 (0.96-1.22x), 1.2-1.55x from 2,048;
+#: below 2,048 the blocks' compiled code serves, not another per kernel and dtype)
+SYMMETRIC_TILES_MIN_N = 2048
 #: chunks of tile pairs per thread of a symmetric tile Gram (the next free thread takes the
 #: next chunk: the diagonal's half tiles and the threads' uneven speeds even out)
 TILE_CHUNKS_PER_THREAD = 4
