@@ -96,7 +96,13 @@ from .passes import (
     sincos_pairs_inplace,
 )
 from .pivots import pivot_round
-from .products import kernel_gram_tiles, kernel_times, mirror_tile, sorted_minima_times
+from .products import (
+    kernel_gram_tiles,
+    kernel_times,
+    mirror_diagonal,
+    mirror_tile,
+    sorted_minima_times,
+)
 from .reductions import abs_max_sum_sq, max_abs_diff_upper
 
 

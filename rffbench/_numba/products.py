@@ -266,10 +266,8 @@ def _times_chunk(X, Y, Yt, xaux, yaux, V, out, ti, tj, s0, s1, symmetric,
                 fold_tile(X, Y, xaux, yaux, v, o, i0, j0, G, symmetric, tile, profile):
             continue  # (a diagonal tile is mirrored, below: values first)
         kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p)
-        if symmetric and i0 == j0:  # exactly symmetric: the augmented rows' GEMM adds
-            for r in range(T):      # the two squared norms in the order of the roles
-                for c in range(r):
-                    K[r, c] = K[c, r]
+        if symmetric and i0 == j0:
+            mirror_diagonal(K)
         if V.shape[1] == 1:
             tile_times_vector(K, v, o, i0, j0, symmetric and i0 != j0)
             continue
@@ -312,13 +310,15 @@ def _gram_chunk(X, Y, Yt, xaux, yaux, out, ti, tj, s0, s1, symmetric,
         i0 = ti[t] * T
         j0 = tj[t] * T
         kernel_tile(X, Y, Yt, xaux, yaux, i0, j0, G, K, tile, kind, profile, a, b, p)
+        if symmetric and i0 == j0:
+            mirror_diagonal(K)
         h, w = min(T, n - i0), min(T, m - j0)
         for r in range(h):
             orow = out[i0 + r, j0:j0 + w]  # a slice: out[i0 + r, j0 + j] would scatter
             Kr = K[r]
             for j in range(w):
                 orow[j] = Kr[j]
-        if symmetric:
+        if symmetric and i0 != j0:
             mirror_tile(K, out, i0, j0, h, w)
 
 
@@ -330,17 +330,20 @@ MIRROR_BYTES = 64
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy")
+def mirror_diagonal(K):
+    """K[r, c] <- K[c, r] below the diagonal of a diagonal tile of a symmetric product
+    (kernel_times, kernel_gram_tiles): exactly symmetric, where the augmented rows' GEMM
+    adds the two squared norms in the order of the roles."""
+    for r in range(K.shape[0]):
+        for c in range(r):
+            K[r, c] = K[c, r]
+
+
+@nb.njit(nogil=True, cache=True, error_model="numpy")
 def mirror_tile(K, out, i0, j0, h, w):
-    """The lower triangle's copy of the tile at (i0, j0) of a symmetric Gram, its h x w
-    values K already in out[i0:i0+h, j0:j0+w]: out[j0 + c, i0 + r] <- K[r, c] (i0 < j0),
-    a cache line of an output row at a time; a diagonal tile (i0 == j0) takes its lower
-    half from its upper half, so that the Gram is exactly symmetric."""
-    if i0 == j0:
-        for r in range(1, h):
-            orow = out[i0 + r, j0:j0 + r]
-            for c in range(r):
-                orow[c] = out[i0 + c, j0 + r]
-        return
+    """The lower triangle's copy of the tile at (i0, j0), i0 < j0, of a symmetric Gram, its
+    h x w values K already in out[i0:i0+h, j0:j0+w]: out[j0 + c, i0 + r] <- K[r, c], a
+    cache line of an output row at a time (a diagonal tile: :func:`mirror_diagonal`)."""
     L = max(1, MIRROR_BYTES // out.itemsize)
     for r0 in range(0, h, L):
         r1 = min(r0 + L, h)
@@ -356,7 +359,8 @@ def kernel_gram_tiles(X, Y, Yt, xaux, yaux, out, ti, tj, starts, symmetric,
     ``kernel_times`` (X, Y padded to multiples of KERNEL_TILE rows; ``out`` float64 or
     float32): the tile pairs (ti[t], tj[t]) for t in [starts[c], starts[c+1]) are chunk
     c's, chunks run in parallel.  ``symmetric`` (Y is X, pairs I <= J): each tile is made
-    once and written twice, at (I, J) and transposed at (J, I) (``mirror_tile``), half the
+    once and written twice, at (I, J) and transposed at (J, I) (``mirror_tile``; a
+    diagonal tile mirrored in place first, ``mirror_diagonal``), half the
     GEMMs and profile values of the whole product.  No two tile pairs write one element,
     so the bits do not depend on the number of threads."""
     codes = (int(tile), int(kind), int(profile))
