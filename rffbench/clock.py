@@ -299,8 +299,13 @@ def machine_text(state=None):
 def blas_info():
     """The BLAS libraries loaded (numpy's at least: this module imports it), their version,
     kernel architecture and threads now, e.g. ``openblas 0.3.30 SkylakeX 2 threads
-    (numpy)``: what a timing row names as the BLAS that ran it."""
+    (numpy)``: what a timing row names as the BLAS that ran it.  A process whose products
+    run on another BLAS than the default (rffbench.blas_choice) says so first, e.g.
+    ``RFFBENCH_BLAS=mkl: mkl 2026.2 2 threads (libmkl_rt.so.3); openblas ...``."""
     from threadpoolctl import threadpool_info
+
+    from .blas_choice import ENV, requested
+    from .errors import RffbenchError
 
     parts = []
     for lib in threadpool_info():
@@ -311,4 +316,9 @@ def blas_info():
         parts.append(f"{lib.get('internal_api')} {lib.get('version')} "
                      f"{lib.get('architecture') or ''} {lib.get('num_threads')} threads "
                      f"({owner})".replace("  ", " "))
-    return "; ".join(sorted(set(parts))) or "unknown"
+    text = "; ".join(sorted(set(parts))) or "unknown"
+    try:
+        choice = requested()
+    except RffbenchError:
+        choice = "invalid"
+    return text if choice == "default" else f"{ENV}={choice}: {text}"

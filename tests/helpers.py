@@ -42,8 +42,10 @@ def case_id(name, params):
 
 
 #: what a BLAS library prints when it refuses a call (its xerbla): the call did nothing and
-#: its output is whatever was in memory, so the numbers after it are wrong
-BLAS_ERROR = re.compile(r"On entry to +\w+ +parameter number +\d+ had an illegal value")
+#: its output is whatever was in memory, so the numbers after it are wrong (OpenBLAS's
+#: words, oneMKL's)
+BLAS_ERROR = re.compile(r"On entry to +\w+ +parameter number +\d+ had an illegal value"
+                        r"|Parameter +\d+ was incorrect on entry to +\w+")
 
 
 def has_avx512():

@@ -28,6 +28,27 @@ def test_numba_thread_settings_numba_refuses_are_named(value, ok):
                                   "number >= 1")
 
 
+@pytest.mark.parametrize("value,ok", [(None, True), ("", True), ("default", True),
+                                      (" Default ", True), ("openblas", False),
+                                      ("mkl,default", False)])
+def test_blas_choices_rffbench_refuses_are_named(value, ok):
+    env = {} if value is None else {"RFFBENCH_BLAS": value}
+    problem = entry.environment_problem(env)
+    assert (problem is None) == ok
+    if not ok:
+        assert problem == (f"RFFBENCH_BLAS={value.strip().lower()!r} is not allowed: use one "
+                           "of default, mkl")
+
+
+def test_onemkl_asked_for_where_it_is_not_installed_is_named(monkeypatch):
+    from rffbench import blas_choice
+
+    monkeypatch.setattr(blas_choice, "mkl_path", lambda prefixes=None: None)
+    assert entry.environment_problem({"RFFBENCH_BLAS": "mkl"}) == (
+        "RFFBENCH_BLAS=mkl is not allowed: oneMKL's runtime library (libmkl_rt) is not "
+        "installed in this environment: `pip install mkl` (x86-64), or use default")
+
+
 def test_launch_says_each_start_up_problem_in_one_line(monkeypatch, capsys):
     import signal
 
@@ -53,19 +74,21 @@ def test_launch_says_each_start_up_problem_in_one_line(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("kind", ["run.py", "rffbench", "rffbench-report"])
-@pytest.mark.parametrize("value", ["0", "-2", "abc"])
-def test_a_numba_setting_numba_refuses_is_one_line(tmp_path, kind, value):
-    """NUMBA_NUM_THREADS=0 printed numba's traceback from the imports."""
+@pytest.mark.parametrize("key,value", [("NUMBA_NUM_THREADS", "0"), ("NUMBA_NUM_THREADS", "-2"),
+                                       ("NUMBA_NUM_THREADS", "abc"), ("RFFBENCH_BLAS", "atlas")])
+def test_a_setting_numba_or_rffbench_refuses_is_one_line(tmp_path, kind, key, value):
+    """NUMBA_NUM_THREADS=0 printed numba's traceback from the imports, RFFBENCH_BLAS=atlas
+    rffbench's."""
     import os
     import subprocess
 
     p = subprocess.run(_command(kind), cwd=tmp_path, capture_output=True, text=True,
-                       env=dict(os.environ, NUMBA_NUM_THREADS=value), timeout=120)
+                       env=dict(os.environ, **{key: value}), timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert p.stderr.strip().splitlines() == [
-        f"{'rffbench' if kind == 'run.py' else kind}: error: NUMBA_NUM_THREADS={value!r} is "
-        "not allowed: use a whole number >= 1 (the threads numba and BLAS may use; the "
-        "run's threads key picks fewer) or unset it"]
+        f"{'rffbench' if kind == 'run.py' else kind}: error: "
+        + entry.environment_problem({key: value})]
+    assert not list(tmp_path.iterdir())  # nothing written
 
 
 @pytest.mark.parametrize("kind", ["run.py", "rffbench"])

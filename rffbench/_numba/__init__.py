@@ -34,7 +34,7 @@ import numpy as np
 
 from . import gram as _gram
 from .binning import binning_keys, unary_codes, unary_counts
-from .blas import blas_single_thread, gemm_each_thread
+from .blas import blas_single_thread, gemm_each_thread, matmul
 from .elementwise import (
     EXP_MIN_ARG,
     FAST_TRIG_MAX,
@@ -101,6 +101,7 @@ from .products import (
     kernel_times,
     mirror_diagonal,
     mirror_tile,
+    mirror_upper,
     sorted_minima_times,
 )
 from .reductions import abs_max_sum_sq, max_abs_diff_upper

@@ -353,6 +353,25 @@ def mirror_tile(K, out, i0, j0, h, w):
                 orow[r - r0] = K[r, c]
 
 
+@nb.njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+def mirror_upper(K):
+    """K's lower triangle <- the transpose of its upper one, a square K of any size, by
+    KERNEL_TILE tiles (:func:`mirror_diagonal`, :func:`mirror_tile`), a row of tiles per
+    thread: a Gram computed whole by a product whose two halves need not agree to the bit
+    (another BLAS's GEMM) made exactly symmetric."""
+    n = K.shape[0]
+    T = KERNEL_TILE
+    nt = (n + T - 1) // T
+    for bi in prange(nt):
+        i0 = bi * T
+        h = min(T, n - i0)
+        mirror_diagonal(K[i0:i0 + h, i0:i0 + h])
+        for bj in range(bi + 1, nt):
+            j0 = bj * T
+            w = min(T, n - j0)
+            mirror_tile(K[i0:i0 + h, j0:j0 + w], K, i0, j0, h, w)
+
+
 def kernel_gram_tiles(X, Y, Yt, xaux, yaux, out, ti, tj, starts, symmetric,
                       tile, kind, profile, a, b, p):
     """out <- K(X, Y)[:out.shape[0], :out.shape[1]] through the same tiles as

@@ -6,9 +6,9 @@ output dimension), ``lengthscale`` / ``gamma`` and ``random_state``.
 through the entry-point group ``rffbench.feature_maps`` or an import path
 (subclasses of :class:`FeatureMap`).
 """
-import numpy as np
 import scipy.sparse as sp
 
+from .. import _numba as nbk
 from ..registry import Registry, subclass_check
 from . import (
     activation,
@@ -66,7 +66,7 @@ def gram_of(Z, rows=slice(None), out=None):
             return G
         out[...] = G
         return out
-    return np.matmul(A, Z.T, out=out)
+    return nbk.matmul(A, Z.T, out=out)
 
 
 def feature_map_class(name):

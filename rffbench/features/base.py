@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _numba as nbk
 from ..checks import BOOL, Check, Int, Key, ParamNamesOnce, declared, require
 from ..errors import ConfigError
 from ..kernels import Kernel, kernel_with, make_kernel
@@ -504,7 +505,7 @@ def project_into(X, W, out):
     if sp.issparse(X):
         out[...] = X @ W
     else:
-        np.matmul(X, W, out=out)
+        nbk.matmul(X, W, out=out)
 
 
 def maps_for_kernel(kname):

@@ -330,7 +330,7 @@ class Nystrom(FeatureMap):
 
     def _transform_into(self, X, out):
         Kx = self.kernel_.gram(X, self._as("landmarks_", X.dtype))
-        np.matmul(Kx, self._as("normalization_", X.dtype), out=out)
+        nbk.matmul(Kx, self._as("normalization_", X.dtype), out=out)
 
 
 #: the maps this module registers (rffbench.features collects them)

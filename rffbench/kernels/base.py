@@ -29,7 +29,9 @@ GRAM_BLOCK_ROWS = 1024
 #: (:func:`symmetric_tile_gram`: each pair once, half the whole product's GEMM and profile
 #: values); a smaller one through the blocks (Gaussian, d = 64, 2 threads: the tiles 0.84x
 #: the blocks' speed at 512 rows, level at 1,024-1,536 (0.96-1.22x), 1.2-1.55x from 2,048;
-#: below 2,048 the blocks' compiled code serves, not another per kernel and dtype)
+#: below 2,048 the blocks' compiled code serves, not another per kernel and dtype); one of
+#: a kernel with its own ``_gram_into`` is made whole, then its upper triangle mirrored
+#: (``nbk.mirror_upper``): exactly symmetric from this size whatever the BLAS
 SYMMETRIC_TILES_MIN_N = 2048
 #: chunks of tile pairs per thread of a symmetric tile Gram (the next free thread takes the
 #: next chunk: the diagonal's half tiles and the threads' uneven speeds even out)
@@ -448,6 +450,8 @@ class Kernel(ParamNamesOnce, BaseEstimator):
                 symmetric_tile_gram(X, out, spec)
             else:
                 self._gram_into(X, Y, out)
+                if Ya is None and X.shape[0] >= SYMMETRIC_TILES_MIN_N:
+                    nbk.mirror_upper(out)  # exactly symmetric by every route and BLAS
         return out
 
     def feature_dimension(self, d):
@@ -657,7 +661,7 @@ def _dot_gram(X, Y, out, spec, right=None):
     L = nbk.dot_gemm_rows(X, spec.profile, spec.a)[0]
     Rt, yaux = right if right is not None else _dot_right(Y, spec)
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
-        np.matmul(L[s:s + GRAM_BLOCK_ROWS], Rt, out=out[s:s + GRAM_BLOCK_ROWS])
+        nbk.matmul(L[s:s + GRAM_BLOCK_ROWS], Rt, out=out[s:s + GRAM_BLOCK_ROWS])
     nbk.dot_profile_inplace(out, spec.aux(X, np.float64), yaux, spec.profile, spec.b, spec.p)
 
 
@@ -681,5 +685,5 @@ def sqdist_gram(X, Y, out, spec, right=None):
     xsq = spec.aux(X, np.float64)  # X @ Y.T through GEMM, not SYRK + symmetrisation
     for s in range(0, X.shape[0], GRAM_BLOCK_ROWS):
         e = min(s + GRAM_BLOCK_ROWS, X.shape[0])
-        np.matmul(X[s:e], Yt, out=out[s:e])
+        nbk.matmul(X[s:e], Yt, out=out[s:e])
         nbk.sqdist_from_gemm_profile(out[s:e], xsq[s:e], ysq, spec.profile, spec.a)

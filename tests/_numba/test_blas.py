@@ -78,3 +78,26 @@ def test_gemm_each_thread_is_numpys_product_per_slice(T, s, dtype, rng):
         gemm_each_thread(A, B, C)
     tol = 1e-12 if dtype == np.float64 else 1e-4
     np.testing.assert_allclose(C, A @ B, rtol=tol, atol=tol * s)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matmul_is_numpys_product_in_every_layout(dtype, rng):
+    """The Python products' entry on this process's BLAS (numpy's matmul under the
+    default; the GEMM above under oneMKL, where tests/test_blas_choice.py runs this file):
+    C, Fortran and strided operands, an output given in either order or none."""
+    from rffbench._numba.blas import matmul
+
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    for (m, n, k), la, lb, lo in itertools.product(
+            [(1, 1, 1), (1, 5, 3), (4, 1, 2), (17, 9, 33)], ("C", "F", "strided"),
+            ("C", "F", "strided"), ("none", "C", "F")):
+        A = rng.normal(size=(m, 2 * k)).astype(dtype)[:, ::2] if la == "strided" else \
+            np.asarray(rng.normal(size=(m, k)), dtype=dtype, order=la)
+        B = rng.normal(size=(k, 2 * n)).astype(dtype)[:, ::2] if lb == "strided" else \
+            np.asarray(rng.normal(size=(k, n)), dtype=dtype, order=lb)
+        want = A.astype(np.float64) @ B.astype(np.float64)
+        out = None if lo == "none" else np.full((m, n), np.nan, dtype=dtype, order=lo)
+        got = matmul(A, B, out=out)
+        assert got.dtype == dtype and (out is None or got is out)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * k,
+                                   err_msg=f"{(m, n, k, la, lb, lo)}")
