@@ -64,7 +64,9 @@ from typing import List
 import numpy as np
 
 from .. import _numba as nbk
-from ..checks import MAX_REPEATS, Applies, Check, Int, Real, as_list, check_constraints
+from ..blas_choice import CHOICES as BLAS_CHOICES
+from ..blas_choice import missing as blas_missing
+from ..checks import MAX_REPEATS, Applies, Check, Int, OneOf, Real, as_list, check_constraints
 from ..errors import ConfigError
 from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
@@ -151,6 +153,9 @@ class SpeedConfig:
     #: optional peers of the rff map (torch, jax where installed), each timed in its own
     #: worker process with the same W and b (rffbench.peers); [] = none
     peers: List[str] = field(default_factory=lambda: ["torch", "jax"])
+    #: the BLAS of the timing workers' products (rffbench.blas_choice): default (numpy's
+    #: and scipy's) or mkl (oneMKL, `pip install mkl`); sweep both to time them side by side
+    blas: str = "default"
 
     constraints = {
         "repeats": Int(5, MAX_REPEATS),
@@ -162,7 +167,7 @@ class SpeedConfig:
         "maps": Check(lambda v: isinstance(v, (list, tuple)) and len(v) >= 1
                       and all(isinstance(m, str) for m in v),
                       "use a non-empty list of map names, e.g. [rff,orf]", [[], "x", [1]]),
-        "gram_max_n": Int(2), "train_max_n": Int(2),
+        "gram_max_n": Int(2), "train_max_n": Int(2), "blas": OneOf(BLAS_CHOICES),
         "peers": Check(lambda v: isinstance(v, (list, tuple)) and all(p in PEERS for p in v),
                        f"use a list of {', '.join(PEERS)} (or [])", [["x"], "x"]),
     }
@@ -376,7 +381,7 @@ def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, threads):
 
 def _timing_kwargs(ctx, cfg):
     return dict(repeats=cfg.repeats, processes=cfg.processes, threads=ctx.threads,
-                unstable_ratio=cfg.unstable_ratio)
+                unstable_ratio=cfg.unstable_ratio, blas=cfg.blas)
 
 
 def _map_work(m, f, shape, D, kernel):
@@ -598,6 +603,9 @@ class Speed(Measurement):
     def check(self, ctx, cfg):
         from ..features import FEATURE_MAPS
 
+        why = blas_missing(cfg.blas)
+        if why:
+            raise ConfigError.not_allowed("measure.speed.blas", cfg.blas, f": {why}")
         unknown = [m for m in cfg.maps if m not in FEATURE_MAPS]
         if unknown:
             raise ConfigError(f"measure.speed.maps={list(cfg.maps)} is not allowed: unknown map(s) "

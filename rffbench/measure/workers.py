@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median as _median
 
+from ..blas_choice import ENV
 from ..clock import machine_state, machine_text
 
 #: seconds one worker may take (its imports, warm-ups and repeats)
@@ -227,7 +228,7 @@ class _Worker:
 
 class WorkerPool:
     """The command's timing workers (module docs), started when a cell first asks for
-    them, kept for every later cell with the same import path, stopped at exit.  A worker
+    them, kept for every later cell with the same import path and BLAS, stopped at exit.  A worker
     that died or timed out is replaced by a fresh one at the next cell."""
 
     def __init__(self):
@@ -236,13 +237,17 @@ class WorkerPool:
         self.lock = threading.Lock()
         atexit.register(self.close)
 
-    def take(self, n, import_path):
-        """``n`` live workers whose imports see ``import_path``."""
-        if import_path != self.path:  # another plug-in folder on the path: new workers
-            self.close()
-            self.path = import_path
-        self.workers = [w for w in self.workers if w.alive()]
+    def take(self, n, import_path, blas=None):
+        """``n`` live workers whose imports see ``import_path`` and whose products run on
+        ``blas`` (rffbench.blas_choice; None: this process's environment's choice)."""
         env = dict(os.environ, PYTHONPATH=import_path)
+        if blas is not None:
+            env[ENV] = blas
+        key = (import_path, env.get(ENV, ""))
+        if key != self.path:  # another plug-in folder on the path, another BLAS: new workers
+            self.close()
+            self.path = key
+        self.workers = [w for w in self.workers if w.alive()]
         while len(self.workers) < n:
             self.workers.append(_Worker(env))
         return self.workers[:n]
@@ -270,13 +275,14 @@ POOL = WorkerPool()
 
 
 def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
-                      unstable_ratio=UNSTABLE_RATIO, warmups=1, pool=None):
+                      unstable_ratio=UNSTABLE_RATIO, warmups=1, pool=None, blas=None):
     """:class:`CellTimes` of the implementations ``build(**kwargs)`` returns (name ->
     zero-argument callable), timed by :func:`interleaved_times` in each of ``processes``
     worker processes of ``pool`` (default the command's :data:`POOL`), one after the
     other.  ``build`` is a module-level function (found by name in the worker);
     ``threads``: numba's and the BLAS's threads in the worker (default: this process's
-    numba threads).  RffbenchError (one line) when a worker fails."""
+    numba threads); ``blas``: the BLAS of the workers' products (rffbench.blas_choice;
+    None: this process's environment's).  RffbenchError (one line) when a worker fails."""
     import numba
 
     from ..errors import RffbenchError, first_line
@@ -288,7 +294,7 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
         module = sys.modules["__main__"].__spec__.name
     task = dict(build=f"{module}:{build.__qualname__}", kwargs=kwargs,
                 repeats=int(repeats), threads=int(threads), warmups=int(warmups))
-    runs, loads, blas = {}, [], []
+    runs, loads, seen = {}, [], []
     # the workers import what this process can (a plug-in map's module, a builder's)
     import_path = os.pathsep.join(p or os.getcwd() for p in sys.path)
     with pool.lock, tempfile.TemporaryDirectory(prefix="rffbench-timing-") as tmp:  # 0700
@@ -300,7 +306,7 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
                 raise RffbenchError(f"{task['build']}: its inputs cannot be sent to a timing "
                                     f"worker process ({type(exc).__name__}: "
                                     f"{first_line(exc)})") from None
-        workers = pool.take(processes, import_path)
+        workers = pool.take(processes, import_path, blas)
         cell = min(w.cells for w in workers)
         for w in workers:
             res = w.run(path, WORKER_TIMEOUT_S)
@@ -314,9 +320,9 @@ def time_in_processes(build, kwargs, repeats, processes=3, threads=None,
             for name, t in res["times"].items():
                 runs.setdefault(name, []).append(t)
             loads.append(res.get("load", "unknown"))
-            blas.append(res.get("blas", "unknown"))
+            seen.append(res.get("blas", "unknown"))
         pids = [w.proc.pid for w in workers]
-    return CellTimes(runs, unstable_ratio, loads, machine_text(), pids, cell, blas)
+    return CellTimes(runs, unstable_ratio, loads, machine_text(), pids, cell, seen)
 
 
 def worker(path):

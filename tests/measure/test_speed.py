@@ -112,11 +112,46 @@ def test_non_gaussian_kernel_notes_what_cannot_be_compared():
      "measure.speed.repeats=3 is not allowed: use an integer in 5..10000"),
     ("measure.speed.parts=[maps,plots]", "measure.speed.parts=['maps', 'plots'] is not allowed"),
     ("measure.speed.maps=[rff,turbo]", "unknown map(s) turbo"),
+    ("measure.speed.blas=openblas",
+     "measure.speed.blas='openblas' is not allowed: use one of default, mkl"),
 ])
 def test_bad_speed_config(tmp_path, capsys, override, match):
     assert run_main(compose_config([*SPEED, override]), tmp_path) == 2
     err = capsys.readouterr().err.strip()
     assert match in err and "\n" not in err and not (tmp_path / RECORDS_FILE).exists()
+
+
+def test_onemkl_where_it_is_not_installed_is_refused_before_any_work(tmp_path, capsys,
+                                                                     monkeypatch):
+    from rffbench import blas_choice
+
+    monkeypatch.setattr(blas_choice, "mkl_path", lambda prefixes=None: None)
+    assert run_main(compose_config([*SPEED_MAPS, "measure.speed.blas=mkl"]), tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("measure.speed.blas='mkl' is not allowed: oneMKL's runtime library "
+                        "(libmkl_rt) is not installed in this environment: `pip install mkl` "
+                        "(x86-64), or use default") and "\n" not in err
+    assert not (tmp_path / RECORDS_FILE).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("rffbench.blas_choice").blas_choice.mkl_path() is None,
+                    reason="oneMKL (pip install mkl) is not installed")
+def test_the_workers_time_on_the_blas_the_run_names(tmp_path):
+    """python run.py ... measure.speed.blas=mkl: every timing row of rffbench's from workers
+    whose products ran on oneMKL, and says so; the run's own process stays on the default."""
+    from tests.helpers import run_cli
+
+    p = run_cli(*SPEED_MAPS, "measure.speed.blas=mkl", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 0, p.stderr[-2000:]
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / RECORDS_FILE)
+    sp = df[(df.measurement == "speed") & (df.metric == "time_s") & df.value.notna()]
+    ours = sp[sp.method.isin(["transform/rff", "transform/orf", "transform/numpy"])]
+    assert len(ours) == 3 and ours.blas.str.match(r"RFFBENCH_BLAS=mkl: mkl \d").all()
+    own = df[df.method == "numba"]  # the run's own record of its process
+    assert len(own) and not own.blas.str.contains("RFFBENCH_BLAS").any()
 
 
 def test_polynomial_maps_against_their_scikit_learn_peer():

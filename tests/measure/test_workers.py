@@ -87,6 +87,16 @@ def test_no_output_is_alive_while_another_call_runs():
     assert seen[6:] == [0] * 6 and set(res) == {"a", "check"}
 
 
+def gemm_cell():
+    """A cell of one product through rffbench's entry for them (test helper)."""
+    import numpy as np
+
+    from rffbench import _numba as nbk
+
+    A = np.ones((64, 64))
+    return {"gemm": lambda: nbk.matmul(A, A)}
+
+
 @pytest.fixture(scope="module")
 def pool():
     """One pool of timing workers for this module's cells (as one command's): each test
@@ -229,3 +239,24 @@ def test_the_worker_entry_refuses_anything_but_serve(monkeypatch):
     monkeypatch.setattr(sys, "stdin", None)  # serve() would read it
     module = importlib.import_module("rffbench.measure.__main__")
     assert module.serve.__module__ == "rffbench.measure.workers"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("rffbench.blas_choice").blas_choice.mkl_path() is None,
+                    reason="oneMKL (pip install mkl) is not installed")
+def test_a_cell_on_another_blas_gets_workers_of_that_blas():
+    """measure.speed.blas: the pool's workers serve one BLAS; a cell asking for another
+    gets fresh workers whose products run on it, and its record says which ran."""
+    from rffbench.measure.workers import WorkerPool, time_in_processes
+
+    pool = WorkerPool()
+    try:
+        cells = [time_in_processes(gemm_cell, {}, 3, processes=1, threads=1, pool=pool,
+                                   blas=b) for b in ("default", "mkl", "mkl", "default")]
+    finally:
+        pool.close()
+    pids = [c.pids[0] for c in cells]
+    assert pids[1] == pids[2] and len({pids[0], pids[1], pids[3]}) == 3
+    texts = [c.blas_text() for c in cells]
+    assert [t.startswith("RFFBENCH_BLAS=mkl: mkl ") for t in texts] == [False, True, True,
+                                                                          False]
