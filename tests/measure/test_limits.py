@@ -12,8 +12,8 @@ from rffbench.measure import limits
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rate_cells_time_the_peak_the_store_and_the_functions(dtype):
     impls = limits.rate_cells((7, 5), dtype, threads=2, functions=("cos", "exp"))
-    assert set(impls) == {"limit/peak", "limit/peak_threads", "limit/write", "limit/cos",
-                          "limit/exp"}
+    assert set(impls) == {"limit/peak", "limit/peak_wide", "limit/peak_threads", "limit/write",
+                          "limit/cos", "limit/exp"}
     for name, fn in impls.items():  # repeated passes stay in range: cos of [-1, 1], exp <= 0
         for _ in range(3 if name in ("limit/cos", "limit/exp") else 1):
             fn()
@@ -23,8 +23,8 @@ def test_rate_cells_time_the_peak_the_store_and_the_functions(dtype):
                  and c.cell_contents.shape[0] > 1)
         assert Z.shape == (limits.RATE_ROWS * 2, limits.RATE_COLS) and Z.dtype == dtype
         assert np.all(np.abs(Z) <= 1.0) and np.all(np.isfinite(Z)), name
-    assert set(limits.rate_cells((3, 3), dtype, 1, ())) == {"limit/peak", "limit/peak_threads",
-                                                            "limit/write"}
+    assert set(limits.rate_cells((3, 3), dtype, 1, ())) == {
+        "limit/peak", "limit/peak_wide", "limit/peak_threads", "limit/write"}
 
 
 def test_the_limit_is_the_larger_of_compute_and_memory():
@@ -34,9 +34,12 @@ def test_the_limit_is_the_larger_of_compute_and_memory():
          "limit/exp": 1e-9 * per}
     r = limits.Rates(m, threads=2)
     assert r.peak == pytest.approx(50e9) and r.t_cos == pytest.approx(2e-9)
-    # the peak is the faster of BLAS's own threads and one single-threaded GEMM per thread
+    # the peak is the fastest of BLAS's own threads (square, or wide with K = PEAK_SIDE / 2:
+    # the same flops) and one single-threaded GEMM per thread
     both = limits.Rates({**m, "limit/peak_threads": peak_s}, threads=2)
     assert both.peak == pytest.approx(100e9)
+    wide = limits.Rates({**m, "limit/peak_wide": peak_s / 1.5}, threads=2)
+    assert wide.peak == pytest.approx(75e9)
     # compute-bound: 1 GFLOP = 0.02 s, 10^6 cosines = 0.002 s, above the 0.004 s store
     assert r.limit(1e9, "cos", 1e6) == pytest.approx(0.022)
     assert r.limit(1e9, "cos", 1e6, extra_s=0.01) == pytest.approx(0.032)
@@ -44,7 +47,7 @@ def test_the_limit_is_the_larger_of_compute_and_memory():
     assert r.limit(1e6) == pytest.approx(0.004)
     words = r.words(1e9, "exp", 1e6)
     assert words.startswith("max(compute, memory), compute-bound: compute = 1 GFLOP at the "
-                            "peak 50.0 GFLOP/s (1024^3 GEMMs) = 0.02 s")
+                            "peak 50.0 GFLOP/s (GEMMs of 2 x 1024^3 flops) = 0.02 s")
     assert "1e+06 exp at 1 ns each (in cache) = 0.001 s" in words
     assert words.endswith("memory = one store of the output, 0.004 s")
     assert "memory-bound" in r.words(1e6)
