@@ -39,7 +39,7 @@ PRESETS = ["error_vs_D", "dimension", "bounds", "learning", "maps", "paper_table
            "quadrature_standardized", "sutherland2015", "choromanski2021", "yu2016", "buechel2024",
            "buechel2024_magic", "buechel2024_ijcnn1", "liu2021", "landmarks", "wacker2022",
            "wacker2022_powerplant", "rahimi2007_adult",
-           "wacker2022_fashion_mnist", "wilson2020", "wilson2020_defaults", "speed"]
+           "wacker2022_fashion_mnist", "wilson2020", "wilson2020_defaults", "speed", "speed_blas"]
 DPI = 80  # committed figures stay small
 #: each preset's wall time when it was last regenerated (written as each preset ends)
 TIMES = Path("results") / "reference" / "times.csv"
