@@ -11,10 +11,11 @@ figures and the summary say so).  Ratios (speed-ups, fractions of the limit) are
 within each process and then their median: a limit is measured interleaved with what it
 bounds, under the same load.  A fresh output's allocation and first touch is measured
 as its own number (``first_touch_s`` of ``alloc/output``: a parallel pass over a new
-array minus the same pass over a kept one), and the fraction of the limit of a transform that
-returns a fresh
-array is taken on its time less that: the code's share, not the machine's memory
-(docs/performance.md, "Timing on a virtual machine").  Parts (``measure.speed.parts``),
+array minus the same pass over a kept one); the fraction of the limit of a map is taken
+on the same transform into one kept output (``kept/<map>``, rff's ``transform/rff_out``),
+timed in the same loop: the code's share, not the machine's memory (a Gram's, on its time
+less that first touch; docs/performance.md, "Timing on a virtual machine").  Parts
+(``measure.speed.parts``),
 on the run's training set X (N x d), D and dtype:
 
 * ``maps``: the transform of every rffbench map in ``measure.speed.maps`` that
@@ -215,7 +216,7 @@ def _maps_ok(ctx, names):
 
 
 def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, ours=(),
-             note="", fresh=(), touch_method="alloc/output"):
+             note="", fresh=(), touch_method="alloc/output", kept=None):
     """The records of ``names`` from their :class:`~rffbench.measure.workers.CellTimes`.
 
     Times: the median of the worker processes' medians, their range as the spread, the
@@ -225,7 +226,11 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
     process's {impl: median} -> seconds, how); ``fresh``: the names whose output is a new
     array per call: their fraction of the limit is taken on the time less the output's
     allocation and first touch (``alloc/fresh`` - ``alloc/kept``, recorded as
-    ``first_touch_s``), so it is the code's."""
+    ``first_touch_s``), so it is the code's, unless ``kept`` (name -> the same work timed
+    into a kept output in the same cell) gives its time without them directly: a first
+    touch measured by a pass of its own overshot what the maps' calls paid (22 ms taken off
+    a 119 ms call whose kept-output twin ran at the limit)."""
+    kept = kept or {}
     out = []
     loads = f"load at the start of each worker: {cells.loads_text()}"
     touch = first_touch_of
@@ -251,18 +256,21 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
             lim, how = limits[name]
 
             def fraction(m, lim=lim, name=name):
-                code = m[name] - (touch(m) if name in fresh else 0.0)
+                code = m[kept[name]] if name in kept else \
+                    m[name] - (touch(m) if name in fresh else 0.0)
                 return lim(m) / code if code > 0 else math.nan
 
             f = cells.per_process(fraction)
             out.append(record("speed", "limit_time_s", cells.per_process(lim), "s",
                               method=name, note=how))
+            how_measured = (f"; measured into a kept output ({kept[name]}, "
+                            f"{cells.median(kept[name]):.4g} s)" if name in kept else
+                            "; measured less the output's allocation and first touch "
+                            "(first_touch_s)" if name in fresh else "")
             out.append(record("speed", "fraction_of_limit", None if math.isnan(f) else f,
                               method=name,
                               note="limit / measured (1 = at the machine's limit), within "
-                                   "each worker" + ("; measured less the output's allocation "
-                                                    "and first touch (first_touch_s)"
-                                                    if name in fresh else "")
+                                   "each worker" + how_measured
                               if not math.isnan(f) else
                               "not measurable: the output's allocation and first touch took "
                               "longer than the call"))
@@ -358,20 +366,30 @@ def limit_cells(fitted, out_shape, dtype, threads):
     return impls
 
 
+def kept_name(m, out_rff):
+    """The implementation that times map ``m`` into a kept output in the maps cell: rff's
+    own ``transform/rff_out`` where it is timed (a peer's reused buffer is compared with
+    it), else ``kept/<m>``."""
+    return "transform/rff_out" if m == "rff" and out_rff else f"kept/{m}"
+
+
 def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, threads):
     """The maps part's implementations, built in each worker: every map's transform (a
-    fresh output per call), numpy's reference, rff into a kept buffer, scikit-learn's
-    sampler, the limit's rates (:func:`limit_cells`) and the first touch of an N x D
-    output."""
+    fresh output per call, and into one kept N x D output: :func:`kept_name`), numpy's
+    reference, scikit-learn's sampler, the limit's rates (:func:`limit_cells`) and the
+    first touch of an N x D output."""
     N = X.shape[0]
     impls = {f"transform/{m}": (lambda f=f: f.transform(X)) for m, f in fitted.items()}
     if rff_wb is not None:
         W, b = rff_wb
         scale = X.dtype.type(math.sqrt(2.0 / D))
         impls["transform/numpy"] = lambda: np.cos(X @ W + b) * scale
+    out_buf = np.empty((N, D), dtype=X.dtype)
     if out_rff:
-        out_buf = np.empty((N, D), dtype=X.dtype)
         impls["transform/rff_out"] = lambda: fitted["rff"].transform(X, out=out_buf)
+    for m, f in fitted.items():  # the code's own time, for its fraction of the limit
+        if kept_name(m, out_rff) not in impls:
+            impls[kept_name(m, out_rff)] = lambda f=f: f.transform(X, out=out_buf)
     if sampler is not None:
         impls[peer_key] = lambda: sampler.transform(Xp)
     impls.update(limit_cells(fitted, (N, D), X.dtype, threads))
@@ -456,10 +474,11 @@ def _part_maps(ctx, cfg, X):
     if "transform/rff_out" in cells.runs:
         limits["transform/rff_out"] = limits["transform/rff"]
     ours = [f"transform/{m}" for m in fitted]
-    shown = [k for k in cells.runs if not k.startswith(("limit/", "alloc/"))]
+    shown = [k for k in cells.runs if not k.startswith(("limit/", "alloc/", "kept/"))]
     rows = _records(cells, shown, X.shape[0], limits, cfg.repeats, peer_key,
                     "transform/numpy" if rff_wb is not None else None, ours,
-                    fresh=[k for k in shown if k != "transform/rff_out"])
+                    fresh=[k for k in shown if k != "transform/rff_out"],
+                    kept={f"transform/{m}": kept_name(m, out_rff) for m in fitted})
     for name in peers:
         rows += _peer_rows(name, X, W, b, ctx.threads, cfg.repeats, cells, ours)
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)

@@ -31,6 +31,7 @@ SMALLER = {
     "learning": ["measure.learning.processes=2"],        # 3 worker processes: 16 s
     "wilson2020_defaults": ["measure.posterior.n_test=256",  # 3 W2s of 1024 points: 15 s
                             "measure.posterior.redraws=1"],
+    "speed_blas": ["measure.speed.processes=1"],          # 2 worker processes: 28 s
 }
 
 
