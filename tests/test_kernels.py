@@ -409,3 +409,38 @@ def test_a_symmetric_gram_by_tiles_at_small_d_takes_the_exact_distances(name, pa
     blocks = np.empty_like(K)
     k._gram_into(k.inputs(X), k.inputs(X), blocks)
     assert np.max(np.abs(K - blocks)) <= (1e-15 if dtype == np.float64 else 1e-7)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "laplacian", "rational_quadratic", "arccos1",
+                                  "intersection"])
+@pytest.mark.parametrize("n", [40, 2049])
+def test_gram_into_a_kept_output_is_the_fresh_gram(name, n, rng):
+    """gram(X, out=buf) over a buffer full of NaN (the speed measurement's kept output):
+    every element written, bit for bit the fresh Gram, by each route (blocks; from 2,048
+    rows the symmetric tiles, or the whole Gram mirrored) and for K(X, Y)."""
+    X = np.abs(rng.normal(size=(n, 5)))
+    k = make_kernel(name, lengthscale=LS).fit(X)
+    buf = np.full((n, n), np.nan)
+    assert k.gram(X, out=buf) is buf
+    np.testing.assert_array_equal(buf, k.gram(X))
+    Y = X[:7]
+    buf = np.full((n, 7), np.nan)
+    np.testing.assert_array_equal(k.gram(X, Y, out=buf), k.gram(X, Y))
+
+
+@pytest.mark.parametrize("out,got", [
+    (np.empty((5, 4)), "ndarray (5, 4) float64"),
+    (np.empty((5, 5), dtype=np.float32), "ndarray (5, 5) float32"),
+    (np.empty((5, 5), order="F"), "ndarray (5, 5) float64"),  # Fortran order
+    ([[0.0] * 5] * 5, "list"),
+])
+def test_gram_refuses_an_output_it_cannot_write_in_one_line(out, got):
+    X = np.ones((5, 3))
+    with pytest.raises(ValueError) as err:
+        make_kernel("gaussian", lengthscale=LS).gram(X, out=out)
+    assert str(err.value) == ("out: a writeable C-contiguous float64 array of shape (5, 5) is "
+                              f"allowed, got {got}")
+    ro = np.empty((5, 5))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="out: a writeable C-contiguous"):
+        make_kernel("gaussian", lengthscale=LS).gram(X, out=ro)

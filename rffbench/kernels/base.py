@@ -390,7 +390,7 @@ class Kernel(ParamNamesOnce, BaseEstimator):
         stay finite (|k| <= MAX_KERNEL_VALUE).  Kernels bounded by 1 (every shift-invariant
         one) have nothing to check; see Polynomial."""
 
-    def gram(self, X, Y=None):
+    def gram(self, X, Y=None, out=None):
         """Exact Gram matrix K[i, j] = k(X[i], Y[j]) by numba (parallel, blocked).
 
         Output dtype is float32 when X is float32, else float64.
@@ -401,12 +401,16 @@ class Kernel(ParamNamesOnce, BaseEstimator):
             Rows x.
         Y : array of shape (n_Y, d) or None, default None
             Rows y (None: X, the symmetric Gram).
+        out : ndarray of shape (n_X, n_Y) or None, default None
+            Where to write it (C-contiguous, writeable, the output's dtype), e.g. to time
+            the Gram without a fresh output's allocation and first touch.
 
         Returns
         -------
         ndarray of shape (n_X, n_Y)
+            ``out`` when given.
         """
-        return self._gram(X, Y, 1.0)
+        return self._gram(X, Y, 1.0, out)
 
     def gram_twice(self, X, Y=None):
         """k at twice the (warped) difference, k(2 (u - v)): the variance formulas' k(2 delta)
@@ -434,14 +438,22 @@ class Kernel(ParamNamesOnce, BaseEstimator):
         radius = max([max_row_norm(A) for A in arrays if A is not None] or [0.0])
         self.check_values(radius, what)
 
-    def _gram(self, X, Y, factor):
+    def _gram(self, X, Y, factor, out=None):
         X = _as_float_2d(X)
         Ya = None if Y is None else _as_float_2d(Y, "Y")
         if Ya is not None and X.shape[1] != Ya.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Ya.shape[1]}")
         X = self.inputs(X)
         Y = X if Ya is None else self.inputs(Ya, "Y", X.dtype)
-        out = np.empty((X.shape[0], Y.shape[0]), dtype=X.dtype)
+        shape = (X.shape[0], Y.shape[0])
+        if out is None:
+            out = np.empty(shape, dtype=X.dtype)
+        elif not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == X.dtype
+                  and out.flags.c_contiguous and out.flags.writeable):
+            got = (f"{type(out).__name__} {getattr(out, 'shape', '')} "
+                   f"{getattr(out, 'dtype', '')}").strip()
+            raise ValueError(f"out: a writeable C-contiguous {X.dtype} array of shape {shape} "
+                             f"is allowed, got {got}")
         if out.size:
             if factor != 1.0:
                 X, Y = factor * X, factor * Y

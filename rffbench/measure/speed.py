@@ -11,10 +11,10 @@ figures and the summary say so).  Ratios (speed-ups, fractions of the limit) are
 within each process and then their median: a limit is measured interleaved with what it
 bounds, under the same load.  A fresh output's allocation and first touch is measured
 as its own number (``first_touch_s`` of ``alloc/output``: a parallel pass over a new
-array minus the same pass over a kept one); the fraction of the limit of a map is taken
-on the same transform into one kept output (``kept/<map>``, rff's ``transform/rff_out``),
-timed in the same loop: the code's share, not the machine's memory (a Gram's, on its time
-less that first touch; docs/performance.md, "Timing on a virtual machine").  Parts
+array minus the same pass over a kept one); the fraction of the limit of a map or a Gram is
+taken on the same call into one kept output (``kept/<map>``, rff's ``transform/rff_out``,
+``kept/gram_<kernel>``), timed in the same loop: the code's share, not the machine's memory
+(docs/performance.md, "Timing on a virtual machine").  Parts
 (``measure.speed.parts``),
 on the run's training set X (N x d), D and dtype:
 
@@ -499,11 +499,14 @@ def gram_cell(Xg, ls, threads=1):
     n = Xg.shape[0]
     gauss = make_kernel("gaussian", lengthscale=ls).fit(None)
     lap = make_kernel("laplacian", lengthscale=ls).fit(None)
+    kept = np.empty((n, n), dtype=Xg.dtype)  # the code's own time, for its fraction
     impls = {
         "gram/rffbench_gaussian": lambda: gauss.gram(Xg),
         "gram/sklearn_rbf_kernel": lambda: rbf_kernel(Xg, gamma=0.5 / ls**2),
         "gram/rffbench_laplacian": lambda: lap.gram(Xg),
         "gram/sklearn_laplacian_kernel": lambda: laplacian_kernel(Xg, gamma=1.0 / ls),
+        "kept/gram_gaussian": lambda: gauss.gram(Xg, out=kept),
+        "kept/gram_laplacian": lambda: lap.gram(Xg, out=kept),
     }
     impls.update(rate_cells((n, n), Xg.dtype, threads, ("exp",)))
     impls.update(first_touch_cells((n, n), Xg.dtype))
@@ -531,7 +534,7 @@ def _part_gram(ctx, cfg, X):
         limits = {ours: (limit, how)}
         rows += _records(cells, [ours, f"gram/sklearn_{sk}"], n, limits, cfg.repeats,
                          f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}", fresh=[ours],
-                         touch_method="alloc/gram_output")
+                         touch_method="alloc/gram_output", kept={ours: f"kept/gram_{kern}"})
     # one first-touch record for the part
     touch = [r for r in rows if r["metric"] == "first_touch_s"]
     return [r for r in rows if r["metric"] != "first_touch_s"] + touch[:1]

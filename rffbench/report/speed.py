@@ -172,8 +172,7 @@ class SpeedBars(Figure):
     def describe(self, sheet):
         return ("Per shape (task, N, d, D) and implementation: scikit-learn's time divided by "
                 "rffbench's, and the limit measured in the same loop divided by the measured "
-                "time (a map's time into a kept output of its own, a Gram's less a fresh "
-                "output's allocation and first touch), each "
+                "time (a map's or a Gram's time into a kept output of its own), each "
                 "ratio taken within a worker process, then their median (no interval: "
                 "2 or 3 worker processes are too few for one; how far they agree is the "
                 "process_ratio table's)."
@@ -276,8 +275,8 @@ def table_speed(df, origins):
              "rffbench's, within each worker process, then their median (no interval: too "
              "few processes for one; their agreement: the process_ratio table)."),
             ("fraction_of_limit", "Fraction of the measured limit", "limit / measured time "
-             "(1 = at the limit; a map's time into a kept output of its own, timed in the "
-             "same loop; a Gram's fresh output's time less its first touch)."),
+             "(1 = at the limit; a map's or a Gram's time into a kept output of its own, "
+             "timed in the same loop)."),
             ("process_ratio", "Speed: agreement of the worker processes", "max / min of the "
              "worker processes' medians of each time (1 = they agree; above "
              "measure.speed.unstable_ratio the time is marked unstable)."),

@@ -70,7 +70,8 @@ def test_speed_records_vocabulary_and_consistency():
     # a fresh output's allocation and first touch is its own number; a map's fraction of
     # the limit is taken on the same transform into a kept output, timed in the same loop
     # (rff's: transform/rff_out; one worker process: the ratio of its medians)
-    for m, kept in (("transform/rff", "transform/rff_out"), ("transform/sorf", "kept/sorf")):
+    for m, kept in (("transform/rff", "transform/rff_out"), ("transform/sorf", "kept/sorf"),
+                    ("gram/rffbench_laplacian", "kept/gram_laplacian")):
         note = sp[(sp.method == m) & (sp.metric == "fraction_of_limit")].note.item()
         assert f"measured into a kept output ({kept}, " in note, note
     assert v["transform/rff", "fraction_of_limit"] == pytest.approx(
