@@ -216,24 +216,23 @@ def _maps_ok(ctx, names):
 
 
 def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, ours=(),
-             note="", fresh=(), touch_method="alloc/output", kept=None):
+             note="", touch_method=None, kept=None):
     """The records of ``names`` from their :class:`~rffbench.measure.workers.CellTimes`.
 
     Times: the median of the worker processes' medians, their range as the spread, the
     ratio max / min of the per-process medians and whether it marks the cell unstable.
     Ratios (speed-ups, fractions of the limit) are taken within each process, then their
     median: a fraction is a ratio measured under one load.  ``limits``: name -> (fn of one
-    process's {impl: median} -> seconds, how); ``fresh``: the names whose output is a new
-    array per call: their fraction of the limit is taken on the time less the output's
-    allocation and first touch (``alloc/fresh`` - ``alloc/kept``, recorded as
-    ``first_touch_s``), so it is the code's, unless ``kept`` (name -> the same work timed
-    into a kept output in the same cell) gives its time without them directly: a first
-    touch measured by a pass of its own overshot what the maps' calls paid (22 ms taken off
-    a 119 ms call whose kept-output twin ran at the limit)."""
+    process's {impl: median} -> seconds, how); ``kept``: name -> the same call into a kept
+    output, timed in the same cell, whose time the fraction is taken on (the code's, without
+    a fresh output's allocation and first touch; that first touch, measured by a pass of its
+    own and taken off the fresh time as it once was, overshot what the calls paid: 22 ms off
+    a 119 ms call whose kept-output twin ran at the limit).  ``touch_method``: the method
+    under which the cell's fresh-output first touch (``alloc/fresh`` - ``alloc/kept``) is
+    recorded as ``first_touch_s``, where the cell times one."""
     kept = kept or {}
     out = []
     loads = f"load at the start of each worker: {cells.loads_text()}"
-    touch = first_touch_of
     for name in names:
         t = cells.median(name)
         words = "; ".join(filter(None, [note, cells.note(name), loads]))
@@ -255,27 +254,21 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
         if name in limits:
             lim, how = limits[name]
 
-            def fraction(m, lim=lim, name=name):
-                code = m[kept[name]] if name in kept else \
-                    m[name] - (touch(m) if name in fresh else 0.0)
-                return lim(m) / code if code > 0 else math.nan
+            code = kept.get(name, name)
 
-            f = cells.per_process(fraction)
+            def fraction(m, lim=lim, code=code):
+                return lim(m) / m[code]
+
             out.append(record("speed", "limit_time_s", cells.per_process(lim), "s",
                               method=name, note=how))
-            how_measured = (f"; measured into a kept output ({kept[name]}, "
-                            f"{cells.median(kept[name]):.4g} s)" if name in kept else
-                            "; measured less the output's allocation and first touch "
-                            "(first_touch_s)" if name in fresh else "")
-            out.append(record("speed", "fraction_of_limit", None if math.isnan(f) else f,
+            how_measured = (f"; measured into a kept output ({code}, "
+                            f"{cells.median(code):.4g} s)" if name in kept else "")
+            out.append(record("speed", "fraction_of_limit", cells.per_process(fraction),
                               method=name,
                               note="limit / measured (1 = at the machine's limit), within "
-                                   "each worker" + how_measured
-                              if not math.isnan(f) else
-                              "not measurable: the output's allocation and first touch took "
-                              "longer than the call"))
-    if fresh:
-        out.append(record("speed", "first_touch_s", cells.per_process(touch), "s",
+                                   "each worker" + how_measured))
+    if touch_method:
+        out.append(record("speed", "first_touch_s", cells.per_process(first_touch_of), "s",
                           method=touch_method,
                           note="a fresh output's allocation and first touch: a parallel "
                                "pass over a new array minus the same pass over a kept one, "
@@ -477,7 +470,7 @@ def _part_maps(ctx, cfg, X):
     shown = [k for k in cells.runs if not k.startswith(("limit/", "alloc/", "kept/"))]
     rows = _records(cells, shown, X.shape[0], limits, cfg.repeats, peer_key,
                     "transform/numpy" if rff_wb is not None else None, ours,
-                    fresh=[k for k in shown if k != "transform/rff_out"],
+                    touch_method="alloc/output",
                     kept={f"transform/{m}": kept_name(m, out_rff) for m in fitted})
     for name in peers:
         rows += _peer_rows(name, X, W, b, ctx.threads, cfg.repeats, cells, ours)
@@ -533,7 +526,7 @@ def _part_gram(ctx, cfg, X):
             how += " (sub, abs and add per pair and coordinate counted as flops)"
         limits = {ours: (limit, how)}
         rows += _records(cells, [ours, f"gram/sklearn_{sk}"], n, limits, cfg.repeats,
-                         f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}", fresh=[ours],
+                         f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}",
                          touch_method="alloc/gram_output", kept={ours: f"kept/gram_{kern}"})
     # one first-touch record for the part
     touch = [r for r in rows if r["metric"] == "first_touch_s"]
