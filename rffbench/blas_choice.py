@@ -57,6 +57,17 @@ def mkl_path(prefixes=None):
     return found or None
 
 
+def checked(environ=None):
+    """The choice ``RFFBENCH_BLAS`` asks for, when it can run here; RffbenchError (one
+    line naming the variable, its value and what is allowed) otherwise: the one check of
+    the command's start (rffbench.entry) and of the compiled code's link."""
+    choice = requested(environ)
+    why = missing(choice)
+    if why:
+        raise RffbenchError(f"{ENV}={choice} is not allowed: {why}")
+    return choice
+
+
 def missing(choice, prefixes=None):
     """Why ``choice`` cannot run in this environment (one line), or None when it can."""
     if choice == "mkl" and mkl_path(prefixes) is None:

@@ -19,15 +19,13 @@ def environment_problem(environ=os.environ):
     refuses values below 1 (ValueError, "Number of threads specified must be > 0") and
     non-integers; rffbench reads RFFBENCH_BLAS (rffbench.blas_choice) and refuses a value
     it does not know, or oneMKL where it is not installed."""
-    from .blas_choice import ENV, missing, requested
+    from .blas_choice import checked
     from .errors import RffbenchError
 
     try:
-        why = missing(requested(environ))
+        checked(environ)
     except RffbenchError as exc:
         return str(exc)
-    if why:
-        return f"{ENV}={requested(environ)} is not allowed: {why}"
     value = environ.get("NUMBA_NUM_THREADS")
     if value is None or not value.strip():
         return None

@@ -40,7 +40,6 @@ from numba.np.linalg import ensure_blas
 # absolute: this package is self-contained but for the choice it reads (a copy of it runs
 # beside the installed rffbench: tests/_numba/test_cache.py)
 from rffbench import blas_choice
-from rffbench.errors import RffbenchError
 
 #: the GEMM entry of the compiled code: int rffbench_xxgemm(char kind, char transa, char
 #: transb, intp m, intp n, intp k, void *alpha, void *a, intp lda, void *b, intp ldb, void
@@ -103,10 +102,7 @@ def _link_chosen():
     import llvmlite.binding as ll
     from numba import _helperlib
 
-    choice = blas_choice.requested()
-    why = blas_choice.missing(choice)
-    if why:
-        raise RffbenchError(f"{blas_choice.ENV}={choice}: {why}")
+    choice = blas_choice.checked()
     version = None
     if choice == "default":
         address = _helperlib.c_helpers["xxgemm"]
