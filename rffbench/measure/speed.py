@@ -325,26 +325,32 @@ def _peer_rows(name, X, W, b, threads, repeats, cells, ours):
     return rows
 
 
+#: butterfly updates (L log2 L x ROW_BLOCK per tile FWHT) per thread in one call of the FWHT
+#: tile rate: ~7 ms on this AMD EPYC, so that a parallel loop's start is a fraction of a
+#: percent of it (at 2^22, 1.5 ms and a numpy renormalisation inside the call, the rate read
+#: 3-5% slow and sorf at d = 1,024 ran "above its limit" at up to 1.15)
+FWHT_WORK = 1 << 24
+
+
 def _fwht_plan(L, threads):
-    """(repeats per call, tiles) of the FWHT tile rate: 2 tiles per thread of L x ROW_BLOCK,
-    each transformed in place ``repeats`` times while it stays in L1."""
-    work = (1 << 22) // (L * max(1, int(math.log2(max(L, 2)))) * nbk.ROW_BLOCK)
+    """(repeats per call, tiles) of the FWHT tile rate: tiles of L x ROW_BLOCK, an even
+    number per thread, each transformed ``repeats`` times while it stays in L1, about
+    FWHT_WORK butterfly updates per thread."""
+    work = FWHT_WORK // (L * max(1, int(math.log2(max(L, 2)))) * nbk.ROW_BLOCK)
     reps = 2 * max(1, min(work // 2, int(250 / math.log10(max(L, 2)))))  # L^(reps/2) finite
-    return reps, 2 * threads * max(1, -(-work // reps))
+    return reps, 2 * threads * max(1, -(-work // (2 * reps)))
 
 
 def fwht_tile_cell(L, threads):
-    """``nbk.fwht_tiles_repeat`` on the tiles of :func:`_fwht_plan` (normalised first, so
-    that L^reps stays finite): the in-cache butterfly rate of all threads that the
-    structured maps' limit is counted in; one call's time / (reps x tiles) is one tile's."""
+    """``nbk.fwht_tiles_repeat`` on the tiles of :func:`_fwht_plan` (normalised once, so
+    that L^(reps/2) stays finite; the kernel only reads them): the in-cache butterfly rate
+    of all threads that the structured maps' limit is counted in; one call's time /
+    (reps x tiles) is one tile's."""
     reps, tiles = _fwht_plan(L, threads)
     V = np.random.default_rng(0).standard_normal((tiles, L, nbk.ROW_BLOCK))
-
-    def fn():
-        V[...] /= np.abs(V).max()
-        nbk.fwht_tiles_repeat(V, reps)
-
-    return fn
+    V /= np.abs(V).max()
+    out = np.empty_like(V)
+    return lambda: nbk.fwht_tiles_repeat(V, reps, out)
 
 
 def limit_cells(fitted, out_shape, dtype, threads):
