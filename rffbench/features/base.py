@@ -98,6 +98,26 @@ RETIRED_FLAGS = {"variance": "variance", "BIAS": "bias", "DETERMINISTIC": "deter
                  "sparse_output": "sparse_output"}
 
 
+
+def _ready(fitted, X):
+    """Whether ``X`` is already what scikit-learn's ``validate_data`` would return for a
+    transform by ``fitted`` (fitted on arrays, not a DataFrame): a writeable C-contiguous
+    float64 or float32 ndarray of its features' width, at least one row, all finite (its
+    sum finite; a sum that overflows goes the long way).  Then it is used as it is: the
+    long way took 0.3 ms a call (a tenth of rff's 1,348 x 64 -> 1,024 transform), nearly
+    all of it looking for DataFrames and feature names; anything else takes it, with its
+    conversions, warnings and errors."""
+    if not (type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FLOATS
+            and X.flags.c_contiguous and X.flags.writeable and X.shape[0] > 0
+            and X.shape[1] == getattr(fitted, "n_features_in_", -1)
+            and not hasattr(fitted, "feature_names_in_")):
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(X.sum()))
+
+
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+
 class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ParamNamesOnce,
                  BaseEstimator):
     """Base of every rffbench feature map (and of plug-in maps: see rffbench.registry).
@@ -314,6 +334,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ParamNamesOn
         require(c.ok(self.chunk_rows), "features.chunk_rows", self.chunk_rows, c.message())
 
     def _validate(self, X, reset):
+        if not reset and _ready(self, X):
+            return X
         # writeable: a read-only input is copied, not compiled for (nbk.as_compiled_input)
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=reset, order="C", force_writeable=True)
