@@ -91,39 +91,58 @@ WITHIN_REACH = 0.75
 #: up to this d a map's GEMM (K = d) runs far below the peak (BLAS's K = 8 GEMM at a
 #: quarter of it, measured); the d = 8 cells are the ones docs/performance.md takes apart
 SMALL_K = 16
-#: what holds a cell below WITHIN_REACH, by implementation (the dense maps: at d <= SMALL_K)
+#: up to this d a map's GEMM still runs visibly below the peak (BLAS's K = 64 GEMM at
+#: 0.72-0.77 of it, measured; K = 512 at the peak)
+MID_K = 128
+#: what holds a cell below WITHIN_REACH, by implementation (the dense maps: at d <= MID_K)
 BOUNDS = {
     "gram": "its tiles' GEMMs (K = d + 2) run at about 0.7 of the peak and alone take longer "
             "than the whole limit; their transposed stores add a tenth",
+    "gram_blocks": "below 2,048 rows a Gram is the whole product X X^T (twice the pairs' "
+                   "flops the limit counts, its GEMM at K = d + 2 at about 0.7 of the peak) "
+                   "and then a pass of exps over it: about 0.4 of the limit at most",
     "tensorsketch": "its FFTs run at a fifth of the GEMM peak (scipy.fft, 15-21 GFLOP/s) and "
                     "alone take 5x the limit",
     "maclaurin": "its GEMM has K = d (at a sixth of the peak) and each feature's product "
                  "gathers its projections",
     "dense": "its GEMM has K = d: BLAS runs it at a quarter of the peak, a fused map runs at "
              "the cosines' plus that GEMM's rate",
+    "dense_mid": "its GEMM has K = d: BLAS runs K = 64 at 0.72-0.77 of the peak, which with "
+                 "the cosines caps the cell at about 0.8, and the fused loop runs 10-20% "
+                 "above that GEMM's and the cosines' times",
     "leverage": "its GEMM has K = d, and the pair weights are a second pass over the output",
     "positive": "its GEMM has K = d and writes the output, which the exp pass then reads and "
                 "writes again (not fused)",
-    "structured": "the FWHT projection writes the output, which the cosine pass then reads "
-                  "and writes again (not fused)",
+    "structured": "the FWHT projection loads each tile from the input, scales it between its "
+                  "FWHTs and stores it transposed, and writes the output, which the cosine "
+                  "pass then reads and writes again (not fused)",
+    "train": "its Cholesky factorisation runs below the syrk rate its flops are counted at "
+             "(LAPACK's potrf: 39 GFLOP/s at 1,348 x 1,348, 66 at 5,000, syrk 89)",
 }
 DENSE_MAPS = ("rff", "rff_out", "rff_pairs", "orf", "gauss_hermite")
 
 
-def known_bound(method, d):
-    """What holds the cell of ``method`` (task/impl) at ``d`` inputs below WITHIN_REACH of
-    its limit, as measured (docs/performance.md, "What holds a cell below 0.75"), or None
-    where nothing has been measured."""
+def known_bound(method, d, n=None):
+    """What holds the cell of ``method`` (task/impl) at ``d`` inputs (and ``n`` rows, a
+    Gram's) below WITHIN_REACH of its limit, as measured (docs/performance.md, "What holds
+    a cell below 0.75"), or None where nothing has been measured."""
+    from ..kernels.base import SYMMETRIC_TILES_MIN_N
+
     task, _, impl = method.partition("/")
     if task == "gram":
-        return BOUNDS["gram"]
+        small = n is not None and n < SYMMETRIC_TILES_MIN_N
+        return BOUNDS["gram_blocks" if small else "gram"]
+    if task == "train":
+        return BOUNDS["train"]
     if impl in ("tensorsketch", "maclaurin"):
         return BOUNDS[impl]
     if impl in FWHTS_PER_BLOCK:  # at every d: the cosine pass is apart from the FWHTs
         return BOUNDS["structured"]
-    if d > SMALL_K:
+    if d > MID_K:
         return None
-    return BOUNDS["dense"] if impl in DENSE_MAPS else BOUNDS.get(impl)
+    if impl in DENSE_MAPS:
+        return BOUNDS["dense" if d <= SMALL_K else "dense_mid"]
+    return BOUNDS.get(impl)
 
 
 SPEED_PARTS = ("maps", "gram", "train")
@@ -216,7 +235,7 @@ def _maps_ok(ctx, names):
 
 
 def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, ours=(),
-             note="", touch_method=None, kept=None):
+             note="", touch_method=None, kept=None, why=None):
     """The records of ``names`` from their :class:`~rffbench.measure.workers.CellTimes`.
 
     Times: the median of the worker processes' medians, their range as the spread, the
@@ -229,7 +248,9 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
     own and taken off the fresh time as it once was, overshot what the calls paid: 22 ms off
     a 119 ms call whose kept-output twin ran at the limit).  ``touch_method``: the method
     under which the cell's fresh-output first touch (``alloc/fresh`` - ``alloc/kept``) is
-    recorded as ``first_touch_s``, where the cell times one."""
+    recorded as ``first_touch_s``, where the cell times one.  ``why``: name -> what holds
+    its cell below WITHIN_REACH (:func:`known_bound`), said in the note of a fraction below
+    it."""
     kept = kept or {}
     out = []
     loads = f"load at the start of each worker: {cells.loads_text()}"
@@ -263,10 +284,12 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
                               method=name, note=how))
             how_measured = (f"; measured into a kept output ({code}, "
                             f"{cells.median(code):.4g} s)" if name in kept else "")
-            out.append(record("speed", "fraction_of_limit", cells.per_process(fraction),
-                              method=name,
+            value = cells.per_process(fraction)
+            held = why(name) if why and value < WITHIN_REACH else None
+            held = f"; below {WITHIN_REACH:g}: {held} (docs/performance.md)" if held else ""
+            out.append(record("speed", "fraction_of_limit", value, method=name,
                               note="limit / measured (1 = at the machine's limit), within "
-                                   "each worker" + how_measured))
+                                   "each worker" + how_measured + held))
     if touch_method:
         out.append(record("speed", "first_touch_s", cells.per_process(first_touch_of), "s",
                           method=touch_method,
@@ -477,7 +500,8 @@ def _part_maps(ctx, cfg, X):
     rows = _records(cells, shown, X.shape[0], limits, cfg.repeats, peer_key,
                     "transform/numpy" if rff_wb is not None else None, ours,
                     touch_method="alloc/output",
-                    kept={f"transform/{m}": kept_name(m, out_rff) for m in fitted})
+                    kept={f"transform/{m}": kept_name(m, out_rff) for m in fitted},
+                    why=lambda name: known_bound(name, X.shape[1]))
     for name in peers:
         rows += _peer_rows(name, X, W, b, ctx.threads, cfg.repeats, cells, ours)
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
@@ -533,7 +557,8 @@ def _part_gram(ctx, cfg, X):
         limits = {ours: (limit, how)}
         rows += _records(cells, [ours, f"gram/sklearn_{sk}"], n, limits, cfg.repeats,
                          f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}",
-                         touch_method="alloc/gram_output", kept={ours: f"kept/gram_{kern}"})
+                         touch_method="alloc/gram_output", kept={ours: f"kept/gram_{kern}"},
+                         why=lambda name: known_bound(name, d, n))
     # one first-touch record for the part
     touch = [r for r in rows if r["metric"] == "first_touch_s"]
     return [r for r in rows if r["metric"] != "first_touch_s"] + touch[:1]
@@ -608,7 +633,8 @@ def _part_train(ctx, cfg, X, y):
     for ours, sk in (("train/rffbench_ridge", "train/sklearn_rbfsampler_ridge"),
                      ("train/rffbench_exact_krr", "train/sklearn_kernelridge")):
         rows += _records(cells, [ours, sk], n, limits, cfg.repeats, sk, None, [ours],
-                         note=f"{n} rows, Gaussian kernel")
+                         note=f"{n} rows, Gaussian kernel",
+                         why=lambda name: known_bound(name, d, n))
     return rows
 
 

@@ -87,6 +87,13 @@ def test_speed_records_vocabulary_and_consistency():
         assert v[m, "limit_time_s"] > 0, m
         frac = sp[(sp.method == m) & (sp.metric == "fraction_of_limit")]
         assert frac.value.item() > 0, m
+    # a fraction below WITHIN_REACH says in its note what holds it there (known_bound, with
+    # the cell's d and rows), one at or above it says nothing of the kind
+    from rffbench.measure.speed import WITHIN_REACH, known_bound
+    for _, r in sp[sp.metric == "fraction_of_limit"].iterrows():
+        why = known_bound(r.method, int(r.d), 300)
+        said = f"; below {WITHIN_REACH:g}: {why} (docs/performance.md)"
+        assert (said in r.note) == (r.value < WITHIN_REACH and why is not None), r.note
     # a pair map's GEMM has D/2 columns and D/2 cosines: its limit is not above the rff
     # map's (equal where both are the output's store)
     assert v["transform/rff_pairs", "limit_time_s"] <= v["transform/rff", "limit_time_s"]
@@ -273,6 +280,12 @@ def test_every_cell_the_preset_times_at_small_d_has_a_measured_bound():
     assert known_bound("gram/rffbench_gaussian", 64) and known_bound("gram/x", 64)
     assert known_bound("transform/rff", 512) is None
     assert known_bound("transform/fastfood", 1024) == known_bound("transform/sorf", 8)
+    # the default run's shape (d = 64, 1,348 rows): its K = 64 GEMM, the Grams' blocks below
+    # SYMMETRIC_TILES_MIN_N rows, the training's Cholesky
+    assert "K = 64" in known_bound("transform/rff_pairs", 64) != known_bound("transform/rff", 8)
+    assert known_bound("gram/rffbench_gaussian", 64, 1348) != known_bound("gram/x", 64, 5000)
+    assert "X X^T" in known_bound("gram/rffbench_laplacian", 64, 1348)
+    assert "Cholesky" in known_bound("train/rffbench_exact_krr", 64)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
