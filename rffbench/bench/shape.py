@@ -40,7 +40,7 @@ def shape_cell(N, d, D, dtype, seed, maps, out_rff, threads):
         reused = np.empty((N, D), dtype=dtype)
         impls["rff_out"] = lambda: fitted["rff"].transform(X, out=reused)
     impls.update(sklearn_rbf=lambda: sk.transform(X))
-    impls.update(limit_cells(fitted, (N, D), np.dtype(dtype), threads))
+    impls.update(limit_cells(fitted, (N, D), np.dtype(dtype), threads, X))
     impls.update(first_touch_cells((N, D), np.dtype(dtype)))
     return impls
 

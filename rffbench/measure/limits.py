@@ -8,8 +8,11 @@ A limit is ``max(compute, memory)``:
   ``limit/peak``, a square GEMM of side PEAK_SIDE in the run's dtype on the BLAS's own
   threads, ``limit/peak_wide``, a GEMM of the same flops with a shorter inner dimension
   (2 PEAK_SIDE x PEAK_SIDE / 2 times PEAK_SIDE / 2 x PEAK_SIDE: oneMKL on an AMD EPYC ran
-  such shapes up to 1.3x faster than its square ones), and ``limit/peak_threads``, one
-  square single-threaded GEMM on each thread at once, as the fused maps call BLAS), plus each
+  such shapes up to 1.3x faster than its square ones), ``limit/peak_threads``, one
+  square single-threaded GEMM on each thread at once, as the fused maps call BLAS, and, in
+  a maps cell, ``limit/peak_own``, the GEMM of the maps' own shape, (N x d)(d x D): oneMKL
+  ran 2,500 x 512 -> 4,096 faster than all three, which put a map at 1.1 of "its limit"),
+  plus each
   elementwise function it must evaluate (a cosine per output, or per frequency of a
   [cos, sin] pair, which shares one range reduction; an exponential) at our own
   vectorised functions' in-cache rate (``limit/cos``, ``limit/exp``: RATE_REPS passes of
@@ -43,10 +46,12 @@ PEAK_SIDE = 1024
 RATE_ROWS, RATE_COLS, RATE_REPS = 4, 2048, 64
 
 
-def rate_cells(out_shape, dtype, threads, functions=("cos",)):
+def rate_cells(out_shape, dtype, threads, functions=("cos",), X=None):
     """The rate implementations of a cell (name -> zero-argument callable), built in each
-    worker: ``limit/peak``, ``limit/write`` (over a kept array of ``out_shape``) and
-    ``limit/<f>`` for each elementwise function in ``functions`` (cos, exp)."""
+    worker: ``limit/peak`` (and its other shapes), ``limit/write`` (over a kept array of
+    ``out_shape``), ``limit/<f>`` for each elementwise function in ``functions`` (cos, exp)
+    and, given the cell's rows ``X`` (N x d, N = out_shape[0]), ``limit/peak_own``: X times
+    a d x D matrix into the kept array (its flops: :func:`own_flops`)."""
     rng = np.random.default_rng(0)
     T = max(1, threads)
     A = rng.standard_normal((T, PEAK_SIDE, PEAK_SIDE)).astype(dtype)
@@ -65,6 +70,10 @@ def rate_cells(out_shape, dtype, threads, functions=("cos",)):
              "limit/peak_wide": lambda: nbk.matmul(Aw, B[:half], out=Cw),
              "limit/peak_threads": each_thread,
              "limit/write": lambda: nbk.fill_inplace(kept, 0.0)}
+    if X is not None:
+        Xo = np.ascontiguousarray(X, dtype=dtype)
+        Wo = rng.standard_normal((X.shape[1], out_shape[1])).astype(dtype)
+        impls["limit/peak_own"] = lambda: nbk.matmul(Xo, Wo, out=kept)
     rows = RATE_ROWS * T
     if "cos" in functions:  # cos(z) of z in [-1, 1] stays there: every pass on the fast path
         Z = rng.uniform(-1.0, 1.0, (rows, RATE_COLS)).astype(dtype)
@@ -76,15 +85,22 @@ def rate_cells(out_shape, dtype, threads, functions=("cos",)):
     return impls
 
 
+def own_flops(out_shape, d):
+    """The flops of ``limit/peak_own`` (rows N x d into an N x D output)."""
+    return 2.0 * out_shape[0] * d * out_shape[1]
+
+
 class Rates:
     """One worker process's rates, from its medians ``m`` ({implementation: median s}) of
-    the cells of :func:`rate_cells`."""
+    the cells of :func:`rate_cells`; ``own``: the flops of its ``limit/peak_own``."""
 
-    def __init__(self, m, threads):
+    def __init__(self, m, threads, own=0.0):
         flops = 2.0 * PEAK_SIDE**3
         self.peak = max(flops / m["limit/peak"],  # flop/s: the fastest way to run GEMMs
                         flops / m.get("limit/peak_wide", math.inf),
-                        max(1, threads) * flops / m.get("limit/peak_threads", math.inf))
+                        max(1, threads) * flops / m.get("limit/peak_threads", math.inf),
+                        own / m.get("limit/peak_own", math.inf))
+        self.own = own / m.get("limit/peak_own", math.inf) >= self.peak > 0
         self.write_s = m["limit/write"]  # one store of the output
         per = RATE_ROWS * max(1, threads) * RATE_COLS * RATE_REPS
         self.t_cos = m["limit/cos"] / per if "limit/cos" in m else math.nan  # s / element
@@ -107,8 +123,9 @@ class Rates:
 
     def words(self, flops, function=None, count=0, extra_s=0.0, what=""):
         """The limit's formula with this process's numbers (a record's note)."""
+        which = "the cell's own GEMM shape" if self.own else f"GEMMs of 2 x {PEAK_SIDE}^3 flops"
         parts = [f"{flops / 1e9:.3g} GFLOP at the peak {self.peak / 1e9:.1f} GFLOP/s "
-                 f"(GEMMs of 2 x {PEAK_SIDE}^3 flops) = {flops / self.peak:.4g} s"]
+                 f"({which}) = {flops / self.peak:.4g} s"]
         if function and count:
             each = self.elementwise(function, 1)
             parts.append(f"{count:.4g} {function} at {each * 1e9:.3g} ns each (in cache) = "
@@ -121,18 +138,19 @@ class Rates:
                 + f"; memory = one store of the output, {self.write_s:.4g} s")
 
 
-def roofline(cells, threads, flops, function=None, count=0, extra=None, what=""):
+def roofline(cells, threads, flops, function=None, count=0, extra=None, what="", own=0.0):
     """(limit of one worker's medians, how in words with the cell's medians) of a piece of
     work for rffbench.measure.speed's records: ``flops``, ``count`` evaluations of
     ``function`` and ``extra(medians)`` seconds more (an FWHT's tiles; ``what`` names
     them), against one store of the output, from the rates of :func:`rate_cells` timed in
-    ``cells`` (a :class:`~rffbench.measure.workers.CellTimes`)."""
+    ``cells`` (a :class:`~rffbench.measure.workers.CellTimes`); ``own``: the flops of the
+    cell's ``limit/peak_own``, where it has one."""
     def extra_s(m):
         return extra(m) if extra else 0.0
 
     def limit(m):
-        return Rates(m, threads).limit(flops, function, count, extra_s(m))
+        return Rates(m, threads, own).limit(flops, function, count, extra_s(m))
 
     med = {k: cells.median(k) for k in cells.runs}
-    return limit, Rates(med, threads).words(flops, function, count, extra_s(med), what)
+    return limit, Rates(med, threads, own).words(flops, function, count, extra_s(med), what)
 

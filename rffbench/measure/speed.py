@@ -73,7 +73,7 @@ from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
 from ..results import record
 from .base import Measurement
-from .limits import rate_cells, roofline
+from .limits import own_flops, rate_cells, roofline
 from .workers import UNSTABLE_RATIO, interleaved_times, time_in_processes
 
 log = logging.getLogger(__name__)
@@ -376,13 +376,14 @@ def fwht_tile_cell(L, threads):
     return lambda: nbk.fwht_tiles_repeat(V, reps, out)
 
 
-def limit_cells(fitted, out_shape, dtype, threads):
+def limit_cells(fitted, out_shape, dtype, threads, X=None):
     """The rates the limits of the fitted maps ``fitted`` (name -> map) are made of, built
-    in each worker: rffbench.measure.limits's peak GEMM, the output's store and the
-    elementwise functions the maps evaluate (the cosine; the exponential where a map of
-    EXP_MAPS is timed), and the FWHT tile rate of each structured map's L."""
+    in each worker: rffbench.measure.limits's peak GEMM (with the maps' own GEMM shape,
+    given the rows ``X``), the output's store and the elementwise functions the maps
+    evaluate (the cosine; the exponential where a map of EXP_MAPS is timed), and the FWHT
+    tile rate of each structured map's L."""
     functions = ("cos",) + (("exp",) if set(fitted) & set(EXP_MAPS) else ())
-    impls = rate_cells(out_shape, dtype, threads, functions)
+    impls = rate_cells(out_shape, dtype, threads, functions, X)
     for L in sorted({f.padded_dim_ for m, f in fitted.items() if m in FWHTS_PER_BLOCK}):
         impls[f"limit/fwht_{L}"] = fwht_tile_cell(L, threads)
     return impls
@@ -414,7 +415,7 @@ def maps_cell(X, fitted, D, rff_wb, sampler, Xp, peer_key, out_rff, threads):
             impls[kept_name(m, out_rff)] = lambda f=f: f.transform(X, out=out_buf)
     if sampler is not None:
         impls[peer_key] = lambda: sampler.transform(Xp)
-    impls.update(limit_cells(fitted, (N, D), X.dtype, threads))
+    impls.update(limit_cells(fitted, (N, D), X.dtype, threads, X))
     impls.update(first_touch_cells((N, D), X.dtype))
     return impls
 
@@ -456,7 +457,8 @@ def map_limit(m, f, shape, D, kernel, threads, cells):
         def fwht_s(mm):
             return n_fwht * mm[f"limit/fwht_{L}"] * per_tile
 
-    limit, how = roofline(cells, threads, flops, function, count, fwht_s, what)
+    limit, how = roofline(cells, threads, flops, function, count, fwht_s, what,
+                          own_flops((shape[0], D), shape[1]))
     if m in SKETCHES:
         how += f" ({f.kernel_.degree + 1} real FFTs of length {D} per row)"
     return limit, how
@@ -659,8 +661,9 @@ class Speed(Measurement):
                               f"{', '.join(unknown)}; use names from {', '.join(FEATURE_MAPS)}")
 
     def needs(self, ctx, cfg):
-        """maps: the fitted maps, a preallocated output and the transient outputs of numpy's
-        and scikit-learn's transforms (about 5 N x D); gram: ours, scikit-learn's and the limit's
+        """maps: the fitted maps, numpy's and the limit's own-shape GEMM's d x D operands, a
+        preallocated output and the transient outputs of numpy's and scikit-learn's
+        transforms (about 5 N x D); gram: ours, scikit-learn's and the limit's
         n x n outputs (4 n^2); train: exact KRR and KernelRidge (4 t^2) and ridge (3 D^2)."""
         key, total, n_train_of = ctx.rows_key()
         d, it = ctx.data.d, ctx.itemsize
@@ -669,7 +672,7 @@ class Speed(Measurement):
 
         def nbytes(v):
             N, D = n_train_of(v[key]), v["D"]
-            maps = 8.0 * (3 * d + 2) * D * (len(cfg.maps) + 2) + 5.0 * N * D * max(it, 8) \
+            maps = 8.0 * (3 * d + 2) * D * (len(cfg.maps) + 3) + 5.0 * N * D * max(it, 8) \
                 if "maps" in parts else 0.0
             g = min(N, v[gkey])
             gram = 8.0 * 4 * g * g if "gram" in parts else 0.0

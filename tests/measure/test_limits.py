@@ -25,6 +25,19 @@ def test_rate_cells_time_the_peak_the_store_and_the_functions(dtype):
         assert np.all(np.abs(Z) <= 1.0) and np.all(np.isfinite(Z)), name
     assert set(limits.rate_cells((3, 3), dtype, 1, ())) == {
         "limit/peak", "limit/peak_wide", "limit/peak_threads", "limit/write"}
+    # given the cell's rows, the GEMM of its own shape too: X (N x d) times d x D, written
+    # into the output-shaped kept array, in the cell's dtype
+    X = np.arange(14.0).reshape(7, 2)
+    own = limits.rate_cells((7, 5), dtype, 1, (), X)
+    assert set(own) - set(impls) == {"limit/peak_own"}
+    own["limit/peak_own"]()
+    kept = next(c.cell_contents for c in own["limit/peak_own"].__closure__
+                if isinstance(c.cell_contents, np.ndarray) and c.cell_contents.shape == (7, 5))
+    Wo = next(c.cell_contents for c in own["limit/peak_own"].__closure__
+              if isinstance(c.cell_contents, np.ndarray) and c.cell_contents.shape == (2, 5))
+    assert kept.dtype == Wo.dtype == dtype
+    np.testing.assert_allclose(kept, X.astype(dtype) @ Wo, rtol=1e-5)
+    assert limits.own_flops((7, 5), 2) == 2.0 * 7 * 2 * 5
 
 
 def test_the_limit_is_the_larger_of_compute_and_memory():
@@ -40,6 +53,14 @@ def test_the_limit_is_the_larger_of_compute_and_memory():
     assert both.peak == pytest.approx(100e9)
     wide = limits.Rates({**m, "limit/peak_wide": peak_s / 1.5}, threads=2)
     assert wide.peak == pytest.approx(75e9)
+    # and the cell's own GEMM shape, where it is timed: the peak when it is the fastest
+    # (oneMKL ran 2,500 x 512 -> 4,096 faster than the square ones), named in the words
+    own = limits.Rates({**m, "limit/peak_own": 0.01}, threads=2, own=1e9)
+    assert own.peak == pytest.approx(100e9) and own.own
+    assert "(the cell's own GEMM shape)" in own.words(1e9)
+    slow = limits.Rates({**m, "limit/peak_own": 0.1}, threads=2, own=1e9)
+    assert slow.peak == pytest.approx(50e9) and not slow.own
+    assert limits.Rates({**m, "limit/peak_own": 0.01}, threads=2).peak == pytest.approx(50e9)
     # compute-bound: 1 GFLOP = 0.02 s, 10^6 cosines = 0.002 s, above the 0.004 s store
     assert r.limit(1e9, "cos", 1e6) == pytest.approx(0.022)
     assert r.limit(1e9, "cos", 1e6, extra_s=0.01) == pytest.approx(0.032)
