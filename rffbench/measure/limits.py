@@ -12,8 +12,7 @@ A limit is ``max(compute, memory)``:
   square single-threaded GEMM on each thread at once, as the fused maps call BLAS, and, in
   a maps cell, ``limit/peak_own``, the GEMM of the maps' own shape, (N x d)(d x D): oneMKL
   ran 2,500 x 512 -> 4,096 faster than all three, which put a map at 1.1 of "its limit"),
-  plus each
-  elementwise function it must evaluate (a cosine per output, or per frequency of a
+  plus each elementwise function it must evaluate (a cosine per output, or per frequency of a
   [cos, sin] pair, which shares one range reduction; an exponential) at our own
   vectorised functions' in-cache rate (``limit/cos``, ``limit/exp``: RATE_REPS passes of
   the map's own cosine or the Gram's exponential over each of RATE_ROWS rows per thread of

@@ -321,3 +321,25 @@ def test_no_implementation_beats_its_limit(dtype):
     first = beyond()
     again = beyond() if first else {}
     assert not set(first) & set(again), (first, again)
+
+
+def test_the_fraction_caption_takes_what_holds_a_cell_from_its_records_note():
+    """reach_text names a cell below WITHIN_REACH with what its fraction record's note says
+    holds it (written with the cell's rows, e.g. a Gram's blocks below 2,048 rows), and asks
+    known_bound by d alone for a record written before notes said so."""
+    import pandas as pd
+
+    from rffbench.measure.speed import known_bound
+    from rffbench.report.speed import reach_text
+
+    said = known_bound("gram/rffbench_gaussian", 64, 1348)
+    part = pd.DataFrame(dict(
+        task=["gram", "gram", "transform"], impl=["rffbench_gaussian", "rffbench_laplacian",
+                                                  "rff"],
+        d=[64, 64, 8], value=[0.33, 0.35, 0.9],
+        note=[f"limit / measured; below 0.75: {said} (docs/performance.md)", "limit / measured",
+              "limit / measured"]))
+    text = reach_text(part)
+    assert f"rffbench_gaussian at d = 64 (1): {said}" in text
+    assert f"rffbench_laplacian at d = 64 (1): {known_bound('gram/x', 64)}" in text
+    assert "rff at" not in text and "2 of 3 cells" in text
