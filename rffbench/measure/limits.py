@@ -95,11 +95,12 @@ class Rates:
 
     def __init__(self, m, threads, own=0.0):
         flops = 2.0 * PEAK_SIDE**3
+        own_rate = own / m.get("limit/peak_own", math.inf)
         self.peak = max(flops / m["limit/peak"],  # flop/s: the fastest way to run GEMMs
                         flops / m.get("limit/peak_wide", math.inf),
                         max(1, threads) * flops / m.get("limit/peak_threads", math.inf),
-                        own / m.get("limit/peak_own", math.inf))
-        self.own = own / m.get("limit/peak_own", math.inf) >= self.peak > 0
+                        own_rate)
+        self.own = own_rate >= self.peak > 0  # the cell's own GEMM shape gave the peak
         self.write_s = m["limit/write"]  # one store of the output
         per = RATE_ROWS * max(1, threads) * RATE_COLS * RATE_REPS
         self.t_cos = m["limit/cos"] / per if "limit/cos" in m else math.nan  # s / element

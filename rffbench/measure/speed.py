@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 from typing import List
 
@@ -69,6 +70,7 @@ from ..blas_choice import CHOICES as BLAS_CHOICES
 from ..blas_choice import missing as blas_missing
 from ..checks import MAX_REPEATS, Applies, Check, Int, OneOf, Real, as_list, check_constraints
 from ..errors import ConfigError
+from ..kernels.base import SYMMETRIC_TILES_MIN_N
 from ..memory import Need
 from ..peers import PEERS, time_peer_outputs
 from ..results import record
@@ -126,8 +128,6 @@ def known_bound(method, d, n=None):
     """What holds the cell of ``method`` (task/impl) at ``d`` inputs (and ``n`` rows, a
     Gram's) below WITHIN_REACH of its limit, as measured (docs/performance.md, "What holds
     a cell below 0.75"), or None where nothing has been measured."""
-    from ..kernels.base import SYMMETRIC_TILES_MIN_N
-
     task, _, impl = method.partition("/")
     if task == "gram":
         small = n is not None and n < SYMMETRIC_TILES_MIN_N
@@ -143,6 +143,19 @@ def known_bound(method, d, n=None):
     if impl in DENSE_MAPS:
         return BOUNDS["dense" if d <= SMALL_K else "dense_mid"]
     return BOUNDS.get(impl)
+
+
+def held_text(why):
+    """What a fraction record's note says of a cell below WITHIN_REACH (``why``, from
+    :func:`known_bound`; '' without one): read back by :func:`held_of`."""
+    return f"; below {WITHIN_REACH:g}: {why} (docs/performance.md)" if why else ""
+
+
+def held_of(note):
+    """What holds a cell below WITHIN_REACH as its fraction record's note says it
+    (:func:`held_text`), or None (a note without it: older records)."""
+    m = re.search(r"; below [0-9.]+: (.*) \(docs/performance\.md\)", str(note))
+    return m.group(1) if m else None
 
 
 SPEED_PARTS = ("maps", "gram", "train")
@@ -235,7 +248,7 @@ def _maps_ok(ctx, names):
 
 
 def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=None, ours=(),
-             note="", touch_method=None, kept=None, why=None):
+             note="", touch_method=None, kept=None, shape=None):
     """The records of ``names`` from their :class:`~rffbench.measure.workers.CellTimes`.
 
     Times: the median of the worker processes' medians, their range as the spread, the
@@ -248,9 +261,9 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
     own and taken off the fresh time as it once was, overshot what the calls paid: 22 ms off
     a 119 ms call whose kept-output twin ran at the limit).  ``touch_method``: the method
     under which the cell's fresh-output first touch (``alloc/fresh`` - ``alloc/kept``) is
-    recorded as ``first_touch_s``, where the cell times one.  ``why``: name -> what holds
-    its cell below WITHIN_REACH (:func:`known_bound`), said in the note of a fraction below
-    it."""
+    recorded as ``first_touch_s``, where the cell times one.  ``shape``: the cell's (rows,
+    d), with which a fraction below WITHIN_REACH says in its note what holds it there
+    (:func:`known_bound`)."""
     kept = kept or {}
     out = []
     loads = f"load at the start of each worker: {cells.loads_text()}"
@@ -285,8 +298,8 @@ def _records(cells, names, rows_n, limits, repeats, sklearn_key=None, numpy_key=
             how_measured = (f"; measured into a kept output ({code}, "
                             f"{cells.median(code):.4g} s)" if name in kept else "")
             value = cells.per_process(fraction)
-            held = why(name) if why and value < WITHIN_REACH else None
-            held = f"; below {WITHIN_REACH:g}: {held} (docs/performance.md)" if held else ""
+            held = held_text(known_bound(name, shape[1], shape[0])
+                             if shape and value < WITHIN_REACH else None)
             out.append(record("speed", "fraction_of_limit", value, method=name,
                               note="limit / measured (1 = at the machine's limit), within "
                                    "each worker" + how_measured + held))
@@ -503,7 +516,7 @@ def _part_maps(ctx, cfg, X):
                     "transform/numpy" if rff_wb is not None else None, ours,
                     touch_method="alloc/output",
                     kept={f"transform/{m}": kept_name(m, out_rff) for m in fitted},
-                    why=lambda name: known_bound(name, X.shape[1]))
+                    shape=X.shape)
     for name in peers:
         rows += _peer_rows(name, X, W, b, ctx.threads, cfg.repeats, cells, ours)
     rows += [record("speed", "time_s", None, method=f"transform/{m}", note=why)
@@ -560,7 +573,7 @@ def _part_gram(ctx, cfg, X):
         rows += _records(cells, [ours, f"gram/sklearn_{sk}"], n, limits, cfg.repeats,
                          f"gram/sklearn_{sk}", None, [ours], note=f"{n} x {d}",
                          touch_method="alloc/gram_output", kept={ours: f"kept/gram_{kern}"},
-                         why=lambda name: known_bound(name, d, n))
+                         shape=(n, d))
     # one first-touch record for the part
     touch = [r for r in rows if r["metric"] == "first_touch_s"]
     return [r for r in rows if r["metric"] != "first_touch_s"] + touch[:1]
@@ -635,8 +648,7 @@ def _part_train(ctx, cfg, X, y):
     for ours, sk in (("train/rffbench_ridge", "train/sklearn_rbfsampler_ridge"),
                      ("train/rffbench_exact_krr", "train/sklearn_kernelridge")):
         rows += _records(cells, [ours, sk], n, limits, cfg.repeats, sk, None, [ours],
-                         note=f"{n} rows, Gaussian kernel",
-                         why=lambda name: known_bound(name, d, n))
+                         note=f"{n} rows, Gaussian kernel", shape=(n, d))
     return rows
 
 

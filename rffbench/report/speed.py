@@ -3,8 +3,6 @@
 """
 from __future__ import annotations
 
-import re
-
 from .figures import Figure, Selection, colors_for, grouped_by, log_axis, plt, proxy
 from .grouping import Grouping, fmt, pooled_text
 from .tables import make_table, row_keys
@@ -206,25 +204,17 @@ def blas_text(rows):
     return " BLAS: " + "; ".join(parts) + "."
 
 
-def _held(note):
-    """What a fraction record's note says holds its cell below WITHIN_REACH (written by
-    rffbench.measure.speed from known_bound, with the cell's rows), or None (older
-    records: the report asks known_bound by d alone)."""
-    m = re.search(r"; below [0-9.]+: (.*) \(docs/performance\.md\)", str(note))
-    return m.group(1) if m else None
-
-
 def reach_text(part):
     """The cells of a fraction-of-the-limit table below WITHIN_REACH, grouped by what holds
     them there (rffbench.measure.speed.known_bound: measured in docs/performance.md), for
     its caption; '' when none is below."""
-    from ..measure.speed import WITHIN_REACH, known_bound
+    from ..measure.speed import WITHIN_REACH, held_of, known_bound
 
     low = part[part.value < WITHIN_REACH]
     if low.empty:
         return ""
     notes = low["note"] if "note" in low else [""] * len(low)
-    why = [_held(note) or known_bound(f"{t}/{i}", int(d))
+    why = [held_of(note) or known_bound(f"{t}/{i}", int(d))
            for t, i, d, note in zip(low.task, low.impl, low.d, notes)]
     low = low.assign(why=[w or "not yet measured" for w in why])
     groups = []
