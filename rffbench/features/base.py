@@ -96,7 +96,8 @@ class MapTags:
 RETIRED_FLAGS = {"variance": "variance", "BIAS": "bias", "DETERMINISTIC": "deterministic",
                  "DATA_DEPENDENT": "data_dependent", "SPARSE_NATIVE": "sparse_input",
                  "sparse_output": "sparse_output"}
-
+#: the dtypes a transform computes in (any other input is converted by validate_data)
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def _ready(fitted, X):
@@ -115,8 +116,6 @@ def _ready(fitted, X):
     with np.errstate(over="ignore", invalid="ignore"):
         return bool(np.isfinite(X.sum()))
 
-
-_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ParamNamesOnce,
                  BaseEstimator):

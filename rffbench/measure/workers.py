@@ -233,7 +233,7 @@ class WorkerPool:
 
     def __init__(self):
         self.workers = []
-        self.path = None
+        self.key = None  # (import path, BLAS) of the live workers
         self.lock = threading.Lock()
         atexit.register(self.close)
 
@@ -244,9 +244,9 @@ class WorkerPool:
         if blas is not None:
             env[ENV] = blas
         key = (import_path, env.get(ENV, ""))
-        if key != self.path:  # another plug-in folder on the path, another BLAS: new workers
+        if key != self.key:  # another plug-in folder on the path, another BLAS: new workers
             self.close()
-            self.path = key
+            self.key = key
         self.workers = [w for w in self.workers if w.alive()]
         while len(self.workers) < n:
             self.workers.append(_Worker(env))
